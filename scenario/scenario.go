@@ -1,0 +1,146 @@
+// Package scenario holds the Scenario contract (an application workload:
+// data model, deterministic generator, operations and sessions) and the
+// registry scenarios add themselves to.
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/setting"
+)
+
+// Scenario is an application workload. Implementations register themselves
+// with Register from an init function.
+type Scenario interface {
+	// Name is the registry name, e.g. "ycsb".
+	Name() string
+	// Description is one line for `scalelab list`.
+	Description() string
+	// Settings declares the scenario's settings; keys start with Name()+".".
+	Settings() []setting.Spec
+	// Engines lists the engines this scenario has a storage file for.
+	Engines() []string
+	// Open prepares the scenario on a connected engine (creating its schema)
+	// and returns the workload. It does not load data; Workload.Load does.
+	Open(ctx context.Context, env Env) (Workload, error)
+}
+
+// Env is what a scenario gets to open a workload.
+type Env struct {
+	Engine   string       // engine name
+	Conn     engine.Conn  // open connection; type-assert in the storage file
+	Settings *setting.Set // resolved settings (scenario and engine keys)
+	Seed     uint64       // run seed: data and choices derive from it
+}
+
+// Workload is an opened scenario, ready to load data and start sessions.
+type Workload interface {
+	// Operations names the operations, `area.verb` style; an operation's
+	// index in this slice is its id in Session.Next.
+	Operations() []string
+	// LoadSize is the number of items Load will write (0: nothing to load).
+	LoadSize() int64
+	// Load writes the initial data with the given parallelism, calling
+	// progress with the number of items written since the last call.
+	Load(ctx context.Context, workers int, progress func(n int64)) error
+	// NewSession returns a session; id is unique within the run and seed
+	// derives from the run seed and id. Sessions are used by one goroutine.
+	NewSession(id uint64, seed uint64) Session
+	// Close releases resources held by the workload (not the connection).
+	Close() error
+}
+
+// Session is one virtual user's (or one arriving user's) sequence of
+// operations. The load model calls Next (untimed: choose the operation and
+// its arguments), waits the think time, then calls Do (timed).
+type Session interface {
+	// Next prepares the next operation and returns its index in
+	// Workload.Operations, or ok=false when the session has ended.
+	Next() (op int, ok bool)
+	// Do executes the prepared operation.
+	Do(ctx context.Context) error
+}
+
+// Thinker is an optional capability of a Session: a session that prescribes
+// its own think time before the operation Next just prepared (as a web user
+// waits longer before posting a form). Without it, the load model's --think
+// distribution applies.
+type Thinker interface {
+	// Think returns the pause before the prepared operation; ok=false falls
+	// back to the load model's think time.
+	Think() (d time.Duration, ok bool)
+}
+
+// Checker is an optional capability of a Workload: checks run after the
+// load ends (for example, reading back what was written). A returned error
+// wrapping engine.ErrIntegrity fails the run with exit code 1.
+type Checker interface {
+	Check(ctx context.Context) error
+}
+
+// ErrEngineNotSupported is returned by Open for an engine without a storage
+// file in the scenario.
+var ErrEngineNotSupported = errors.New("engine not supported by scenario")
+
+var (
+	mu       sync.RWMutex
+	registry = map[string]Scenario{}
+)
+
+// Register makes a scenario available by name. It panics on nil or a
+// duplicate name.
+func Register(s Scenario) {
+	mu.Lock()
+	defer mu.Unlock()
+	if s == nil {
+		panic("scenario: Register of nil scenario")
+	}
+	if _, dup := registry[s.Name()]; dup {
+		panic("scenario: Register called twice for " + s.Name())
+	}
+	registry[s.Name()] = s
+}
+
+// Lookup returns the scenario registered under name; the error lists the
+// scenarios and names the nearest one.
+func Lookup(name string) (Scenario, error) {
+	mu.RLock()
+	s, ok := registry[name]
+	mu.RUnlock()
+	if ok {
+		return s, nil
+	}
+	msg := fmt.Sprintf("unknown scenario %q; available: %v", name, Names())
+	if n := setting.Nearest(name, Names()); n != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", n)
+	}
+	return nil, errors.New(msg)
+}
+
+// Names returns the registered scenario names, sorted.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Supports reports whether s has a storage file for engine.
+func Supports(s Scenario, engineName string) bool {
+	for _, e := range s.Engines() {
+		if e == engineName {
+			return true
+		}
+	}
+	return false
+}
