@@ -86,7 +86,7 @@ func (v Value) Duration() time.Duration { return v.d }
 // String returns the value as typed (for String and Enum settings).
 func (v Value) String() string { return v.Raw }
 
-// Allowed describes what values the spec accepts, for help and errors.
+// AllowedText describes what values the spec accepts, for help and errors.
 func (s Spec) AllowedText() string {
 	switch s.Kind {
 	case Enum:

@@ -1,0 +1,99 @@
+package load
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/scalelab/scalelab/metrics"
+	"github.com/scalelab/scalelab/scenario"
+)
+
+// Closed is the closed model: Users virtual users, each running sessions
+// back to back, pausing Think between operations. With no think time the
+// intended start of an operation is the completion of the previous one, so
+// latency and service time coincide.
+type Closed struct {
+	Users int
+	Think Think
+
+	recs []*metrics.Recorder
+}
+
+var _ Model = (*Closed)(nil)
+
+// Name returns "closed".
+func (c *Closed) Name() string { return "closed" }
+
+// Open reports false: the closed model has no schedule to fall behind.
+func (c *Closed) Open() bool { return false }
+
+// Validate checks the number of users.
+func (c *Closed) Validate() error {
+	if c.Users < 1 || c.Users > 1_000_000 {
+		return fmt.Errorf("%w: closed model: --users %d: %v and at most 1000000", ErrBadSpec, c.Users, errNoUsers)
+	}
+	return nil
+}
+
+// Params describes the model for run.json.
+func (c *Closed) Params() map[string]any {
+	return map[string]any{"users": c.Users, "think": c.Think.String()}
+}
+
+func (c *Closed) prepare(r *Run) {
+	c.recs = make([]*metrics.Recorder, c.Users)
+	for i := range c.recs {
+		c.recs[i] = r.coll.NewRecorder()
+	}
+}
+
+func (c *Closed) run(r *Run) {
+	for i := 0; i < c.Users; i++ {
+		r.wg.Add(1)
+		go func(id int) {
+			defer r.wg.Done()
+			c.user(r, id)
+		}(i)
+	}
+}
+
+func (c *Closed) user(r *Run, id int) {
+	rec := c.recs[id]
+	rng := r.rng(uint64(id))
+	base := r.coll.Base()
+	ctx := r.opCtx
+	sessID := uint64(id)
+	sess := r.wl.NewSession(sessID, r.sessionSeed(sessID))
+	th, _ := sess.(scenario.Thinker)
+	var timer *time.Timer
+	var budget int64
+	last := metrics.Now()
+	for !r.stopped.Load() {
+		if budget == 0 {
+			if budget = r.claim(c.Users); budget == 0 {
+				return
+			}
+		}
+		op, ok := sess.Next()
+		if !ok {
+			sessID += uint64(c.Users)
+			sess = r.wl.NewSession(sessID, r.sessionSeed(sessID))
+			th, _ = sess.(scenario.Thinker)
+			continue
+		}
+		start := last
+		if d := thinkFor(th, c.Think, rng); d > 0 {
+			if !r.sleepUntil(metrics.Now()+int64(d), &timer) {
+				return
+			}
+			start = metrics.Now()
+		}
+		rec.Start(op)
+		err := sess.Do(ctx)
+		end := metrics.Now()
+		lat := end - start
+		rec.Record(op, metrics.ClassOf(err), lat, lat, end-base)
+		last = end
+		budget--
+	}
+}

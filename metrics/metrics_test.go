@@ -1,0 +1,255 @@
+package metrics
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+func TestMinCountFor(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		p    float64
+		want int64
+	}{{50, 2}, {90, 10}, {95, 20}, {99, 100}, {99.9, 1000}} {
+		if got := MinCountFor(tc.p); got != tc.want {
+			t.Errorf("MinCountFor(%v) = %d, want %d", tc.p, got, tc.want)
+		}
+	}
+}
+
+func TestPercentileNullBelowSupport(t *testing.T) {
+	t.Parallel()
+	h := NewHist()
+	for i := 1; i <= 99; i++ {
+		h.RecordValue(int64(i) * 1_000_000)
+	}
+	if PercentileMs(h, 99) != nil {
+		t.Fatal("p99 of 99 samples must be null")
+	}
+	p95 := PercentileMs(h, 95)
+	if p95 == nil || *p95 < 94 || *p95 > 96 {
+		t.Fatalf("p95 = %v, want about 95 ms", p95)
+	}
+	h.RecordValue(100_000_000)
+	if v := PercentileMs(h, 99); v == nil || *v < 98.9 || *v > 99.2 {
+		t.Fatalf("p99 of 100 samples = %v, want about 99 ms", v)
+	}
+}
+
+// TestConcurrentRecordAndFlip records from many goroutines while the
+// collector flips intervals, and checks that no record is lost or counted
+// twice.
+func TestConcurrentRecordAndFlip(t *testing.T) {
+	t.Parallel()
+	c := NewCollector(Config{Ops: []string{"a", "b"}})
+	const workers, per = 8, 20000
+	recs := make([]*Recorder, workers)
+	for i := range recs {
+		recs[i] = c.NewRecorder()
+	}
+	c.Begin()
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func(r *Recorder) {
+			defer wg.Done()
+			for j := 0; j < per; j++ {
+				cl := OK
+				if j%10 == 0 {
+					cl = Timeout
+				}
+				r.Record(j%2, cl, int64(j)*1000, 0, 0)
+			}
+		}(recs[i])
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	flips := 0
+loop:
+	for {
+		select {
+		case <-done:
+			break loop
+		default:
+			c.Flush()
+			flips++
+		}
+	}
+	c.Flush()
+	totals, _, _ := c.Totals()
+	var ok, errs int64
+	for i := range totals {
+		ok += totals[i].Count()
+		errs += totals[i].Errors()
+	}
+	if ok+errs != workers*per || errs != workers*per/10 {
+		t.Fatalf("ok %d + errors %d != %d (errors want %d) after %d flips", ok, errs, workers*per, workers*per/10, flips)
+	}
+}
+
+func TestPoolSharesRecorders(t *testing.T) {
+	t.Parallel()
+	c := NewCollector(Config{Ops: []string{"x"}, Open: true})
+	p := c.NewPool(4)
+	c.Begin()
+	var wg sync.WaitGroup
+	for i := 0; i < 64; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			for j := 0; j < 1000; j++ {
+				r := p.Get(uint32(i))
+				r.RecordLag(0, 5_000_000)
+				r.Record(0, OK, 2_000_000, 1_000_000, 0)
+				p.Put(r)
+			}
+		}(i)
+	}
+	wg.Wait()
+	c.Flush()
+	totals, lag, _ := c.Totals()
+	if totals[0].Count() != 64000 || totals[0].Svc.TotalCount() != 64000 || lag.TotalCount() != 64000 || totals[0].Late != 64000 {
+		t.Fatalf("count %d svc %d lag %d late %d, want 64000 each", totals[0].Count(), totals[0].Svc.TotalCount(), lag.TotalCount(), totals[0].Late)
+	}
+}
+
+func TestWarmupExcludedAndSummary(t *testing.T) {
+	t.Parallel()
+	c := NewCollector(Config{Ops: []string{"read"}, Warmup: time.Hour})
+	r := c.NewRecorder()
+	c.Begin()
+	r.Record(0, OK, 1e6, 1e6, 0)
+	c.Flush()
+	totals, _, measured := c.Totals()
+	if totals[0].Count() != 0 || measured != 0 {
+		t.Fatalf("warm-up interval counted: count %d measured %s", totals[0].Count(), measured)
+	}
+	c2 := NewCollector(Config{Ops: []string{"read", "never"}})
+	r2 := c2.NewRecorder()
+	c2.Begin()
+	for i := 0; i < 10; i++ {
+		r2.Record(0, OK, 2e6, 2e6, 0)
+	}
+	r2.Record(0, NotFound, 1e6, 1e6, 0)
+	r2.Start(0) // one still in flight
+	c2.Flush()
+	totals, _, measured = c2.Totals()
+	s := Summarize(totals, measured, c2.InFlight())
+	if len(s) != 1 {
+		t.Fatalf("want only the operation that ran, got %d summaries", len(s))
+	}
+	o := s[0]
+	if o.Count != 10 || o.Errors != 1 || o.InFlight != 1 || o.Started != 12 || o.ErrorsByClass["not_found"] != 1 {
+		t.Fatalf("summary %+v", o)
+	}
+	if o.P99Ms != nil || o.P90Ms == nil || *o.P90Ms < 1.99 || *o.P90Ms > 2.01 {
+		t.Fatalf("p99 must be null with 10 samples, p90 about 2 ms: %+v", o)
+	}
+}
+
+func TestHlogRoundTrip(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "intervals.hlog")
+	start := time.Now()
+	sink, err := NewHlogSink(path, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCollector(Config{Ops: []string{"read", "update"}, Open: true, Sinks: []Sink{sink}})
+	r := c.NewRecorder()
+	c.Begin()
+	for iv := 0; iv < 3; iv++ {
+		for i := 0; i < 100*(iv+1); i++ {
+			r.Record(0, OK, int64(i+1)*10_000, 5000, 0)
+		}
+		r.Record(1, OK, 3_000_000, 2_000_000, 0)
+		c.Flush()
+	}
+	if err := sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	if !strings.Contains(string(raw), "#[StartTime:") || !strings.Contains(string(raw), "Tag=read,") || !strings.Contains(string(raw), "Tag=update.service,") {
+		t.Fatalf("log lacks header or tags:\n%s", raw)
+	}
+	rd := hdr.NewHistogramLogReader(bytes.NewReader(raw))
+	counts := map[string]int64{}
+	for {
+		h, err := rd.NextIntervalHistogram()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h == nil {
+			break
+		}
+		counts[h.Tag()] += h.TotalCount()
+	}
+	if counts["read"] != 600 || counts["update"] != 3 || counts["read.service"] != 600 {
+		t.Fatalf("counts read back %v", counts)
+	}
+}
+
+func TestSeriesSinkRows(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "series.csv")
+	s, err := NewSeriesSink(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCollector(Config{Ops: []string{"read"}, Sinks: []Sink{s}})
+	r := c.NewRecorder()
+	c.Begin()
+	for i := 0; i < 150; i++ {
+		r.Record(0, OK, 1_000_000, 0, 0)
+	}
+	r.Record(0, Timeout, 0, 0, 0)
+	c.Flush()
+	c.Flush() // empty interval: no row
+	s.Close()
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 || lines[0]+"\n" != SeriesHeader {
+		t.Fatalf("series.csv:\n%s", b)
+	}
+	f := strings.Split(lines[1], ",")
+	if f[2] != "read" || f[3] != "150" || f[4] != "1" || f[6] != "1.000" || f[7] != "1.000" {
+		t.Fatalf("row %q", lines[1])
+	}
+}
+
+func TestClassOf(t *testing.T) {
+	t.Parallel()
+	if ClassOf(nil) != OK || ClassOf(os.ErrDeadlineExceeded) != Timeout || ClassOf(WithClass(Rejected, os.ErrClosed)) != Rejected || ClassOf(os.ErrClosed) != Other {
+		t.Fatal("classification wrong")
+	}
+}
+
+// BenchmarkRecord measures recording one latency into a worker's recorder
+// (the hot path; target: at most 50 ns).
+func BenchmarkRecord(b *testing.B) {
+	c := NewCollector(Config{Ops: []string{"read"}})
+	r := c.NewRecorder()
+	c.Begin()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r.Record(0, OK, int64(i&0xfffff)*100, 0, 0)
+	}
+}
+
+// BenchmarkNow measures one clock read.
+func BenchmarkNow(b *testing.B) {
+	var s int64
+	for i := 0; i < b.N; i++ {
+		s += Now()
+	}
+	_ = s
+}

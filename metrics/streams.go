@@ -1,0 +1,207 @@
+package metrics
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// syncEvery is how often streamed files are fsynced; each interval is
+// written (one write call, whole lines) as soon as it closes, so a crash
+// loses at most the interval in progress, and a machine crash at most
+// syncEvery.
+const syncEvery = 5 * time.Second
+
+// stream is an append-only file written a whole interval at a time.
+type stream struct {
+	f        *os.File
+	buf      bytes.Buffer
+	lastSync time.Time
+}
+
+func createStream(path string) (*stream, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	return &stream{f: f, lastSync: time.Now()}, nil
+}
+
+// commit writes the buffered lines in one call and syncs when due.
+func (s *stream) commit() error {
+	if s.buf.Len() > 0 {
+		if _, err := s.f.Write(s.buf.Bytes()); err != nil {
+			return fmt.Errorf("write %s: %w", s.f.Name(), err)
+		}
+		s.buf.Reset()
+	}
+	if time.Since(s.lastSync) >= syncEvery {
+		s.lastSync = time.Now()
+		if err := s.f.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", s.f.Name(), err)
+		}
+	}
+	return nil
+}
+
+// Close syncs and closes the file.
+func (s *stream) Close() error {
+	if err := s.commit(); err != nil {
+		return err
+	}
+	if err := s.f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", s.f.Name(), err)
+	}
+	return s.f.Close()
+}
+
+// HlogSink writes intervals.hlog: the HdrHistogram interval log format
+// (version 1.3), one line per operation per interval tagged with the
+// operation name (and "<op>.service" for service times in open models).
+// Values are nanoseconds; the max column is in milliseconds.
+type HlogSink struct {
+	s *stream
+	w *hdr.HistogramLogWriter
+}
+
+// NewHlogSink creates path and writes the log header.
+func NewHlogSink(path string, start time.Time) (*HlogSink, error) {
+	s, err := createStream(path)
+	if err != nil {
+		return nil, err
+	}
+	w := hdr.NewHistogramLogWriter(&s.buf)
+	ms := start.UnixMilli()
+	w.SetBaseTime(ms)
+	_ = w.OutputComment("scalelab interval log: values in nanoseconds, one histogram per operation per 1 s interval, tagged by operation")
+	_ = w.OutputLogFormatVersion()
+	_ = w.OutputStartTime(ms)
+	_ = w.OutputBaseTime(ms)
+	_ = w.OutputLegend()
+	return &HlogSink{s: s, w: w}, s.commit()
+}
+
+// Interval writes one line per operation that has data in iv.
+func (h *HlogSink) Interval(iv *Interval) error {
+	base := h.w.BaseTime()
+	startMs := base + iv.StartNs/1e6
+	endMs := base + iv.EndNs/1e6
+	for i := range iv.Ops {
+		o := &iv.Ops[i]
+		if err := h.line(o.Lat, o.Name, startMs, endMs); err != nil {
+			return err
+		}
+		if o.Svc != nil {
+			if err := h.line(o.Svc, o.Name+".service", startMs, endMs); err != nil {
+				return err
+			}
+		}
+	}
+	return h.s.commit()
+}
+
+func (h *HlogSink) line(hist *hdr.Histogram, tag string, startMs, endMs int64) error {
+	if hist.TotalCount() == 0 {
+		return nil
+	}
+	hist.SetTag(tag)
+	hist.SetStartTimeMs(startMs)
+	hist.SetEndTimeMs(endMs)
+	if err := h.w.OutputIntervalHistogram(hist); err != nil {
+		return fmt.Errorf("hlog %s: %w", tag, err)
+	}
+	return nil
+}
+
+// Close flushes and closes the log.
+func (h *HlogSink) Close() error { return h.s.Close() }
+
+// SeriesHeader is the header line of series.csv.
+const SeriesHeader = "t_s,interval_s,op,count,errors,throughput_per_s,p50_ms,p99_ms,max_ms,service_p99_ms,late,sessions,warmup\n"
+
+// SeriesSink writes series.csv: per interval and operation, the count,
+// errors and latency percentiles (empty where the count cannot support
+// the percentile).
+type SeriesSink struct{ s *stream }
+
+// NewSeriesSink creates path and writes the header.
+func NewSeriesSink(path string) (*SeriesSink, error) {
+	s, err := createStream(path)
+	if err != nil {
+		return nil, err
+	}
+	s.buf.WriteString(SeriesHeader)
+	return &SeriesSink{s: s}, s.commit()
+}
+
+// Interval writes one row per operation with data in iv.
+func (ss *SeriesSink) Interval(iv *Interval) error {
+	b := &ss.s.buf
+	secs := float64(iv.EndNs-iv.StartNs) / 1e9
+	for i := range iv.Ops {
+		o := &iv.Ops[i]
+		n, e := o.Count(), o.Errors()
+		if n == 0 && e == 0 {
+			continue
+		}
+		tput := 0.0
+		if secs > 0 {
+			tput = float64(n) / secs
+		}
+		fmt.Fprintf(b, "%.3f,%.3f,%s,%d,%d,%.1f,%s,%s,%s,%s,%d,%d,%t\n",
+			float64(iv.EndNs)/1e9, secs, o.Name, n, e, tput,
+			fmtMs(PercentileMs(o.Lat, 50)), fmtMs(PercentileMs(o.Lat, 99)), fmtMax(o.Lat),
+			fmtMs(PercentileMs(o.Svc, 99)), o.Late, iv.Sessions, iv.Warmup)
+	}
+	return ss.s.commit()
+}
+
+// Close flushes and closes the file.
+func (ss *SeriesSink) Close() error { return ss.s.Close() }
+
+func fmtMs(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'f', 3, 64)
+}
+
+func fmtMax(h *hdr.Histogram) string {
+	if h == nil || h.TotalCount() == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(nsToMs(h.Max()), 'f', 3, 64)
+}
+
+// SamplesSink writes samples.csv: every operation, one row each.
+type SamplesSink struct {
+	s   *stream
+	ops []string
+}
+
+// NewSamplesSink creates path and writes the header.
+func NewSamplesSink(path string, ops []string) (*SamplesSink, error) {
+	s, err := createStream(path)
+	if err != nil {
+		return nil, err
+	}
+	s.buf.WriteString("end_s,op,outcome,latency_ms,service_ms,warmup\n")
+	return &SamplesSink{s: s, ops: ops}, s.commit()
+}
+
+// Interval writes iv's samples.
+func (ss *SamplesSink) Interval(iv *Interval) error {
+	b := &ss.s.buf
+	for _, sm := range iv.Samples {
+		fmt.Fprintf(b, "%.6f,%s,%s,%.3f,%.3f,%t\n", float64(sm.EndNs)/1e9, ss.ops[sm.Op], sm.Class,
+			float64(sm.LatencyNs)/1e6, float64(sm.ServiceNs)/1e6, iv.Warmup)
+	}
+	return ss.s.commit()
+}
+
+// Close flushes and closes the file.
+func (ss *SamplesSink) Close() error { return ss.s.Close() }

@@ -1,0 +1,114 @@
+package metrics
+
+import (
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// OpSummary is one operation's figures over the measured window, as written
+// to run.json. Latencies are in milliseconds from the intended start; a
+// percentile the sample count cannot support is null.
+type OpSummary struct {
+	Op             string           `json:"op"`
+	Started        int64            `json:"started"`
+	Count          int64            `json:"count"` // OK operations
+	Errors         int64            `json:"errors"`
+	ErrorsByClass  map[string]int64 `json:"errors_by_class"`
+	InFlight       int64            `json:"in_flight"` // still running at the stop
+	Late           int64            `json:"late,omitempty"`
+	ThroughputPerS float64          `json:"throughput_per_s"`
+	MeanMs         *float64         `json:"mean_ms"`
+	P50Ms          *float64         `json:"p50_ms"`
+	P90Ms          *float64         `json:"p90_ms"`
+	P95Ms          *float64         `json:"p95_ms"`
+	P99Ms          *float64         `json:"p99_ms"`
+	P999Ms         *float64         `json:"p999_ms"`
+	MaxMs          *float64         `json:"max_ms"`
+	Service        *Latencies       `json:"service,omitempty"` // open models: from the actual start
+}
+
+// Latencies is a set of latency figures in milliseconds.
+type Latencies struct {
+	MeanMs *float64 `json:"service_mean_ms"`
+	P50Ms  *float64 `json:"service_p50_ms"`
+	P90Ms  *float64 `json:"service_p90_ms"`
+	P95Ms  *float64 `json:"service_p95_ms"`
+	P99Ms  *float64 `json:"service_p99_ms"`
+	P999Ms *float64 `json:"service_p999_ms"`
+	MaxMs  *float64 `json:"service_max_ms"`
+}
+
+func latencies(h *hdr.Histogram) Latencies {
+	var l Latencies
+	if h == nil || h.TotalCount() == 0 {
+		return l
+	}
+	l.MeanMs = ptr(h.Mean() / 1e6)
+	l.MaxMs = ptr(nsToMs(h.Max()))
+	l.P50Ms = PercentileMs(h, 50)
+	l.P90Ms = PercentileMs(h, 90)
+	l.P95Ms = PercentileMs(h, 95)
+	l.P99Ms = PercentileMs(h, 99)
+	l.P999Ms = PercentileMs(h, 99.9)
+	return l
+}
+
+// Summarize turns totals into per-operation summaries. inFlight gives, per
+// operation, how many were still running at the stop; they are part of
+// Started, so that for every operation Count + Errors + InFlight = Started.
+// Operations that never ran are left out.
+func Summarize(totals []OpStats, measured time.Duration, inFlight []int64) []OpSummary {
+	var out []OpSummary
+	for i := range totals {
+		o := &totals[i]
+		var inf int64
+		if i < len(inFlight) {
+			inf = inFlight[i]
+		}
+		s := OpSummary{Op: o.Name, Count: o.Count(), Errors: o.Errors(), InFlight: inf, Late: o.Late,
+			ErrorsByClass: map[string]int64{}}
+		s.Started = s.Count + s.Errors + s.InFlight
+		if s.Started == 0 {
+			continue
+		}
+		for _, c := range ErrorClasses() {
+			if n := o.Errs[c]; n > 0 {
+				s.ErrorsByClass[c.String()] = n
+			}
+		}
+		if measured > 0 {
+			s.ThroughputPerS = float64(s.Count) / measured.Seconds()
+		}
+		l := latencies(o.Lat)
+		s.MeanMs, s.P50Ms, s.P90Ms, s.P95Ms, s.P99Ms, s.P999Ms, s.MaxMs = l.MeanMs, l.P50Ms, l.P90Ms, l.P95Ms, l.P99Ms, l.P999Ms, l.MaxMs
+		if o.Svc != nil {
+			sl := latencies(o.Svc)
+			s.Service = &sl
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// LagSummary describes how far behind schedule operations started in an
+// open model.
+type LagSummary struct {
+	Count  int64    `json:"count"`
+	P50Ms  *float64 `json:"p50_ms"`
+	P99Ms  *float64 `json:"p99_ms"`
+	P999Ms *float64 `json:"p999_ms"`
+	MaxMs  *float64 `json:"max_ms"`
+}
+
+// SummarizeLag summarises a scheduling-lag histogram.
+func SummarizeLag(h *hdr.Histogram) LagSummary {
+	s := LagSummary{Count: h.TotalCount()}
+	if s.Count > 0 {
+		s.MaxMs = ptr(nsToMs(h.Max()))
+	}
+	s.P50Ms = PercentileMs(h, 50)
+	s.P99Ms = PercentileMs(h, 99)
+	s.P999Ms = PercentileMs(h, 99.9)
+	return s
+}
