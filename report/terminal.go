@@ -1,0 +1,97 @@
+// Package report renders results: the terminal summary table and the
+// self-contained HTML page of a run.
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/scalelab/scalelab/metrics"
+	"github.com/scalelab/scalelab/results"
+)
+
+// Terminal prints a run's summary: one row per operation, then warnings
+// and failed checks.
+func Terminal(w io.Writer, r *results.Run) {
+	open := r.Lag != nil
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	head := "op\tcount\terrors\tops/s\tmean ms\tp50 ms\tp95 ms\tp99 ms\tp99.9 ms\tmax ms\t"
+	if open {
+		head += "svc p99 ms\tlate\t"
+	}
+	fmt.Fprintln(tw, head)
+	for _, op := range sortedOps(r.Summary) {
+		s := r.Summary[op]
+		row := fmt.Sprintf("%s\t%d\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t", s.Op, s.Count, s.Errors, s.ThroughputPerS,
+			ms(s.MeanMs), ms(s.P50Ms), ms(s.P95Ms), ms(s.P99Ms), ms(s.P999Ms), ms(s.MaxMs))
+		if open {
+			var svc *float64
+			if s.Service != nil {
+				svc = s.Service.P99Ms
+			}
+			row += fmt.Sprintf("%s\t%d\t", ms(svc), s.Late)
+		}
+		fmt.Fprintln(tw, row)
+	}
+	if t := r.Totals; t != nil {
+		fmt.Fprintf(tw, "total\t%d\t%d\t%.1f\t\t\t\t\t\t\t\n", t.Count, t.Errors, t.ThroughputPerS)
+	}
+	tw.Flush()
+	for _, op := range sortedOps(r.Summary) {
+		s := r.Summary[op]
+		if len(s.ErrorsByClass) > 0 {
+			fmt.Fprintf(w, "errors of %s: %s\n", op, classes(s.ErrorsByClass))
+		}
+		if s.InFlight > 0 {
+			fmt.Fprintf(w, "%s: %d still in flight at the stop\n", op, s.InFlight)
+		}
+	}
+	fmt.Fprintf(w, "measured %.1fs (warm-up %.1fs excluded), status %s\n", r.MeasuredS, r.Load.WarmupS, r.Status)
+	if r.Lag != nil && r.Lag.P99Ms != nil {
+		fmt.Fprintf(w, "schedule lag p99 %.3f ms\n", *r.Lag.P99Ms)
+	}
+	if r.MaxSessions > 0 {
+		fmt.Fprintf(w, "max concurrent sessions %d\n", r.MaxSessions)
+	}
+	for _, warn := range r.Warnings {
+		fmt.Fprintln(w, "warning:", warn)
+	}
+	for _, f := range r.Failures {
+		fmt.Fprintln(w, "FAILED:", f)
+	}
+}
+
+func sortedOps(m map[string]metrics.OpSummary) []string {
+	ops := make([]string, 0, len(m))
+	for k := range m {
+		ops = append(ops, k)
+	}
+	sort.Strings(ops)
+	return ops
+}
+
+func classes(m map[string]int64) string {
+	parts := make([]string, 0, len(m))
+	for k, v := range m {
+		parts = append(parts, fmt.Sprintf("%s %d", k, v))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+// ms formats a latency, or "-" where the sample count cannot support it.
+func ms(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	switch {
+	case *v >= 100:
+		return fmt.Sprintf("%.0f", *v)
+	case *v >= 1:
+		return fmt.Sprintf("%.2f", *v)
+	}
+	return fmt.Sprintf("%.3f", *v)
+}

@@ -1,0 +1,205 @@
+// Package results owns a run's results directory: its layout, the run.json
+// document (resolved configuration, host facts, status, exit code and
+// summary) and crash-safe writes (temp file, fsync, rename).
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/scalelab/scalelab/metrics"
+)
+
+// File names inside a results directory.
+const (
+	RunFile     = "run.json"
+	HlogFile    = "intervals.hlog"
+	SeriesFile  = "series.csv"
+	SamplesFile = "samples.csv"
+	ReportFile  = "report.html"
+)
+
+// Statuses of a run.
+const (
+	StatusRunning     = "running" // written at the start; left behind by a crash
+	StatusOK          = "ok"
+	StatusFailed      = "failed"
+	StatusInterrupted = "interrupted"
+	StatusIncomplete  = "incomplete" // the process died; rebuilt from streamed files
+)
+
+// Run is the run.json document.
+type Run struct {
+	Scalelab    Version                      `json:"scalelab"`
+	Status      string                       `json:"status"`
+	ExitCode    int                          `json:"exit_code"`
+	Error       string                       `json:"error,omitempty"`
+	Failures    []string                     `json:"failures,omitempty"` // failed checks (integrity, SLO)
+	Warnings    []string                     `json:"warnings,omitempty"`
+	Command     []string                     `json:"command"`
+	Scenario    string                       `json:"scenario"`
+	Engine      string                       `json:"engine"`
+	Server      *Server                      `json:"server,omitempty"`
+	Settings    map[string]string            `json:"settings"`         // every setting, resolved
+	Changed     []string                     `json:"changed_settings"` // keys differing from defaults
+	Load        Load                         `json:"load"`
+	Host        Host                         `json:"host"`
+	Start       time.Time                    `json:"start"`
+	End         *time.Time                   `json:"end,omitempty"`
+	StopReason  string                       `json:"stop_reason,omitempty"`
+	LoadPhase   *LoadPhase                   `json:"load_phase,omitempty"`
+	MeasuredS   float64                      `json:"measured_s"` // length of the measured window (warm-up excluded)
+	Intervals   int                          `json:"intervals"`
+	Summary     map[string]metrics.OpSummary `json:"summary"`
+	Totals      *Totals                      `json:"totals,omitempty"`
+	Lag         *metrics.LagSummary          `json:"schedule_lag,omitempty"` // open models
+	MaxSessions int64                        `json:"max_sessions,omitempty"` // phases model
+	Files       []string                     `json:"files"`
+}
+
+// Version identifies the scalelab build.
+type Version struct {
+	Version string `json:"version"`
+	Go      string `json:"go"`
+}
+
+// Server describes the store that was measured.
+type Server struct {
+	Version string            `json:"version"`
+	Target  string            `json:"target"`
+	Extra   map[string]string `json:"extra,omitempty"`
+}
+
+// Load describes the load model and its parameters.
+type Load struct {
+	Model     string         `json:"model"`
+	Params    map[string]any `json:"params"`
+	DurationS float64        `json:"duration_s,omitempty"`
+	WarmupS   float64        `json:"warmup_s"`
+	Ops       int64          `json:"ops,omitempty"`
+	Seed      uint64         `json:"seed"`
+}
+
+// Host describes the machine scalelab ran on.
+type Host struct {
+	Hostname   string `json:"hostname"`
+	OS         string `json:"os"`
+	Arch       string `json:"arch"`
+	CPUs       int    `json:"cpus"`
+	GoMaxProcs int    `json:"gomaxprocs"`
+	MemBytes   uint64 `json:"mem_bytes,omitempty"`
+	Kernel     string `json:"kernel,omitempty"`
+	CPUModel   string `json:"cpu_model,omitempty"`
+}
+
+// LoadPhase reports the data load that preceded the measured run.
+type LoadPhase struct {
+	Items   int64   `json:"items"`
+	Seconds float64 `json:"seconds"`
+	PerS    float64 `json:"per_s"`
+	Skipped bool    `json:"skipped,omitempty"`
+}
+
+// Totals sums every operation.
+type Totals struct {
+	Started        int64   `json:"started"`
+	Count          int64   `json:"count"`
+	Errors         int64   `json:"errors"`
+	InFlight       int64   `json:"in_flight"`
+	ThroughputPerS float64 `json:"throughput_per_s"`
+	ErrorRate      float64 `json:"error_rate"`
+}
+
+// Sum computes totals over the summaries.
+func Sum(s map[string]metrics.OpSummary) *Totals {
+	t := &Totals{}
+	for _, o := range s {
+		t.Started += o.Started
+		t.Count += o.Count
+		t.Errors += o.Errors
+		t.InFlight += o.InFlight
+		t.ThroughputPerS += o.ThroughputPerS
+	}
+	if done := t.Count + t.Errors; done > 0 {
+		t.ErrorRate = float64(t.Errors) / float64(done)
+	}
+	return t
+}
+
+// Create makes a new results directory. An existing non-empty directory is
+// an error: results are never overwritten.
+func Create(dir string) error {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("results directory %s already exists and is not empty; choose another --out", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create results directory: %w", err)
+	}
+	return nil
+}
+
+// WriteJSON writes v as indented JSON to path atomically: a temp file in the
+// same directory, fsync, rename, fsync of the directory.
+func WriteJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	return WriteFileAtomic(path, append(b, '\n'))
+}
+
+// WriteFileAtomic writes data to path so that a reader sees the old file or
+// the new one, never a torn one.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	cleanup := func(e error) error {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, e)
+	}
+	if _, err := f.Write(data); err != nil {
+		return cleanup(err)
+	}
+	if err := f.Sync(); err != nil {
+		return cleanup(err)
+	}
+	if err := f.Close(); err != nil {
+		return cleanup(err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		return cleanup(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return cleanup(err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Read loads run.json from a results directory.
+func Read(dir string) (*Run, error) {
+	b, err := os.ReadFile(filepath.Join(dir, RunFile))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s is not a results directory: no %s", dir, RunFile)
+		}
+		return nil, fmt.Errorf("read %s: %w", RunFile, err)
+	}
+	var r Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", filepath.Join(dir, RunFile), err)
+	}
+	return &r, nil
+}
