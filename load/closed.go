@@ -52,6 +52,8 @@ func (c *Closed) run(r *Run) {
 		r.wg.Add(1)
 		go func(id int) {
 			defer r.wg.Done()
+			r.coll.SessionStarted()
+			defer r.coll.SessionEnded()
 			c.user(r, id)
 		}(i)
 	}

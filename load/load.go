@@ -54,7 +54,6 @@ type Run struct {
 	stopMu  sync.Once
 	opCtx   context.Context // cancelled when the drain ends
 	remain  atomic.Int64    // operations left when opt.Ops > 0
-	claimed atomic.Int64    // operations claimed so far
 	wg      sync.WaitGroup
 	reason  atomic.Value // string: why the run stopped
 }

@@ -16,6 +16,10 @@ type Config struct {
 	Samples bool          // keep raw samples
 	Warmup  time.Duration // excluded from the totals
 	Sinks   []Sink        // receive every interval as it closes
+	// OnMeasure, if set, is called once when the measured window begins
+	// (at Begin without a warm-up, else when the warm-up's last interval
+	// closes), for snapshots such as CPU time that must match the window.
+	OnMeasure func()
 }
 
 // Sink receives closed intervals, in order, from the collector goroutine.
@@ -126,6 +130,9 @@ func (c *Collector) NewPool(n int) *Pool {
 func (c *Collector) Begin() {
 	c.start = time.Now()
 	c.base = Now()
+	if c.cfg.Warmup <= 0 && c.cfg.OnMeasure != nil {
+		c.cfg.OnMeasure()
+	}
 }
 
 // Base returns the Now() reading at Begin.
@@ -251,6 +258,9 @@ func (c *Collector) Flush() {
 			addStats(&c.totals[i], &iv.Ops[i])
 		}
 		c.lagTotal.Merge(iv.Lag)
+	}
+	if iv.Warmup && time.Duration(end) >= c.cfg.Warmup && c.cfg.OnMeasure != nil {
+		c.cfg.OnMeasure()
 	}
 	c.lastEnd = end
 	c.index++

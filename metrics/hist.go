@@ -34,16 +34,9 @@ func clampNs(v int64) int64 {
 	return v
 }
 
-// Percentiles reported in summaries, and the smallest sample count that
-// supports each: a percentile p needs at least 1/(1-p) samples, otherwise it
-// is reported as null rather than as a number the data cannot back.
-var summaryPercentiles = []struct {
-	Name string
-	P    float64
-}{{"p50", 50}, {"p90", 90}, {"p95", 95}, {"p99", 99}, {"p999", 99.9}}
-
 // MinCountFor returns the smallest sample count that supports percentile p
-// (0 < p < 100).
+// (0 < p < 100): a percentile p needs at least 1/(1-p) samples; below that
+// it is reported as null rather than as a number the data cannot back.
 func MinCountFor(p float64) int64 {
 	return int64(math.Ceil(1/(1-p/100) - 1e-9))
 }

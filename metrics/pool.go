@@ -1,14 +1,11 @@
 package metrics
 
-import "sync/atomic"
-
 // Pool shares a fixed set of recorders among many goroutines (sessions of
 // the phases model, of which there may be 100,000): a session takes a free
 // recorder with a compare-and-swap, records, and puts it back. Nothing
 // blocks; with more takers than recorders a taker moves on to the next one.
 type Pool struct {
 	recs []*Recorder
-	next atomic.Uint32
 }
 
 // Get takes a free recorder; hint spreads takers over the pool.

@@ -58,6 +58,7 @@ type Run struct {
 	Totals      *Totals                      `json:"totals,omitempty"`
 	Lag         *metrics.LagSummary          `json:"schedule_lag,omitempty"` // open models
 	MaxSessions int64                        `json:"max_sessions,omitempty"` // phases model
+	Process     *Process                     `json:"process,omitempty"`      // scalelab's own CPU and memory
 	Files       []string                     `json:"files"`
 }
 

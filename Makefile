@@ -1,0 +1,47 @@
+# scalelab: see README.md. Every target installs what it needs.
+GO      ?= go
+BIN     := bin/scalelab
+PKGS    := ./...
+STATICCHECK_VERSION := v0.8.2
+
+.PHONY: all setup build demo test lint unit fuzz bench clean
+
+all: build
+
+# setup: check the toolchain and fetch the Go modules (from the Go module proxy).
+setup:
+	@command -v $(GO) >/dev/null || { echo "scalelab needs Go 1.26+ (https://go.dev/dl) on PATH" >&2; exit 2; }
+	$(GO) mod download
+
+build: setup
+	$(GO) build -o $(BIN) ./cmd/scalelab
+
+# demo: the YCSB core workload A on the embedded SQLite engine, ending with
+# the summary table and a results directory holding report.html.
+demo: build
+	./$(BIN) run ycsb --users 8 --duration 10s --warmup 2s --set ycsb.records=10000
+
+# test: format and vet checks, every unit and integration test (with the
+# race detector), and a short run of each fuzz target.
+test: lint unit fuzz
+
+lint: setup
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
+
+unit: setup
+	$(GO) test -race -count=1 $(PKGS)
+
+FUZZTIME ?= 10s
+fuzz: setup
+	$(GO) test ./setting -run '^$$' -fuzz FuzzApply -fuzztime $(FUZZTIME)
+	$(GO) test ./load -run '^$$' -fuzz FuzzParsePhases -fuzztime $(FUZZTIME)
+	$(GO) test ./load -run '^$$' -fuzz FuzzParseThink -fuzztime $(FUZZTIME)
+
+# bench: the performance figures of the core (null engine, recorder, phases).
+bench: build
+	bash bench/core.sh
+
+clean:
+	rm -rf bin

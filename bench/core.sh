@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Core performance figures in one run (issue: scalelab core):
+#  1. null engine, ycsb workload C, closed model, 16 users: ops/s and
+#     scalelab CPU per operation (targets: >= 3,000,000 ops/s, <= 0.6 us/op);
+#  2. recording one latency (go test -bench; target <= 50 ns);
+#  3. phases with 100,000 concurrent sessions thinking 10 s on null:
+#     resident memory (target <= 2 GiB) and scheduling lag p99 (< 10 ms).
+# Usage: bash bench/core.sh [seconds for run 1, default 20]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-20}
+go build -o bin/scalelab ./cmd/scalelab
+out=$(mktemp -d /tmp/scalelab-bench.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+echo "machine: $(nproc) CPUs,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(free -g | awk '/Mem:/{print $2}') GiB; $(go version)"
+
+field() { # field FILE PYTHON-EXPRESSION-ON-r
+  python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+echo
+echo "== 1. null engine, ycsb C, closed, 16 users, ${secs}s"
+bin/scalelab run ycsb --engine null --set ycsb.workload=c --users 16 --duration "${secs}s" --out "$out/null" --progress off >/dev/null
+field "$out/null/run.json" "'throughput %.0f ops/s (target >= 3,000,000); scalelab CPU %.3f us/op (target <= 0.6); CPU utilisation %.0f%% of %d CPUs' % (r['totals']['throughput_per_s'], r['process']['cpu_per_op_us'], 100*r['process']['cpu_utilisation'], r['host']['cpus'])"
+
+echo
+echo "== 2. recording one latency"
+go test ./metrics -run '^$' -bench 'BenchmarkRecord$|BenchmarkNow$' -benchtime 5000000x | grep -E '^Benchmark'
+echo "(target: BenchmarkRecord <= 50 ns/op)"
+
+echo
+echo "== 3. phases: 10,000 sessions/s for 10 s, think 10 s, null engine (100,000 concurrent sessions)"
+bin/scalelab run ycsb --engine null --phases 10s@10000/s --think 10s --set ycsb.session_ops=1000 --duration 25s --out "$out/phases" --progress off >/dev/null
+field "$out/phases/run.json" "'max concurrent sessions %d; peak RSS %.0f MiB (target <= 2048); scheduling lag p50 %.3f ms, p99 %.3f ms (target < 10), p99.9 %s ms' % (r['max_sessions'], r['process']['max_rss_bytes']/2**20, r['schedule_lag']['p50_ms'], r['schedule_lag']['p99_ms'], r['schedule_lag']['p999_ms'])"
