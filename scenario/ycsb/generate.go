@@ -1,0 +1,417 @@
+package ycsb
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// This file holds the random generators of YCSB's CoreWorkload, written from
+// the algorithm descriptions: uniform, Zipfian (Gray et al., "Quickly
+// generating billion-record synthetic databases", SIGMOD 1994), scrambled
+// Zipfian, skewed-latest and hotspot choices, the acknowledged insert
+// counter, key names and field values. Every generator draws from a rng the
+// caller owns, so sessions share no mutable state on the hot path.
+
+// rng is a small, fast pseudo-random generator (wyrand). It is not safe for
+// concurrent use: each session and each load worker owns one.
+type rng struct{ s uint64 }
+
+// newRNG returns a rng seeded from seed (any value, 0 included).
+func newRNG(seed uint64) rng { return rng{s: mix64(seed)} }
+
+// mix64 is the splitmix64 finaliser: it spreads seed bits over the word.
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+func (r *rng) uint64() uint64 {
+	r.s += 0xa0761d6478bd642f
+	hi, lo := bits.Mul64(r.s, r.s^0xe7037ed1a0b428db)
+	return hi ^ lo
+}
+
+// float64 returns a uniform value in [0, 1).
+func (r *rng) float64() float64 { return float64(r.uint64()>>11) * 0x1p-53 }
+
+// intn returns a uniform value in [0, n); n must be > 0. (Lemire's
+// multiply-shift; its bias is below 2^-64 * n, far under what matters here.)
+func (r *rng) intn(n uint64) uint64 {
+	hi, _ := bits.Mul64(r.uint64(), n)
+	return hi
+}
+
+// fnv64 is YCSB's Utils.fnvhash64: FNV-1a over the eight bytes of v, low
+// byte first, then the absolute value of the result read as a signed
+// 64-bit integer.
+func fnv64(v uint64) uint64 {
+	h := uint64(0xcbf29ce484222325)
+	for range 8 {
+		h ^= v & 0xff
+		h *= 0x100000001b3
+		v >>= 8
+	}
+	if int64(h) < 0 {
+		h = -h
+	}
+	return h
+}
+
+// orderedKeyDigits is the zero-padded width of key numbers in ordered
+// insert order, so that key names sort like key numbers.
+const orderedKeyDigits = 10
+
+// appendKey appends YCSB's key name for keynum: "user" followed by the
+// decimal FNV hash of keynum (hashed insert order, YCSB's buildKeyName) or
+// by keynum itself zero-padded to 10 digits (ordered).
+func appendKey(dst []byte, keynum uint64, ordered bool) []byte {
+	dst = append(dst, "user"...)
+	if !ordered {
+		return strconv.AppendUint(dst, fnv64(keynum), 10)
+	}
+	var tmp [20]byte
+	d := strconv.AppendUint(tmp[:0], keynum, 10)
+	for i := len(d); i < orderedKeyDigits; i++ {
+		dst = append(dst, '0')
+	}
+	return append(dst, d...)
+}
+
+// appendDeterministicValue appends the value YCSB's data-integrity mode
+// writes for a field: key + ":" + field, then repeatedly ":" and the Java
+// String.hashCode of everything so far, cut to size bytes. The hash is kept
+// incrementally, so this is linear in size.
+func appendDeterministicValue(dst, key []byte, field string, size int) []byte {
+	start := len(dst)
+	dst = append(dst, key...)
+	dst = append(dst, ':')
+	dst = append(dst, field...)
+	var h int32
+	for _, c := range dst[start:] {
+		h = 31*h + int32(c)
+	}
+	for len(dst)-start < size {
+		dst = append(dst, ':')
+		h = 31*h + ':'
+		p := len(dst)
+		dst = strconv.AppendInt(dst, int64(h), 10)
+		for _, c := range dst[p:] {
+			h = 31*h + int32(c)
+		}
+	}
+	return dst[:start+size]
+}
+
+// appendRandomValue appends size random printable ASCII bytes (32..126),
+// like YCSB's RandomByteIterator when data integrity is off.
+func appendRandomValue(dst []byte, r *rng, size int) []byte {
+	n := len(dst)
+	dst = slices.Grow(dst, size)[:n+size]
+	b := dst[n:]
+	for len(b) >= 8 {
+		x := r.uint64()
+		_ = b[7]
+		for i := range 8 {
+			b[i] = ' ' + byte(((x>>(8*i))&0xff*95)>>8)
+		}
+		b = b[8:]
+	}
+	x := r.uint64()
+	for i := range b {
+		b[i] = ' ' + byte(((x>>(8*i))&0xff*95)>>8)
+	}
+	return dst
+}
+
+// uniform chooses uniformly in [lo, lo+n).
+type uniform struct{ lo, n uint64 }
+
+func (u uniform) next(r *rng) uint64 { return u.lo + r.intn(u.n) }
+
+// exactZetaTerms is how many terms zeta sums one by one; beyond that it adds
+// the Euler-Maclaurin estimate of the tail, exact to double precision.
+const exactZetaTerms = 1 << 20
+
+// zetaRange returns the sum of 1/i^theta for i in (from, to].
+func zetaRange(from, to uint64, theta float64) float64 {
+	sum := 0.0
+	for i := from + 1; i <= to; i++ {
+		sum += 1 / math.Pow(float64(i), theta)
+	}
+	return sum
+}
+
+// zeta returns the generalised harmonic number H(n, theta): the sum of
+// 1/i^theta for i in [1, n].
+func zeta(n uint64, theta float64) float64 {
+	if n <= exactZetaTerms {
+		return zetaRange(0, n, theta)
+	}
+	m := uint64(exactZetaTerms)
+	fm, fn := float64(m), float64(n)
+	f := func(x float64) float64 { return math.Pow(x, -theta) }
+	d1 := func(x float64) float64 { return -theta * math.Pow(x, -theta-1) }
+	d3 := func(x float64) float64 { return -theta * (theta + 1) * (theta + 2) * math.Pow(x, -theta-3) }
+	var integral float64
+	if theta == 1 {
+		integral = math.Log(fn / fm)
+	} else {
+		integral = (math.Pow(fn, 1-theta) - math.Pow(fm, 1-theta)) / (1 - theta)
+	}
+	tail := integral + (f(fn)-f(fm))/2 + (d1(fn)-d1(fm))/12 - (d3(fn)-d3(fm))/720
+	return zetaRange(0, m, theta) + tail
+}
+
+// zipfian chooses in [0, items) with item i drawn with probability
+// proportional to 1/(i+1)^theta, in constant time per draw, by the method of
+// Gray et al. It needs 0 < theta < 1 and zeta(items, theta).
+type zipfian struct {
+	items uint64
+	theta float64
+	alpha float64 // 1 / (1 - theta)
+	zeta2 float64 // zeta(2, theta)
+	half  float64 // 1 + 0.5^theta
+	zetan float64 // zeta(items, theta)
+	eta   float64
+	// intAlpha is alpha rounded when it is within 1e-9 of an integer (100
+	// for YCSB's theta 0.99), so draws use a few multiplications instead of
+	// exp and log; else 0.
+	intAlpha int
+}
+
+func newZipfian(items uint64, theta, zetan float64) zipfian {
+	z := zipfian{
+		theta: theta,
+		alpha: 1 / (1 - theta),
+		zeta2: zetaRange(0, 2, theta),
+		half:  1 + math.Pow(0.5, theta),
+	}
+	if k := math.Round(z.alpha); math.Abs(z.alpha-k) <= 1e-9*z.alpha && k <= 1<<16 {
+		z.intAlpha = int(k)
+	}
+	z.setItems(items, zetan)
+	return z
+}
+
+// setItems changes the item count; zetan must be zeta(items, theta).
+func (z *zipfian) setItems(items uint64, zetan float64) {
+	z.items, z.zetan = items, zetan
+	z.eta = (1 - math.Pow(2/float64(items), 1-z.theta)) / (1 - z.zeta2/zetan)
+}
+
+func (z *zipfian) next(r *rng) uint64 {
+	u := r.float64()
+	uz := u * z.zetan
+	if uz < 1 {
+		return 0
+	}
+	if uz < z.half {
+		return 1
+	}
+	// This is on the hot path of every request: x^alpha by squaring when
+	// alpha is integral, else as exp(alpha log x), three times faster than
+	// math.Pow for a non-integral exponent.
+	x := z.eta*u - z.eta + 1
+	var p float64
+	if z.intAlpha > 0 {
+		p = powInt(x, z.intAlpha)
+	} else {
+		p = math.Exp(z.alpha * math.Log(x))
+	}
+	v := uint64(float64(z.items) * p)
+	if v >= z.items {
+		v = z.items - 1
+	}
+	return v
+}
+
+// powInt returns x^k for k >= 0 by repeated squaring.
+func powInt(x float64, k int) float64 {
+	r := 1.0
+	for k > 0 {
+		if k&1 != 0 {
+			r *= x
+		}
+		x *= x
+		k >>= 1
+	}
+	return r
+}
+
+// scrambledItems and scrambledZetan are YCSB's ScrambledZipfianGenerator
+// constants: the fixed item space, and zeta over it for theta 0.99.
+const (
+	scrambledItems = 10_000_000_000
+	scrambledZetan = 26.46902820178302
+	ycsbTheta      = 0.99
+)
+
+// scrambledZipfian draws Zipfian over a large fixed item space and hashes
+// the draw into [lo, lo+n), so popular items are spread over the key space
+// and stay put when n changes (YCSB's ScrambledZipfianGenerator).
+type scrambledZipfian struct {
+	z     zipfian
+	lo, n uint64
+}
+
+func newScrambledZipfian(lo, n uint64, theta float64) *scrambledZipfian {
+	zetan := scrambledZetan
+	if theta != ycsbTheta {
+		zetan = zeta(scrambledItems, theta)
+	}
+	return &scrambledZipfian{z: newZipfian(scrambledItems, theta, zetan), lo: lo, n: n}
+}
+
+func (s *scrambledZipfian) next(r *rng) uint64 { return s.lo + fnv64(s.z.next(r))%s.n }
+
+// hotspot chooses from the first hot items of [lo, lo+hot+cold) with
+// probability opFrac, else from the cold rest, uniformly within each set
+// (YCSB's HotspotIntegerGenerator).
+type hotspot struct {
+	lo, hot, cold uint64
+	opFrac        float64
+}
+
+func newHotspot(lo, n uint64, dataFrac, opFrac float64) hotspot {
+	hot := uint64(float64(n) * dataFrac)
+	return hotspot{lo: lo, hot: hot, cold: n - hot, opFrac: opFrac}
+}
+
+func (h hotspot) next(r *rng) uint64 {
+	if (r.float64() < h.opFrac && h.hot > 0) || h.cold == 0 {
+		return h.lo + r.intn(h.hot)
+	}
+	return h.lo + h.hot + r.intn(h.cold)
+}
+
+// zetaCache holds zeta(n, theta) for the latest n asked for, so that a new
+// session of a skewed-latest workload does not sum millions of terms.
+type zetaCache struct {
+	mu    sync.Mutex
+	theta float64
+	n     uint64
+	zetan float64
+}
+
+func (c *zetaCache) get(n uint64) float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case n == c.n:
+	case n > c.n && c.n > 0 && n-c.n <= exactZetaTerms:
+		c.zetan += zetaRange(c.n, n, c.theta)
+		c.n = n
+	default:
+		c.n, c.zetan = n, zeta(n, c.theta)
+	}
+	return c.zetan
+}
+
+// localZetaSteps is how far behind the insert counter a session's own zeta
+// may fall before it asks the shared cache rather than summing the gap.
+const localZetaSteps = 4096
+
+// skewedLatest chooses recently inserted keys more often: the newest
+// acknowledged key number minus a Zipfian draw over all of them (YCSB's
+// SkewedLatestGenerator). Each session owns one; the item count follows the
+// insert counter, with zeta updated incrementally as it grows.
+type skewedLatest struct {
+	ctr   *ackCounter
+	cache *zetaCache
+	z     zipfian
+}
+
+func newSkewedLatest(ctr *ackCounter, cache *zetaCache) skewedLatest {
+	n := max(ctr.last(), 1)
+	return skewedLatest{ctr: ctr, cache: cache, z: newZipfian(n, cache.theta, cache.get(n))}
+}
+
+func (l *skewedLatest) next(r *rng) uint64 {
+	last := l.ctr.last()
+	if last == 0 {
+		return 0
+	}
+	if last != l.z.items {
+		if last > l.z.items && last-l.z.items <= localZetaSteps {
+			l.z.setItems(last, l.z.zetan+zetaRange(l.z.items, last, l.z.theta))
+		} else {
+			l.z.setItems(last, l.cache.get(last))
+		}
+	}
+	return last - l.z.next(r)
+}
+
+// ackWindow bounds how many insert key numbers may be handed out and not yet
+// acknowledged; it is far above the number of sessions in flight.
+const ackWindow = 1 << 16
+
+// ackCounter hands out insert key numbers and tracks which have been
+// acknowledged, so that readers choose only keys whose insert has finished
+// (YCSB's AcknowledgedCounterGenerator). last is the highest key number
+// below which every key has been acknowledged.
+type ackCounter struct {
+	next   atomic.Uint64 // next key number to hand out
+	limit  atomic.Uint64 // every key number < limit is acknowledged
+	mu     sync.Mutex    // held by the goroutine advancing limit
+	window [ackWindow]atomic.Bool
+}
+
+// newAckCounter starts at start: key numbers below it count as acknowledged.
+func newAckCounter(start uint64) *ackCounter {
+	c := &ackCounter{}
+	c.next.Store(start)
+	c.limit.Store(start)
+	return c
+}
+
+// take returns the next key number to insert.
+func (c *ackCounter) take() uint64 { return c.next.Add(1) - 1 }
+
+// last returns the highest key number such that it and every smaller one
+// are acknowledged (limit-1; 0 when nothing is).
+func (c *ackCounter) last() uint64 {
+	l := c.limit.Load()
+	if l == 0 {
+		return 0
+	}
+	return l - 1
+}
+
+// ack acknowledges k, a number returned by take, and advances last over any
+// contiguous run of acknowledged numbers.
+func (c *ackCounter) ack(k uint64) {
+	for k-c.limit.Load() >= ackWindow { // too far ahead: wait for the window
+		c.advance()
+		if k-c.limit.Load() >= ackWindow {
+			sleepBriefly()
+		}
+	}
+	c.window[k%ackWindow].Store(true)
+	c.advance()
+}
+
+func (c *ackCounter) advance() {
+	for c.mu.TryLock() {
+		l := c.limit.Load()
+		for c.window[l%ackWindow].Load() {
+			c.window[l%ackWindow].Store(false)
+			l++
+		}
+		c.limit.Store(l)
+		c.mu.Unlock()
+		// An ack that arrived while we held the lock may have found it
+		// taken; look again so it is not left behind.
+		if !c.window[l%ackWindow].Load() {
+			return
+		}
+	}
+}
+
+func sleepBriefly() { time.Sleep(50 * time.Microsecond) }

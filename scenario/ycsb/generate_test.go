@@ -1,0 +1,358 @@
+package ycsb
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+)
+
+func TestKeyNames(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		keynum  uint64
+		ordered bool
+		want    string
+	}{
+		// YCSB's hashed key names (Utils.fnvhash64), as its load phase writes them.
+		{0, false, "user6284781860667377211"},
+		{1, false, "user8517097267634966620"},
+		{0, true, "user0000000000"},
+		{42, true, "user0000000042"},
+		{12345678901, true, "user12345678901"},
+	} {
+		if got := string(appendKey(nil, tc.keynum, tc.ordered)); got != tc.want {
+			t.Errorf("appendKey(%d, ordered=%v) = %s, want %s", tc.keynum, tc.ordered, got, tc.want)
+		}
+	}
+	// Ordered keys sort like their numbers.
+	a, b := appendKey(nil, 9, true), appendKey(nil, 10, true)
+	if string(a) >= string(b) {
+		t.Errorf("%s >= %s", a, b)
+	}
+}
+
+// javaHash is Java's String.hashCode over ASCII text.
+func javaHash(s string) int32 {
+	var h int32
+	for i := 0; i < len(s); i++ {
+		h = 31*h + int32(s[i])
+	}
+	return h
+}
+
+// naiveValue is YCSB's buildDeterministicValue, transcribed literally:
+// hashing the whole string on every step.
+func naiveValue(key, field string, size int) string {
+	s := key + ":" + field
+	for len(s) < size {
+		s += ":"
+		s += strconv.Itoa(int(javaHash(s)))
+	}
+	return s[:size]
+}
+
+func TestDeterministicValue(t *testing.T) {
+	t.Parallel()
+	for _, size := range []int{1, 5, 12, 100, 1000} {
+		for _, key := range []string{"user1", "user6284781860667377211"} {
+			got := string(appendDeterministicValue([]byte("prefix"), []byte(key), "field3", size))
+			if want := "prefix" + naiveValue(key, "field3", size); got != want {
+				t.Errorf("value(%s, %d) = %q, want %q", key, size, got, want)
+			}
+		}
+	}
+}
+
+func TestRandomValuePrintable(t *testing.T) {
+	t.Parallel()
+	r := newRNG(1)
+	v := appendRandomValue(nil, &r, 10_000)
+	if len(v) != 10_000 {
+		t.Fatalf("len %d", len(v))
+	}
+	seen := map[byte]bool{}
+	for _, c := range v {
+		if c < ' ' || c > '~' {
+			t.Fatalf("byte %d not printable", c)
+		}
+		seen[c] = true
+	}
+	if len(seen) < 90 {
+		t.Errorf("only %d distinct bytes", len(seen))
+	}
+}
+
+func TestDeterministicForSeed(t *testing.T) {
+	t.Parallel()
+	draw := func(seed uint64) []uint64 {
+		r := newRNG(seed)
+		z := newScrambledZipfian(0, 1000, 0.99)
+		h := newHotspot(0, 1000, 0.2, 0.8)
+		var out []uint64
+		for range 100 {
+			out = append(out, r.uint64(), z.next(&r), h.next(&r), uniform{0, 10}.next(&r))
+		}
+		return out
+	}
+	if !slices.Equal(draw(7), draw(7)) {
+		t.Error("same seed, different draws")
+	}
+	if slices.Equal(draw(7), draw(8)) {
+		t.Error("different seeds, same draws")
+	}
+}
+
+func TestUniformChiSquare(t *testing.T) {
+	t.Parallel()
+	const buckets, n = 100, 1_000_000
+	r := newRNG(3)
+	u := uniform{lo: 10, n: buckets}
+	var counts [buckets]int
+	for range n {
+		v := u.next(&r)
+		if v < 10 || v >= 10+buckets {
+			t.Fatalf("draw %d out of range", v)
+		}
+		counts[v-10]++
+	}
+	exp := float64(n) / buckets
+	chi := 0.0
+	for _, c := range counts {
+		chi += (float64(c) - exp) * (float64(c) - exp) / exp
+	}
+	// 99 degrees of freedom: mean 99, standard deviation 14.
+	if chi > 99+6*14 {
+		t.Errorf("chi-square %.1f, too far from uniform", chi)
+	}
+}
+
+func TestZeta(t *testing.T) {
+	t.Parallel()
+	// YCSB's precomputed zeta(10^10, 0.99), from the Euler-Maclaurin tail.
+	if got := zeta(scrambledItems, ycsbTheta); math.Abs(got-scrambledZetan)/scrambledZetan > 1e-9 {
+		t.Errorf("zeta(1e10, 0.99) = %.15g, want %.15g", got, scrambledZetan)
+	}
+	// Sums just past the exact range agree with term-by-term sums.
+	n := uint64(exactZetaTerms + 5000)
+	if got, want := zeta(n, 0.8), zetaRange(0, n, 0.8); math.Abs(got-want)/want > 1e-12 {
+		t.Errorf("zeta(%d, 0.8) = %.15g, want %.15g", n, got, want)
+	}
+	// Incremental growth matches a fresh sum.
+	if got, want := zeta(1000, 0.99)+zetaRange(1000, 1500, 0.99), zeta(1500, 0.99); math.Abs(got-want) > 1e-12 {
+		t.Errorf("incremental zeta %.15g, want %.15g", got, want)
+	}
+	c := &zetaCache{theta: 0.99}
+	c.get(1000)
+	if got, want := c.get(1500), zeta(1500, 0.99); math.Abs(got-want) > 1e-12 {
+		t.Errorf("zetaCache.get(1500) = %.15g, want %.15g", got, want)
+	}
+}
+
+func TestZipfianFrequencies(t *testing.T) {
+	t.Parallel()
+	for _, theta := range []float64{ycsbTheta, 0.7} {
+		testZipfian(t, theta)
+	}
+}
+
+func testZipfian(t *testing.T, theta float64) {
+	const items, n = 1000, 1_000_000
+	zn := zeta(items, theta)
+	z := newZipfian(items, theta, zn)
+	if wantInt := theta == ycsbTheta; (z.intAlpha == 100) != wantInt {
+		t.Errorf("theta %g: intAlpha %d", theta, z.intAlpha)
+	}
+	r := newRNG(11)
+	counts := make([]int, items)
+	for range n {
+		v := z.next(&r)
+		if v >= items {
+			t.Fatalf("draw %d out of range", v)
+		}
+		counts[v]++
+	}
+	// Items 0 and 1 are exact in Gray's method; later items follow the
+	// power law approximately.
+	for _, tc := range []struct {
+		item int
+		tol  float64
+	}{{0, 0.02}, {1, 0.03}, {10, 0.25}, {100, 0.35}} {
+		want := 1 / math.Pow(float64(tc.item+1), theta) / zn
+		got := float64(counts[tc.item]) / n
+		if math.Abs(got-want)/want > tc.tol {
+			t.Errorf("theta %g: P(item %d) = %.5f, want %.5f", theta, tc.item, got, want)
+		}
+	}
+	// Frequencies fall with rank.
+	if !(counts[0] > counts[1] && counts[1] > counts[5] && counts[5] > counts[50] && counts[50] > counts[500]) {
+		t.Errorf("counts not decreasing: %d %d %d %d %d", counts[0], counts[1], counts[5], counts[50], counts[500])
+	}
+}
+
+func TestScrambledZipfian(t *testing.T) {
+	t.Parallel()
+	const items, n = 10_000, 1_000_000
+	z := newScrambledZipfian(100, items, ycsbTheta)
+	r := newRNG(5)
+	counts := map[uint64]int{}
+	for range n {
+		v := z.next(&r)
+		if v < 100 || v >= 100+items {
+			t.Fatalf("draw %d out of range", v)
+		}
+		counts[v]++
+	}
+	top := 0
+	for _, c := range counts {
+		top = max(top, c)
+	}
+	// The most popular key gets the top item of the 10^10-item Zipfian:
+	// 1/zeta = 3.78%, plus whatever else hashes to it.
+	want := 1 / scrambledZetan
+	if got := float64(top) / n; got < want*0.95 || got > want*1.25 {
+		t.Errorf("top key frequency %.4f, want about %.4f", got, want)
+	}
+	// The popular keys are spread out: the top key is not the first.
+	if counts[100] == top {
+		t.Error("the most popular key is the lowest: not scrambled")
+	}
+	// A different constant works too (zeta computed, not YCSB's constant).
+	z2 := newScrambledZipfian(0, items, 0.5)
+	if z2.z.zetan < 1000 {
+		t.Errorf("zeta(1e10, 0.5) = %g", z2.z.zetan)
+	}
+}
+
+func TestHotspot(t *testing.T) {
+	t.Parallel()
+	const n = 200_000
+	h := newHotspot(0, 1000, 0.2, 0.8)
+	r := newRNG(9)
+	hot := 0
+	for range n {
+		v := h.next(&r)
+		if v >= 1000 {
+			t.Fatalf("draw %d out of range", v)
+		}
+		if v < 200 {
+			hot++
+		}
+	}
+	if f := float64(hot) / n; math.Abs(f-0.8) > 0.01 {
+		t.Errorf("hot fraction %.4f, want 0.8", f)
+	}
+	// Degenerate sets fall back to the other one.
+	for _, h := range []hotspot{newHotspot(0, 10, 0, 0.8), newHotspot(0, 10, 1, 0.2)} {
+		for range 1000 {
+			if v := h.next(&r); v >= 10 {
+				t.Fatalf("%+v drew %d", h, v)
+			}
+		}
+	}
+}
+
+func TestSkewedLatest(t *testing.T) {
+	t.Parallel()
+	ctr := newAckCounter(1000)
+	cache := &zetaCache{theta: ycsbTheta}
+	l := newSkewedLatest(ctr, cache)
+	r := newRNG(13)
+	const n = 100_000
+	newest := 0
+	for range n {
+		v := l.next(&r)
+		if v == 0 || v > 999 {
+			t.Fatalf("draw %d out of (0, 999]", v)
+		}
+		if v > 989 {
+			newest++
+		}
+	}
+	// The ten newest keys get the ten top Zipfian items: about 30% for
+	// 999 items, against 1% uniformly.
+	want := zetaRange(0, 10, ycsbTheta) / zeta(999, ycsbTheta)
+	if f := float64(newest) / n; math.Abs(f-want) > 0.02 {
+		t.Errorf("ten newest keys drawn %.3f of the time, want %.3f", f, want)
+	}
+	// After more inserts the newest key follows the counter.
+	for range 500 {
+		ctr.ack(ctr.take())
+	}
+	top := uint64(0)
+	for range 10_000 {
+		top = max(top, l.next(&r))
+	}
+	if top != 1499 {
+		t.Errorf("newest key drawn %d, want 1499", top)
+	}
+	if l.z.items != 1499 {
+		t.Errorf("zipfian items %d, want 1499", l.z.items)
+	}
+	if math.Abs(l.z.zetan-zeta(1499, ycsbTheta)) > 1e-9 {
+		t.Errorf("incremental zeta %.12g, want %.12g", l.z.zetan, zeta(1499, ycsbTheta))
+	}
+}
+
+func TestAckCounter(t *testing.T) {
+	t.Parallel()
+	c := newAckCounter(100)
+	if c.last() != 99 {
+		t.Fatalf("last %d", c.last())
+	}
+	a, b, d := c.take(), c.take(), c.take()
+	c.ack(d)
+	c.ack(a)
+	if c.last() != 100 {
+		t.Fatalf("last %d after acking 100 and 102, want 100", c.last())
+	}
+	c.ack(b)
+	if c.last() != 102 {
+		t.Fatalf("last %d after acking all, want 102", c.last())
+	}
+
+	// Concurrent takers acknowledging out of order, past the window size.
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var held []uint64
+			for i := range 20_000 {
+				held = append(held, c.take())
+				if i%7 == 6 {
+					for j := len(held) - 1; j >= 0; j-- {
+						c.ack(held[j])
+					}
+					held = held[:0]
+				}
+			}
+			for _, k := range held {
+				c.ack(k)
+			}
+		}()
+	}
+	wg.Wait()
+	if want := uint64(103 + 8*20_000 - 1); c.last() != want {
+		t.Fatalf("last %d, want %d", c.last(), want)
+	}
+}
+
+func TestOpMix(t *testing.T) {
+	t.Parallel()
+	const n = 100_000
+	for name, def := range workloads {
+		c := newOpChooser(def.props)
+		r := newRNG(17)
+		var counts [numOps]int
+		for range n {
+			counts[c.next(&r)]++
+		}
+		for op, p := range def.props {
+			if f := float64(counts[op]) / n; math.Abs(f-p) > 0.01 {
+				t.Errorf("workload %s: %s fraction %.4f, want %.2f", name, operationNames[op], f, p)
+			}
+		}
+	}
+}
