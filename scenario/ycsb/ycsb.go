@@ -1,0 +1,528 @@
+// Package ycsb is the "ycsb" scenario: the Yahoo! Cloud Serving Benchmark's
+// core workloads A to F, with CoreWorkload's semantics and defaults (op
+// mixes, request distributions, key names, field values, data integrity
+// checks) so that results are comparable with YCSB's.
+//
+// Workloads (YCSB's workload files):
+//
+//	a  read 0.5, update 0.5                 zipfian
+//	b  read 0.95, update 0.05               zipfian
+//	c  read 1                               zipfian
+//	d  read 0.95, insert 0.05               latest
+//	e  scan 0.95, insert 0.05               zipfian, max scan length 100
+//	f  read 0.5, read-modify-write 0.5      zipfian
+//
+// The storage for each engine lives in its own file (null.go, memory.go,
+// sqlite.go) behind the package's store interface.
+package ycsb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/setting"
+)
+
+// Name is the scenario's registry name.
+const Name = "ycsb"
+
+// Operation indexes, in the order Workload.Operations returns their names.
+const (
+	OpRead = iota
+	OpUpdate
+	OpInsert
+	OpScan
+	OpReadModifyWrite
+	numOps
+)
+
+// operationNames are YCSB's operation names, indexed by the Op constants.
+var operationNames = []string{"read", "update", "insert", "scan", "read_modify_write"}
+
+// Setting keys.
+const (
+	KeyWorkload        = "ycsb.workload"
+	KeyRecords         = "ycsb.records"
+	KeyOperationCount  = "ycsb.operation_count"
+	KeyFields          = "ycsb.fields"
+	KeyFieldLength     = "ycsb.field_length"
+	KeyDistribution    = "ycsb.distribution"
+	KeyZipfianConstant = "ycsb.zipfian_constant"
+	KeyHotspotData     = "ycsb.hotspot_data_fraction"
+	KeyHotspotOps      = "ycsb.hotspot_ops_fraction"
+	KeyMaxScanLength   = "ycsb.max_scan_length"
+	KeyScanLengthDist  = "ycsb.scan_length_distribution"
+	KeyReadAllFields   = "ycsb.read_all_fields"
+	KeyWriteAllFields  = "ycsb.write_all_fields"
+	KeyInsertOrder     = "ycsb.insert_order"
+	KeyVerify          = "ycsb.verify"
+	KeyLoad            = "ycsb.load"
+	KeySessionOps      = "ycsb.session_ops"
+)
+
+func init() { scenario.Register(&Scenario{}) }
+
+// Scenario is the ycsb scenario. Its zero value is ready to use.
+type Scenario struct{}
+
+var _ scenario.Scenario = (*Scenario)(nil)
+
+// Name returns "ycsb".
+func (*Scenario) Name() string { return Name }
+
+// Description is one line for `scalelab list`.
+func (*Scenario) Description() string {
+	return "YCSB core workloads a-f (read/update/insert/scan/read-modify-write on usertable)"
+}
+
+// between checks that a value lies strictly between lo and hi.
+func between(lo, hi float64) func(setting.Value) error {
+	return func(v setting.Value) error {
+		if f := v.Float(); f <= lo || f >= hi {
+			return fmt.Errorf("must be strictly between %g and %g", lo, hi)
+		}
+		return nil
+	}
+}
+
+// Settings declares the scenario's settings (YCSB property names in the
+// descriptions).
+func (*Scenario) Settings() []setting.Spec {
+	return []setting.Spec{
+		{Key: KeyWorkload, Kind: setting.Enum, Default: "a", Allowed: []string{"a", "b", "c", "d", "e", "f"},
+			Description: "core workload: a update-heavy, b read-mostly, c read-only, d read-latest, e short ranges, f read-modify-write"},
+		{Key: KeyRecords, Kind: setting.Int, Default: "1000", Min: 1, Max: 1e12,
+			Description: "records loaded and chosen from (recordcount)"},
+		{Key: KeyOperationCount, Kind: setting.Int, Default: "1000", Min: 0, Max: 1e15,
+			Description: "expected operations in a run (operationcount); only sizes the zipfian key space of workloads that insert: records + 2 x operation_count x insert proportion"},
+		{Key: KeyFields, Kind: setting.Int, Default: "10", Min: 1, Max: 1000,
+			Description: "fields per record (fieldcount)"},
+		{Key: KeyFieldLength, Kind: setting.Int, Default: "100", Min: 1, Max: 1 << 20,
+			Description: "bytes per field value (fieldlength, constant)"},
+		{Key: KeyDistribution, Kind: setting.Enum, Default: "default", Allowed: []string{"default", "uniform", "zipfian", "latest", "hotspot"},
+			Description: "request distribution (requestdistribution); default is the workload's own: latest for d, zipfian for the others"},
+		{Key: KeyZipfianConstant, Kind: setting.Float, Default: "0.99", Check: between(0, 1),
+			Description: "skew of the zipfian and latest distributions (zipfianconstant), in (0, 1)"},
+		{Key: KeyHotspotData, Kind: setting.Float, Default: "0.2", Min: 0, Max: 1,
+			Description: "fraction of records in the hot set (hotspotdatafraction)"},
+		{Key: KeyHotspotOps, Kind: setting.Float, Default: "0.8", Min: 0, Max: 1,
+			Description: "fraction of operations on the hot set (hotspotopnfraction)"},
+		{Key: KeyMaxScanLength, Kind: setting.Int, Default: "1000", Min: 1, Max: 1e6,
+			Description: "longest scan in records (maxscanlength); workload e uses 100 unless this is set"},
+		{Key: KeyScanLengthDist, Kind: setting.Enum, Default: "uniform", Allowed: []string{"uniform", "zipfian"},
+			Description: "distribution of scan lengths in [1, max_scan_length] (scanlengthdistribution)"},
+		{Key: KeyReadAllFields, Kind: setting.Bool, Default: "true",
+			Description: "reads and scans return every field, else one random field (readallfields)"},
+		{Key: KeyWriteAllFields, Kind: setting.Bool, Default: "false",
+			Description: "updates write every field, else one random field (writeallfields)"},
+		{Key: KeyInsertOrder, Kind: setting.Enum, Default: "hashed", Allowed: []string{"hashed", "ordered"},
+			Description: "key names: user + FNV hash of the key number (hashed), or user + 10-digit key number (ordered) (insertorder)"},
+		{Key: KeyVerify, Kind: setting.Bool, Default: "false",
+			Description: "write values derived from key and field and check every value read (dataintegrity); a mismatch is an integrity error"},
+		{Key: KeyLoad, Kind: setting.Bool, Default: "true",
+			Description: "load the records before the run (recreating the table); false runs against data already loaded"},
+		{Key: KeySessionOps, Kind: setting.Int, Default: "10", Min: 0, Max: 1e15,
+			Description: "operations per session, after which it ends (phases model); 0 never ends"},
+	}
+}
+
+// Engines lists the engines with a storage file, sorted.
+func (*Scenario) Engines() []string {
+	names := make([]string, 0, len(openers))
+	for n := range openers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// openers maps an engine name to its storage file's constructor; each
+// storage file adds itself from init.
+var openers = map[string]func(ctx context.Context, env scenario.Env, cfg *config) (store, error){}
+
+// workloadDef is a YCSB workload file: op proportions and the properties it
+// sets.
+type workloadDef struct {
+	props   [numOps]float64
+	dist    string
+	maxScan int
+}
+
+var workloads = map[string]workloadDef{
+	"a": {props: [numOps]float64{OpRead: 0.5, OpUpdate: 0.5}, dist: "zipfian", maxScan: 1000},
+	"b": {props: [numOps]float64{OpRead: 0.95, OpUpdate: 0.05}, dist: "zipfian", maxScan: 1000},
+	"c": {props: [numOps]float64{OpRead: 1}, dist: "zipfian", maxScan: 1000},
+	"d": {props: [numOps]float64{OpRead: 0.95, OpInsert: 0.05}, dist: "latest", maxScan: 1000},
+	"e": {props: [numOps]float64{OpScan: 0.95, OpInsert: 0.05}, dist: "zipfian", maxScan: 100},
+	"f": {props: [numOps]float64{OpRead: 0.5, OpReadModifyWrite: 0.5}, dist: "zipfian", maxScan: 1000},
+}
+
+// config is the resolved scenario configuration.
+type config struct {
+	workload    string
+	props       [numOps]float64
+	records     uint64
+	opCount     uint64
+	fields      int
+	fieldLength int
+	dist        string // uniform|zipfian|latest|hotspot
+	theta       float64
+	hotData     float64
+	hotOps      float64
+	maxScan     int
+	scanDist    string
+	readAll     bool
+	writeAll    bool
+	ordered     bool
+	verify      bool
+	load        bool
+	sessionOps  uint64
+}
+
+// configFrom reads the scenario settings, resolving the workload defaults.
+func configFrom(set *setting.Set) (*config, error) {
+	if set == nil {
+		return nil, errors.New("ycsb: no settings")
+	}
+	for _, sp := range (&Scenario{}).Settings() {
+		if !set.Has(sp.Key) {
+			return nil, fmt.Errorf("ycsb: setting %s missing from the resolved settings", sp.Key)
+		}
+	}
+	c := &config{
+		workload:    set.Get(KeyWorkload).String(),
+		records:     uint64(set.Get(KeyRecords).Int()),
+		opCount:     uint64(set.Get(KeyOperationCount).Int()),
+		fields:      int(set.Get(KeyFields).Int()),
+		fieldLength: int(set.Get(KeyFieldLength).Int()),
+		dist:        set.Get(KeyDistribution).String(),
+		theta:       set.Get(KeyZipfianConstant).Float(),
+		hotData:     set.Get(KeyHotspotData).Float(),
+		hotOps:      set.Get(KeyHotspotOps).Float(),
+		maxScan:     int(set.Get(KeyMaxScanLength).Int()),
+		scanDist:    set.Get(KeyScanLengthDist).String(),
+		readAll:     set.Get(KeyReadAllFields).Bool(),
+		writeAll:    set.Get(KeyWriteAllFields).Bool(),
+		ordered:     set.Get(KeyInsertOrder).String() == "ordered",
+		verify:      set.Get(KeyVerify).Bool(),
+		load:        set.Get(KeyLoad).Bool(),
+		sessionOps:  uint64(set.Get(KeySessionOps).Int()),
+	}
+	def, ok := workloads[c.workload]
+	if !ok {
+		return nil, fmt.Errorf("ycsb: unknown workload %q", c.workload)
+	}
+	c.props = def.props
+	if c.dist == "default" {
+		c.dist = def.dist
+	}
+	if !set.Given(KeyMaxScanLength) {
+		c.maxScan = def.maxScan
+	}
+	return c, nil
+}
+
+// Open resolves the settings, opens the engine's storage (creating the
+// table; dropping it first when ycsb.load is true) and prepares the shared
+// generators.
+func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workload, error) {
+	cfg, err := configFrom(env.Settings)
+	if err != nil {
+		return nil, err
+	}
+	open, ok := openers[env.Engine]
+	if !ok {
+		return nil, fmt.Errorf("ycsb on %q: %w (ycsb supports %v)", env.Engine, scenario.ErrEngineNotSupported, s.Engines())
+	}
+	st, err := open(ctx, env, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return newWorkload(cfg, st, env.Seed), nil
+}
+
+// Workload is an opened ycsb workload.
+type Workload struct {
+	cfg        *config
+	st         store
+	seed       uint64
+	fieldNames []string
+	ops        opChooser
+	ctr        *ackCounter
+
+	// Shared, read-only after Open except the counter and the zeta cache.
+	keyUniform   uniform
+	keyScrambled *scrambledZipfian
+	keyHotspot   hotspot
+	latestZeta   *zetaCache
+	scanUniform  uniform
+	scanZipf     zipfian
+}
+
+var _ scenario.Workload = (*Workload)(nil)
+
+func newWorkload(cfg *config, st store, seed uint64) *Workload {
+	w := &Workload{cfg: cfg, st: st, seed: seed, ops: newOpChooser(cfg.props)}
+	w.fieldNames = fieldNames(cfg.fields)
+	w.ctr = newAckCounter(cfg.records)
+	w.keyUniform = uniform{lo: 0, n: cfg.records}
+	w.keyHotspot = newHotspot(0, cfg.records, cfg.hotData, cfg.hotOps)
+	switch cfg.dist {
+	case "zipfian":
+		// As YCSB does, size the key space for the inserts expected in the
+		// run so that popular keys do not move as the table grows; draws
+		// beyond the keys inserted so far are redrawn.
+		expected := uint64(float64(cfg.opCount) * cfg.props[OpInsert] * 2)
+		w.keyScrambled = newScrambledZipfian(0, cfg.records+expected+1, cfg.theta)
+	case "latest":
+		w.latestZeta = &zetaCache{theta: cfg.theta}
+		w.latestZeta.get(w.ctr.last())
+	}
+	w.scanUniform = uniform{lo: 1, n: uint64(cfg.maxScan)}
+	w.scanZipf = newZipfian(uint64(cfg.maxScan), cfg.theta, zeta(uint64(cfg.maxScan), cfg.theta))
+	return w
+}
+
+// fieldNames returns YCSB's field names field0, field1...
+func fieldNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = "field" + strconv.Itoa(i)
+	}
+	return names
+}
+
+// Operations returns read, update, insert, scan, read_modify_write.
+func (w *Workload) Operations() []string { return slices.Clone(operationNames) }
+
+// LoadSize is ycsb.records when ycsb.load is true, else 0.
+func (w *Workload) LoadSize() int64 {
+	if !w.cfg.load {
+		return 0
+	}
+	return int64(w.cfg.records)
+}
+
+// Close releases the storage's prepared statements.
+func (w *Workload) Close() error { return w.st.close() }
+
+// loadBatchSize is how many records Load hands the store at once (one
+// transaction of multi-row inserts on SQL engines).
+const loadBatchSize = 5000
+
+// Load inserts key numbers [0, records) split into contiguous ranges, one
+// per worker, in batches. Values derive from the seed and the key number
+// (and with ycsb.verify, from the key and field name only), so the data does
+// not depend on the number of workers. progress is called from one
+// goroutine at a time.
+func (w *Workload) Load(ctx context.Context, workers int, progress func(n int64)) error {
+	if !w.cfg.load || w.cfg.records == 0 {
+		return nil
+	}
+	n := w.cfg.records
+	workers = int(min(max(uint64(workers), 1), n))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg         sync.WaitGroup
+		mu         sync.Mutex
+		firstErr   error
+		progressMu sync.Mutex
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+		cancel()
+	}
+	for i := range workers {
+		lo, hi := n*uint64(i)/uint64(workers), n*uint64(i+1)/uint64(workers)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := newBatch(w.cfg.fields, loadBatchSize)
+			for k := lo; k < hi; {
+				if err := ctx.Err(); err != nil {
+					fail(fmt.Errorf("ycsb load: %w", err))
+					return
+				}
+				b.reset()
+				for ; k < hi && b.n < loadBatchSize; k++ {
+					w.addRecord(b, k)
+				}
+				if err := w.st.insertBatch(ctx, b); err != nil {
+					fail(fmt.Errorf("ycsb load: %w", err))
+					return
+				}
+				if progress != nil {
+					progressMu.Lock()
+					progress(int64(b.n))
+					progressMu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// addRecord appends record k, with all its fields, to b.
+func (w *Workload) addRecord(b *batch, k uint64) {
+	row := b.n
+	b.n++
+	b.keys[row] = appendKey(b.keys[row][:0], k, w.cfg.ordered)
+	r := newRNG(w.seed ^ mix64(k))
+	for f := range w.cfg.fields {
+		v := &b.vals[row*b.nf+f]
+		if w.cfg.verify {
+			*v = appendDeterministicValue((*v)[:0], b.keys[row], w.fieldNames[f], w.cfg.fieldLength)
+		} else {
+			*v = appendRandomValue((*v)[:0], &r, w.cfg.fieldLength)
+		}
+	}
+}
+
+// opChooser picks an operation with fixed proportions (YCSB's
+// DiscreteGenerator over the op proportions).
+type opChooser struct {
+	cum   [numOps]float64
+	ops   [numOps]int
+	n     int
+	total float64
+}
+
+func newOpChooser(props [numOps]float64) opChooser {
+	var c opChooser
+	for op, p := range props {
+		if p > 0 {
+			c.total += p
+			c.cum[c.n], c.ops[c.n] = c.total, op
+			c.n++
+		}
+	}
+	return c
+}
+
+func (c *opChooser) next(r *rng) int {
+	if c.n == 1 {
+		return c.ops[0]
+	}
+	u := r.float64() * c.total
+	for i := 0; i < c.n-1; i++ {
+		if u < c.cum[i] {
+			return c.ops[i]
+		}
+	}
+	return c.ops[c.n-1]
+}
+
+// store is what a storage file implements for one engine. Methods are safe
+// for concurrent use; the byte slices they are given are only valid during
+// the call. field selects one field by index, or every field when < 0.
+type store interface {
+	// read fetches key's record into res (one row), or fails wrapping
+	// engine.ErrNotFound.
+	read(ctx context.Context, key []byte, field int, res *result) error
+	// scan fetches up to n records with keys >= start, in key order.
+	scan(ctx context.Context, start []byte, n, field int, res *result) error
+	// update writes vals[field] (every field when field < 0) to key's record.
+	update(ctx context.Context, key []byte, field int, vals [][]byte) error
+	// insert writes a new record with every field of vals.
+	insert(ctx context.Context, key []byte, vals [][]byte) error
+	// insertBatch inserts the records of b.
+	insertBatch(ctx context.Context, b *batch) error
+	// close releases what the store holds (not the engine connection).
+	close() error
+}
+
+// batch is a reusable set of records for insertBatch.
+type batch struct {
+	n, nf int
+	keys  [][]byte
+	vals  [][]byte // row-major: vals[row*nf+field]
+}
+
+func newBatch(nf, size int) *batch {
+	return &batch{nf: nf, keys: make([][]byte, size), vals: make([][]byte, size*nf)}
+}
+
+func (b *batch) reset() { b.n = 0 }
+
+// row returns record i's field values.
+func (b *batch) row(i int) [][]byte { return b.vals[i*b.nf : (i+1)*b.nf] }
+
+// result is a reusable buffer for the rows a read or scan returns. Storage
+// files copy into it; the session verifies from it.
+type result struct {
+	nf      int
+	rows    int
+	keys    [][]byte
+	vals    [][]byte // row-major
+	present []bool   // whether vals[i] was returned
+}
+
+func (r *result) reset(nf int) {
+	r.nf, r.rows = nf, 0
+}
+
+// addRow appends a row for key and returns its index.
+func (r *result) addRow(key []byte) int {
+	i := r.grow()
+	r.keys[i] = append(r.keys[i][:0], key...)
+	return i
+}
+
+// addRowString is addRow for a key given as a string.
+func (r *result) addRowString(key string) int {
+	i := r.grow()
+	r.keys[i] = append(r.keys[i][:0], key...)
+	return i
+}
+
+// grow adds an empty row and returns its index.
+func (r *result) grow() int {
+	i := r.rows
+	r.rows++
+	if len(r.keys) < r.rows {
+		r.keys = append(r.keys, nil)
+		r.vals = append(r.vals, make([][]byte, r.nf)...)
+		r.present = append(r.present, make([]bool, r.nf)...)
+	}
+	if len(r.vals) < r.rows*r.nf { // nf grew since the buffers were made
+		r.vals = append(r.vals, make([][]byte, r.rows*r.nf-len(r.vals))...)
+		r.present = append(r.present, make([]bool, r.rows*r.nf-len(r.present))...)
+	}
+	clear(r.present[i*r.nf : (i+1)*r.nf])
+	return i
+}
+
+// set copies v as field f of row i.
+func (r *result) set(i, f int, v []byte) {
+	j := i*r.nf + f
+	r.vals[j] = append(r.vals[j][:0], v...)
+	r.present[j] = true
+}
+
+// errEngine wraps an engine error seen while opening storage.
+func errEngine(engineName string, err error) error {
+	return fmt.Errorf("ycsb on %s: %w", engineName, err)
+}
+
+// asConn type-asserts env.Conn to the engine's concrete connection type.
+func asConn[T engine.Conn](env scenario.Env) (T, error) {
+	c, ok := env.Conn.(T)
+	if !ok {
+		var zero T
+		return zero, fmt.Errorf("ycsb on %s: connection is %T, want %T", env.Engine, env.Conn, zero)
+	}
+	return c, nil
+}
