@@ -2,6 +2,7 @@ package ycsb
 
 import (
 	"context"
+	"errors"
 
 	"github.com/scalelab/scalelab/engine/memory"
 	"github.com/scalelab/scalelab/scenario"
@@ -74,9 +75,22 @@ func (m *memoryStore) insert(ctx context.Context, key []byte, vals [][]byte) err
 	return m.c.Insert(ctx, string(key), m.record(-1, vals))
 }
 
+// loadRetries is how often the load retries a record that failed with an
+// injected fault: memory.error_rate is meant for the run, and a load that
+// any injected error aborts would make it unusable. Dropped writes
+// (memory.drop_writes) stay dropped, so lost records still show.
+const loadRetries = 100
+
 func (m *memoryStore) insertBatch(ctx context.Context, b *batch) error {
 	for i := range b.n {
-		if err := m.c.Insert(ctx, string(b.keys[i]), m.record(-1, b.row(i))); err != nil {
+		key, rec := string(b.keys[i]), m.record(-1, b.row(i))
+		var err error
+		for range loadRetries {
+			if err = m.c.Insert(ctx, key, rec); !errors.Is(err, memory.ErrInjected) {
+				break
+			}
+		}
+		if err != nil {
 			return err
 		}
 	}
