@@ -73,6 +73,7 @@ type Collector struct {
 	recs      []*Recorder
 	inflights []*atomic.Int64 // per op, for pooled recorders
 
+	stopAt      atomic.Int64 // Now()-base when the load stopped; 0 while running
 	sessions    atomic.Int64
 	maxSessions atomic.Int64
 
@@ -185,6 +186,10 @@ func (c *Collector) InFlight() []int64 {
 	return out
 }
 
+// StopNow marks the end of the load: the last interval ends here even if
+// the collector is still busy writing an earlier one when told to stop.
+func (c *Collector) StopNow() { c.stopAt.Store(Now() - c.base) }
+
 // Run closes intervals until stop is closed, then closes the last one.
 // It returns the first sink error.
 func (c *Collector) Run(stop <-chan struct{}) error {
@@ -218,6 +223,9 @@ func (c *Collector) nextBoundary(from time.Duration) time.Duration {
 // only when not running Run.
 func (c *Collector) Flush() {
 	end := Now() - c.base
+	if at := c.stopAt.Load(); at > 0 && at < end {
+		end = max(at, c.lastEnd)
+	}
 	iv := c.cur
 	iv.Index, iv.StartNs, iv.EndNs = c.index, c.lastEnd, end
 	iv.Warmup = time.Duration(c.lastEnd) < c.cfg.Warmup

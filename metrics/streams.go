@@ -195,10 +195,21 @@ func NewSamplesSink(path string, ops []string) (*SamplesSink, error) {
 
 // Interval writes iv's samples.
 func (ss *SamplesSink) Interval(iv *Interval) error {
-	b := &ss.s.buf
+	line := make([]byte, 0, 96)
 	for _, sm := range iv.Samples {
-		fmt.Fprintf(b, "%.6f,%s,%s,%.3f,%.3f,%t\n", float64(sm.EndNs)/1e9, ss.ops[sm.Op], sm.Class,
-			float64(sm.LatencyNs)/1e6, float64(sm.ServiceNs)/1e6, iv.Warmup)
+		line = strconv.AppendFloat(line[:0], float64(sm.EndNs)/1e9, 'f', 6, 64)
+		line = append(line, ',')
+		line = append(line, ss.ops[sm.Op]...)
+		line = append(line, ',')
+		line = append(line, sm.Class.String()...)
+		line = append(line, ',')
+		line = strconv.AppendFloat(line, float64(sm.LatencyNs)/1e6, 'f', 3, 64)
+		line = append(line, ',')
+		line = strconv.AppendFloat(line, float64(sm.ServiceNs)/1e6, 'f', 3, 64)
+		line = append(line, ',')
+		line = strconv.AppendBool(line, iv.Warmup)
+		line = append(line, '\n')
+		ss.s.buf.Write(line)
 	}
 	return ss.s.commit()
 }

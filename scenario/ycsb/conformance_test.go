@@ -167,10 +167,19 @@ func conformance(t *testing.T, engineName, wl, order string) {
 		}
 	}
 
-	// A missing key is not found, classed not_found.
-	s.key, s.field = append(s.key[:0], "nosuchkey"...), -1
+	// A missing key beyond the loaded records (an insert that may have
+	// failed) is not found, classed not_found.
+	s.key, s.field, s.keynum = append(s.key[:0], "nosuchkey"...), -1, s.w.cfg.records+1
 	if err := s.read(ctx); !errors.Is(err, engine.ErrNotFound) || metrics.ClassOf(err) != metrics.NotFound {
 		t.Errorf("read of a missing key: %v", err)
+	}
+	// A loaded record that has gone missing is a lost write: with verify,
+	// an integrity error.
+	if s.w.cfg.verify {
+		s.keynum = 0
+		if err := s.read(ctx); !errors.Is(err, engine.ErrIntegrity) || metrics.ClassOf(err) != metrics.Integrity {
+			t.Errorf("read of a missing loaded record: %v", err)
+		}
 	}
 }
 

@@ -34,8 +34,9 @@ type Session struct {
 	prepared bool
 	op       int
 	key      []byte
-	field    int // field read (-1 every field)
-	wfield   int // field written (-1 every field)
+	keynum   uint64 // key number of the prepared read, update or scan
+	field    int    // field read (-1 every field)
+	wfield   int    // field written (-1 every field)
 	scanN    int
 	vals     [][]byte // values to write, by field; made on the first write
 	want     []byte   // expected value, when verifying
@@ -146,6 +147,12 @@ func (s *Session) Do(ctx context.Context) error {
 func (s *Session) read(ctx context.Context) error {
 	s.res.reset(s.nf)
 	if err := s.st.read(ctx, s.key, s.field, &s.res); err != nil {
+		// A loaded record must exist: with verify, its absence is a lost
+		// write. Inserted keys may be missing because their insert failed
+		// (YCSB acknowledges failed inserts), so they stay not_found.
+		if s.w.cfg.verify && s.w.cfg.load && s.keynum < s.w.cfg.records && errors.Is(err, engine.ErrNotFound) {
+			return fmt.Errorf("%w: loaded record %s is missing (%v)", engine.ErrIntegrity, s.key, err)
+		}
 		return err
 	}
 	if s.w.cfg.verify {
@@ -168,7 +175,8 @@ func (s *Session) insert(ctx context.Context) error {
 // pickKey chooses the key of a read, update, scan or read-modify-write from
 // the request distribution, among keys whose insert is acknowledged.
 func (s *Session) pickKey() {
-	s.key = appendKey(s.key[:0], s.nextKeynum(), s.w.cfg.ordered)
+	s.keynum = s.nextKeynum()
+	s.key = appendKey(s.key[:0], s.keynum, s.w.cfg.ordered)
 }
 
 func (s *Session) nextKeynum() uint64 {

@@ -1,0 +1,236 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/scalelab/scalelab/results"
+)
+
+func run(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(ctx, args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func readRun(t *testing.T, dir string) *results.Run {
+	t.Helper()
+	r, err := results.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestBadInputExit2(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"run", "ycbs"}, []string{`unknown scenario "ycbs"`, `did you mean "ycsb"`}},
+		{[]string{"run", "ycsb", "--engine", "sqlit"}, []string{`unknown engine "sqlit"`, `did you mean "sqlite"`}},
+		{[]string{"run", "ycsb", "--set", "ycsb.workloud=c"}, []string{`"ycsb.workloud"`, `did you mean "ycsb.workload"`}},
+		{[]string{"run", "ycsb", "--set", "ycsb.workload=z"}, []string{"ycsb.workload", `"z"`, "a|b|c|d|e|f"}},
+		{[]string{"run", "ycsb", "--set", "memory.latency=1ms"}, []string{"belongs to engine memory", "uses engine sqlite"}},
+		{[]string{"run", "ycsb", "--phases", "30s@1/s,xx"}, []string{"phase 2", "DURATION@RATE"}},
+		{[]string{"run", "ycsb", "--rate", "fast"}, []string{`rate "fast"`}},
+		{[]string{"run", "ycsb", "--think", "soon"}, []string{`--think "soon"`, "exp:2s"}},
+		{[]string{"run", "ycsb", "--rate", "10/s", "--think", "1s"}, []string{"--think does not apply to the rate model"}},
+		{[]string{"run", "ycsb", "--users", "0"}, []string{"--users 0"}},
+		{[]string{"run", "ycsb", "--bogus"}, []string{"flag provided but not defined: -bogus"}},
+		{[]string{"run"}, []string{"no scenario given"}},
+		{[]string{"runn"}, []string{`did you mean "run"`}},
+		{[]string{"run", "ycsb", "--duration", "1s", "--warmup", "2s"}, []string{"leaves nothing to measure"}},
+	} {
+		code, _, stderr := run(t, context.Background(), append(tc.args, "--out", filepath.Join(dir, "never"))...)
+		if code != ExitUsage {
+			t.Errorf("%v: exit %d, want 2; stderr %s", tc.args, code, stderr)
+		}
+		for _, w := range tc.wants {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%v: stderr %q lacks %q", tc.args, stderr, w)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "never")); err == nil {
+		t.Error("a results directory was created for bad input")
+	}
+}
+
+func TestListPrintsEverySetting(t *testing.T) {
+	t.Parallel()
+	code, out, _ := run(t, context.Background(), "list")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, w := range []string{"ycsb", "sqlite", "null", "memory", "closed", "rate", "phases", "ycsb.workload", "a|b|c|d|e|f", "sqlite.journal_mode", "memory.error_rate", "DESCRIPTION"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("list output lacks %q", w)
+		}
+	}
+}
+
+// TestRunWritesResultsDirectory runs ycsb on memory and checks the results
+// contract: files, status, summary fields, ok + errors = started.
+func TestRunWritesResultsDirectory(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "r")
+	code, out, stderr := run(t, context.Background(), "run", "ycsb", "--engine", "memory", "--users", "4", "--duration", "2s", "--warmup", "500ms",
+		"--set", "ycsb.verify=true", "--set", "memory.error_rate=0.01", "--samples", "--out", dir, "--progress", "off")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	for _, f := range []string{"run.json", "intervals.hlog", "series.csv", "samples.csv", "report.html"} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s missing or empty", f)
+		}
+	}
+	r := readRun(t, dir)
+	if r.Status != "ok" || r.ExitCode != 0 || r.MeasuredS < 1.3 || r.MeasuredS > 1.7 || r.Process == nil {
+		t.Fatalf("status %s exit %d measured %.2f", r.Status, r.ExitCode, r.MeasuredS)
+	}
+	for _, op := range []string{"read", "update"} {
+		s, ok := r.Summary[op]
+		if !ok {
+			t.Fatalf("no summary for %s: %v", op, r.Summary)
+		}
+		if s.Count+s.Errors+s.InFlight != s.Started || s.Errors == 0 || s.ErrorsByClass["other"] != s.Errors || s.P99Ms == nil || s.ThroughputPerS <= 0 {
+			t.Errorf("%s: %+v", op, s)
+		}
+	}
+	if !strings.Contains(out, "results: "+dir) {
+		t.Errorf("stdout does not print the results path:\n%s", out)
+	}
+}
+
+// TestIntegrityFailureExit1: wrong data read back fails the run.
+func TestIntegrityFailureExit1(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "r")
+	code, out, _ := run(t, context.Background(), "run", "ycsb", "--engine", "memory", "--users", "2", "--ops", "2000",
+		"--set", "ycsb.verify=true", "--set", "memory.drop_writes=0.5", "--out", dir, "--progress", "off")
+	r := readRun(t, dir)
+	if code != ExitCheckFailed || r.Status != "failed" || r.ExitCode != 1 || len(r.Failures) == 0 {
+		t.Fatalf("exit %d status %s failures %v\n%s", code, r.Status, r.Failures, out)
+	}
+}
+
+// TestUnreachableExit4: an engine that cannot open is exit 4, recorded.
+func TestUnreachableExit4(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "r")
+	code, _, stderr := run(t, context.Background(), "run", "ycsb", "--target", "/nonexistent/dir/x.db", "--out", dir, "--progress", "off")
+	r := readRun(t, dir)
+	if code != ExitUnfinished || r.Status != "failed" || r.ExitCode != ExitUnfinished || !strings.Contains(stderr, "connect to sqlite") {
+		t.Fatalf("exit %d status %s: %s", code, r.Status, stderr)
+	}
+}
+
+// TestOpsBudgetAndRateModel: --ops is exact; the rate model records
+// service time and lag.
+func TestOpsBudgetAndRateModel(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "ops")
+	if code, out, errs := run(t, context.Background(), "run", "ycsb", "--engine", "null", "--set", "ycsb.workload=c", "--ops", "100000", "--users", "7", "--out", dir, "--progress", "off"); code != 0 {
+		t.Fatalf("exit %d %s %s", code, out, errs)
+	}
+	if r := readRun(t, dir); r.Summary["read"].Count != 100000 || r.StopReason != "completed" {
+		t.Fatalf("count %d stop %s", r.Summary["read"].Count, r.StopReason)
+	}
+	dir = filepath.Join(t.TempDir(), "rate")
+	if code, out, errs := run(t, context.Background(), "run", "ycsb", "--engine", "memory", "--rate", "2000/s", "--arrivals", "poisson", "--duration", "2s", "--out", dir, "--progress", "off"); code != 0 {
+		t.Fatalf("exit %d %s %s", code, out, errs)
+	}
+	r := readRun(t, dir)
+	if r.Lag == nil || r.Totals.Count < 3400 || r.Totals.Count > 4600 || r.Summary["read"].Service == nil {
+		t.Fatalf("rate run: lag %v totals %+v", r.Lag, r.Totals)
+	}
+}
+
+// TestInterruptInProcess: cancelling the context (what the first Ctrl-C
+// does) finishes the results directory within 2 s, status interrupted,
+// exit 3.
+func TestInterruptInProcess(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "r")
+	ctx, cancel := context.WithCancel(context.Background())
+	var at time.Time
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		at = time.Now()
+		cancel()
+	}()
+	code, _, _ := run(t, ctx, "run", "ycsb", "--engine", "memory", "--duration", "1m", "--set", "memory.latency=1ms", "--out", dir, "--progress", "off")
+	took := time.Since(at)
+	r := readRun(t, dir)
+	if code != ExitInterrupted || r.Status != "interrupted" || r.ExitCode != 3 || took > 2*time.Second {
+		t.Fatalf("exit %d status %s after %s", code, r.Status, took)
+	}
+	if s := r.Summary["read"]; s.Count == 0 || s.Count+s.Errors+s.InFlight != s.Started {
+		t.Fatalf("summary %+v", s)
+	}
+}
+
+// TestSignals builds the binary and sends real SIGINTs: one finishes the
+// results directory (exit 3); two in a row quit at once, leaving the
+// streamed files with whole lines only.
+func TestSignals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "scalelab")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/scalelab").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	start := func(dir string) *exec.Cmd {
+		cmd := exec.Command(bin, "run", "ycsb", "--engine", "memory", "--duration", "1m", "--set", "memory.latency=1ms", "--out", dir, "--progress", "off")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2500 * time.Millisecond)
+		return cmd
+	}
+	dir := filepath.Join(t.TempDir(), "one")
+	cmd := start(dir)
+	sent := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	took := time.Since(sent)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || took > 2*time.Second {
+		t.Fatalf("one SIGINT: %v after %s", err, took)
+	}
+	if r := readRun(t, dir); r.Status != "interrupted" || r.ExitCode != 3 {
+		t.Fatalf("status %s exit %d", r.Status, r.ExitCode)
+	}
+
+	dir = filepath.Join(t.TempDir(), "two")
+	cmd = start(dir)
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Process.Signal(syscall.SIGINT)
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
+		t.Fatalf("two SIGINTs: %v", err)
+	}
+	for _, f := range []string{"series.csv", "intervals.hlog"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil || len(b) == 0 || b[len(b)-1] != '\n' {
+			t.Fatalf("%s after a hard quit: torn or missing (%v)", f, err)
+		}
+	}
+	var doc map[string]any
+	b, _ := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("run.json is not valid JSON after a hard quit: %v", err)
+	}
+}

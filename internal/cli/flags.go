@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// runFlags are the flags of `scalelab run`.
+type runFlags struct {
+	engine   string
+	target   string
+	model    string
+	users    int
+	think    string
+	duration time.Duration
+	ops      int64
+	rate     string
+	arrivals string
+	phases   string
+	warmup   time.Duration
+	seed     uint64
+	samples  bool
+	out      string
+	progress string
+	sets     multiFlag
+	loadOnly bool
+	drain    time.Duration
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+func newRunFlags() (*flag.FlagSet, *runFlags) {
+	f := &runFlags{}
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&f.engine, "engine", "sqlite", "engine to run against (see `scalelab list`)")
+	fs.StringVar(&f.target, "target", "", "engine target: a file for sqlite, an address for servers (passwords come from the environment, never from here)")
+	fs.StringVar(&f.model, "model", "", "load model: closed|rate|phases (default: phases with --phases, rate with --rate, else closed)")
+	fs.IntVar(&f.users, "users", 0, "closed: virtual users (default 8); rate: operations that may be in flight at once (default 32)")
+	fs.StringVar(&f.think, "think", "", "think time between a user's operations: 2s, uniform 0-5s, exponential exp:2s")
+	fs.DurationVar(&f.duration, "duration", 0, "how long to run (default 10s unless --ops or --phases bound the run)")
+	fs.Int64Var(&f.ops, "ops", 0, "total operations, shared by all users (0: no limit)")
+	fs.StringVar(&f.rate, "rate", "", "rate model: operations per second, e.g. 5000/s")
+	fs.StringVar(&f.arrivals, "arrivals", "constant", "rate model arrivals: constant|poisson")
+	fs.StringVar(&f.phases, "phases", "", "phases model: session arrival phases, e.g. 30s@1/s,30s@2/s,30s@4/s")
+	fs.DurationVar(&f.warmup, "warmup", 0, "exclude this first part of the run from every figure")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of generated data and random choices (same seed, same data)")
+	fs.BoolVar(&f.samples, "samples", false, "also write every operation to samples.csv")
+	fs.StringVar(&f.out, "out", "", "results directory (default scalelab-results/SCENARIO-ENGINE-TIME)")
+	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto|bar|lines|off")
+	fs.Var(&f.sets, "set", "a setting, key=value (repeatable); `scalelab list` prints them all")
+	fs.BoolVar(&f.loadOnly, "load-only", false, "load the data and stop, without the measured run")
+	fs.DurationVar(&f.drain, "drain", time.Second, "at the stop, how long in-flight operations may finish")
+	return fs, f
+}
+
+// parseRunArgs accepts the scenario anywhere among the flags.
+func parseRunArgs(args []string) (*runFlags, map[string]bool, string, error) {
+	fs, f := newRunFlags()
+	var positional []string
+	rest := args
+	for {
+		if err := fs.Parse(rest); err != nil {
+			return nil, nil, "", usageErr("run: %v; see 'scalelab help run'", err)
+		}
+		rest = fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		positional = append(positional, rest[0])
+		rest = rest[1:]
+	}
+	given := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	if len(positional) == 0 {
+		return nil, nil, "", usageErr("run: no scenario given; usage: scalelab run SCENARIO [flags] (see `scalelab list`)")
+	}
+	if len(positional) > 1 {
+		return nil, nil, "", usageErr("run: one scenario expected, got %q; flags go before or after it (--engine null)", positional)
+	}
+	return f, given, positional[0], nil
+}
+
+// checkConflicts rejects flags that belong to another load model.
+func (f *runFlags) checkConflicts(model string, given map[string]bool) error {
+	owners := map[string][]string{
+		"think":    {"closed", "phases"},
+		"rate":     {"rate"},
+		"arrivals": {"rate"},
+		"phases":   {"phases"},
+		"users":    {"closed", "rate"},
+	}
+	for name, models := range owners {
+		if !given[name] {
+			continue
+		}
+		ok := false
+		for _, m := range models {
+			ok = ok || m == model
+		}
+		if !ok {
+			return usageErr("run: --%s does not apply to the %s model (it is for: %s)", name, model, strings.Join(models, ", "))
+		}
+	}
+	return nil
+}
+
+func fmtDur(d time.Duration) string {
+	if d <= 0 {
+		return "0s"
+	}
+	return fmt.Sprint(d.Round(time.Millisecond))
+}

@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/load"
+	"github.com/scalelab/scalelab/metrics"
+	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/scenario"
+)
+
+// measure runs the load model with the collector and its streamed files,
+// then fills the summary, the checks and the status into the document.
+func (p *runPlan) measure(ctx context.Context, wl scenario.Workload, st *runState, ui *progress) (string, error) {
+	doc := st.doc
+	ops := wl.Operations()
+	coll0 := metrics.Config{Ops: ops, Open: p.model.Open(), Samples: p.flags.samples, Warmup: p.flags.warmup}
+	start := time.Now()
+	hlog, err := metrics.NewHlogSink(filepath.Join(p.dir, results.HlogFile), start)
+	if err != nil {
+		return "", err
+	}
+	series, err := metrics.NewSeriesSink(filepath.Join(p.dir, results.SeriesFile))
+	if err != nil {
+		return "", err
+	}
+	sinks := []metrics.Sink{hlog, series, ui}
+	closers := []func() error{hlog.Close, series.Close}
+	doc.Files = append(doc.Files, results.HlogFile, results.SeriesFile)
+	if p.flags.samples {
+		sm, err := metrics.NewSamplesSink(filepath.Join(p.dir, results.SamplesFile), ops)
+		if err != nil {
+			return "", err
+		}
+		sinks = append(sinks, sm)
+		closers = append(closers, sm.Close)
+		doc.Files = append(doc.Files, results.SamplesFile)
+	}
+	coll0.Sinks = sinks
+	var usage results.Usage
+	coll0.OnMeasure = func() { usage = results.TakeUsage() }
+	coll := metrics.NewCollector(coll0)
+	run, err := load.NewRun(wl, coll, p.model, p.opts)
+	if err != nil {
+		return "", withCode(ExitUsage, err)
+	}
+	coll.Begin()
+	stopColl := make(chan struct{})
+	collDone := make(chan error, 1)
+	go func() { collDone <- coll.Run(stopColl) }()
+	ui.startRun(p.opts, run, coll)
+	stuck := run.Execute(ctx)
+	coll.StopNow()
+	cpuAtStop := results.TakeUsage()
+	close(stopColl)
+	sinkErr := <-collDone
+	ui.endRun()
+	for _, c := range closers {
+		if err := c(); err != nil && sinkErr == nil {
+			sinkErr = err
+		}
+	}
+
+	totals, lag, measured := coll.Totals()
+	inflight := coll.InFlight()
+	summaries := metrics.Summarize(totals, measured, inflight)
+	for _, s := range summaries {
+		doc.Summary[s.Op] = s
+	}
+	doc.Totals = results.Sum(doc.Summary)
+	if !usage.IsZero() {
+		doc.Process = results.ProcessBetween(usage, cpuAtStop, doc.Totals.Started, runtime.NumCPU())
+	}
+	doc.MeasuredS = measured.Seconds()
+	doc.Intervals = coll.Intervals()
+	doc.StopReason = run.StopReason()
+	if p.model.Open() {
+		ls := metrics.SummarizeLag(lag)
+		doc.Lag = &ls
+		if ls.Count > 0 {
+			var late int64
+			for _, s := range summaries {
+				late += s.Late
+			}
+			if frac := float64(late) / float64(ls.Count); frac > 0.01 {
+				doc.Warnings = append(doc.Warnings, fmt.Sprintf("%.1f%% of operations started more than %s after their intended start: the generator could not keep up with the schedule (more --users, or a lower rate); latencies include this wait", 100*frac, time.Duration(metrics.LateThresholdNs)))
+			}
+		}
+	}
+	if _, ok := p.model.(*load.Phases); ok {
+		doc.MaxSessions = coll.MaxSessions()
+	}
+	if stuck {
+		doc.Warnings = append(doc.Warnings, fmt.Sprintf("%d operations were still in flight %s after the stop; they are counted as in_flight", doc.Totals.InFlight, p.opts.Drain))
+	}
+	if sinkErr != nil {
+		return "", fmt.Errorf("write results: %w", sinkErr)
+	}
+
+	status := results.StatusOK
+	if ctx.Err() != nil {
+		status = results.StatusInterrupted
+	}
+	if chk, ok := wl.(scenario.Checker); ok && status == results.StatusOK {
+		if err := chk.Check(ctx); err != nil {
+			if !errors.Is(err, engine.ErrIntegrity) {
+				return "", withCode(ExitUnfinished, fmt.Errorf("post-run check: %w", err))
+			}
+			doc.Failures = append(doc.Failures, err.Error())
+		}
+	}
+	for _, s := range summaries {
+		if n := s.ErrorsByClass[metrics.Integrity.String()]; n > 0 {
+			doc.Failures = append(doc.Failures, fmt.Sprintf("%s: %d integrity errors (the store returned wrong data)", s.Op, n))
+		}
+	}
+	if doc.Totals.Count == 0 && doc.Totals.Errors > 0 && status == results.StatusOK {
+		return "", withCode(ExitUnfinished, fmt.Errorf("no operation succeeded (%d failed); is the engine reachable?", doc.Totals.Errors))
+	}
+	if len(doc.Failures) > 0 && status == results.StatusOK {
+		status = results.StatusFailed
+	}
+	return status, nil
+}
