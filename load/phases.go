@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/scalelab/scalelab/metrics"
@@ -60,8 +61,11 @@ func (m *Phases) Params() map[string]any {
 	return map[string]any{"phases": ps, "think": m.Think.String(), "arrivals": "poisson"}
 }
 
+// prepare makes the recorder pool: only GOMAXPROCS goroutines record at
+// once, so a few recorders per processor keep takers from colliding while
+// keeping the per-second merge (and the histograms' memory) small.
 func (m *Phases) prepare(r *Run) {
-	m.pool = r.coll.NewPool(64)
+	m.pool = r.coll.NewPool(4 * runtime.GOMAXPROCS(0))
 }
 
 // run launches sessions phase by phase, then waits for them to finish (or

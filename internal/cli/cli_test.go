@@ -171,7 +171,7 @@ func TestInterruptInProcess(t *testing.T) {
 		at = time.Now()
 		cancel()
 	}()
-	code, _, _ := run(t, ctx, "run", "ycsb", "--engine", "memory", "--duration", "1m", "--set", "memory.latency=1ms", "--out", dir, "--progress", "off")
+	code, _, _ := run(t, ctx, "run", "ycsb", "--engine", "memory", "--duration", "1m", "--set", "memory.latency=1ms", "--set", "ycsb.records=50", "--out", dir, "--progress", "off")
 	took := time.Since(at)
 	r := readRun(t, dir)
 	if code != ExitInterrupted || r.Status != "interrupted" || r.ExitCode != 3 || took > 2*time.Second {
@@ -179,6 +179,19 @@ func TestInterruptInProcess(t *testing.T) {
 	}
 	if s := r.Summary["read"]; s.Count == 0 || s.Count+s.Errors+s.InFlight != s.Started {
 		t.Fatalf("summary %+v", s)
+	}
+}
+
+// TestInterruptDuringLoad: a Ctrl-C while loading data is recorded too.
+func TestInterruptDuringLoad(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "r")
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	code, _, stderr := run(t, ctx, "run", "ycsb", "--engine", "memory", "--set", "memory.latency=5ms", "--set", "ycsb.records=100000", "--out", dir, "--progress", "off")
+	r := readRun(t, dir)
+	if code != ExitInterrupted || r.Status != "interrupted" || r.LoadPhase == nil || r.LoadPhase.Items >= 100000 || !strings.Contains(stderr, "while loading") {
+		t.Fatalf("exit %d status %s load %+v: %s", code, r.Status, r.LoadPhase, stderr)
 	}
 }
 
@@ -194,7 +207,7 @@ func TestSignals(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	start := func(dir string) *exec.Cmd {
-		cmd := exec.Command(bin, "run", "ycsb", "--engine", "memory", "--duration", "1m", "--set", "memory.latency=1ms", "--out", dir, "--progress", "off")
+		cmd := exec.Command(bin, "run", "ycsb", "--engine", "memory", "--duration", "1m", "--set", "memory.latency=1ms", "--set", "ycsb.records=50", "--out", dir, "--progress", "off")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

@@ -28,6 +28,7 @@ type runFlags struct {
 	sets     multiFlag
 	loadOnly bool
 	drain    time.Duration
+	cpuprof  string
 }
 
 type multiFlag []string
@@ -57,6 +58,7 @@ func newRunFlags() (*flag.FlagSet, *runFlags) {
 	fs.Var(&f.sets, "set", "a setting, key=value (repeatable); `scalelab list` prints them all")
 	fs.BoolVar(&f.loadOnly, "load-only", false, "load the data and stop, without the measured run")
 	fs.DurationVar(&f.drain, "drain", time.Second, "at the stop, how long in-flight operations may finish")
+	fs.StringVar(&f.cpuprof, "cpuprofile", "", "write a Go CPU profile of scalelab itself to this file (to find generator overhead)")
 	return fs, f
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"runtime"
 	"time"
 
@@ -49,6 +51,17 @@ func (p *runPlan) measure(ctx context.Context, wl scenario.Workload, st *runStat
 	run, err := load.NewRun(wl, coll, p.model, p.opts)
 	if err != nil {
 		return "", withCode(ExitUsage, err)
+	}
+	if p.flags.cpuprof != "" {
+		pf, err := os.Create(p.flags.cpuprof)
+		if err != nil {
+			return "", withCode(ExitUsage, fmt.Errorf("--cpuprofile: %w", err))
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			pf.Close()
+			return "", fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer func() { pprof.StopCPUProfile(); pf.Close() }()
 	}
 	coll.Begin()
 	stopColl := make(chan struct{})
