@@ -4,7 +4,7 @@ BIN     := bin/scalelab
 PKGS    := ./...
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all setup build demo test lint unit fuzz bench clean
+.PHONY: all setup build demo test lint unit fuzz bench clean tools
 
 all: build
 
@@ -30,7 +30,15 @@ lint: setup
 	$(GO) vet $(PKGS)
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
 
-unit: setup
+# tools: HdrHistogram's Java jar, with which a test proves intervals.hlog is
+# readable by HdrHistogram's own HistogramLogProcessor (needs java and mvn).
+HDR_ARTIFACT := org.hdrhistogram:HdrHistogram:2.2.2
+tools:
+	@if command -v mvn >/dev/null && command -v java >/dev/null; then \
+		mvn -q -B dependency:get -Dartifact=$(HDR_ARTIFACT); \
+	else echo "note: java/mvn missing: the HdrHistogram tool test will be skipped (apt-get install default-jdk-headless maven)"; fi
+
+unit: setup tools
 	$(GO) test -race -count=1 $(PKGS)
 
 FUZZTIME ?= 10s

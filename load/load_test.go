@@ -120,7 +120,7 @@ func TestRateNoCoordinatedOmission(t *testing.T) {
 	if s.P99Ms == nil || *s.P99Ms < 100 {
 		t.Fatalf("p99 %v ms: the stall must show in latency from the intended start", s.P99Ms)
 	}
-	if s.Service == nil || s.Service.P95Ms == nil || *s.Service.P95Ms > 20 {
+	if s.Service == nil || s.ServiceP95Ms == nil || *s.ServiceP95Ms > 20 {
 		t.Fatalf("service p95 %v: must not include the wait", s.Service)
 	}
 	if s.Late < 30 {

@@ -32,6 +32,7 @@ type OpStats struct {
 	Name string
 	Lat  *hdr.Histogram // OK latencies (from intended start)
 	Svc  *hdr.Histogram // OK service times (open models), else nil
+	Err  *hdr.Histogram // latencies of failed operations
 	Errs [NumClasses]int64
 	Late int64
 }
@@ -100,7 +101,7 @@ func NewCollector(cfg Config) *Collector {
 func newOpStats(names []string, open bool) []OpStats {
 	ops := make([]OpStats, len(names))
 	for i, n := range names {
-		ops[i] = OpStats{Name: n, Lat: NewHist()}
+		ops[i] = OpStats{Name: n, Lat: NewHist(), Err: NewHist()}
 		if open {
 			ops[i].Svc = NewHist()
 		}
@@ -244,6 +245,9 @@ func (c *Collector) Flush() {
 			if o.svc != nil && dst.Svc != nil {
 				dst.Svc.Merge(o.svc)
 			}
+			if o.err != nil {
+				dst.Err.Merge(o.err)
+			}
 			for k, n := range o.errs {
 				dst.Errs[k] += n
 			}
@@ -280,6 +284,7 @@ func addStats(dst, src *OpStats) {
 	if dst.Svc != nil && src.Svc != nil {
 		dst.Svc.Merge(src.Svc)
 	}
+	dst.Err.Merge(src.Err)
 	for k, n := range src.Errs {
 		dst.Errs[k] += n
 	}
@@ -293,6 +298,7 @@ func (c *Collector) resetCurrent() {
 		if o.Svc != nil {
 			o.Svc.Reset()
 		}
+		o.Err.Reset()
 		o.Errs = [NumClasses]int64{}
 		o.Late = 0
 	}

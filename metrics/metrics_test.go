@@ -106,7 +106,7 @@ func TestPoolSharesRecorders(t *testing.T) {
 			defer wg.Done()
 			for j := 0; j < 1000; j++ {
 				r := p.Get(uint32(i))
-				r.RecordLag(0, 5_000_000)
+				r.RecordLag(0, 15_000_000)
 				r.Record(0, OK, 2_000_000, 1_000_000, 0)
 				p.Put(r)
 			}

@@ -61,7 +61,8 @@ func (s *stream) Close() error {
 
 // HlogSink writes intervals.hlog: the HdrHistogram interval log format
 // (version 1.3), one line per operation per interval tagged with the
-// operation name (and "<op>.service" for service times in open models).
+// operation name, "<op>.service" for service times in open models and
+// "<op>.error" for the latencies of failed operations.
 // Values are nanoseconds; the max column is in milliseconds.
 type HlogSink struct {
 	s *stream
@@ -99,6 +100,9 @@ func (h *HlogSink) Interval(iv *Interval) error {
 			if err := h.line(o.Svc, o.Name+".service", startMs, endMs); err != nil {
 				return err
 			}
+		}
+		if err := h.line(o.Err, o.Name+".error", startMs, endMs); err != nil {
+			return err
 		}
 	}
 	return h.s.commit()

@@ -7,8 +7,9 @@ import (
 )
 
 // OpSummary is one operation's figures over the measured window, as written
-// to run.json. Latencies are in milliseconds from the intended start; a
-// percentile the sample count cannot support is null.
+// to run.json. Latencies are in milliseconds from the intended start; in
+// open models the service_* fields (from the actual start) stand beside
+// them. A percentile the sample count cannot support is null.
 type OpSummary struct {
 	Op             string           `json:"op"`
 	Started        int64            `json:"started"`
@@ -25,18 +26,32 @@ type OpSummary struct {
 	P99Ms          *float64         `json:"p99_ms"`
 	P999Ms         *float64         `json:"p999_ms"`
 	MaxMs          *float64         `json:"max_ms"`
-	Service        *Latencies       `json:"service,omitempty"` // open models: from the actual start
+	*Service                        // open models only
+	*ErrorLatency                   // when some operations failed
 }
 
 // Latencies is a set of latency figures in milliseconds.
 type Latencies struct {
-	MeanMs *float64 `json:"service_mean_ms"`
-	P50Ms  *float64 `json:"service_p50_ms"`
-	P90Ms  *float64 `json:"service_p90_ms"`
-	P95Ms  *float64 `json:"service_p95_ms"`
-	P99Ms  *float64 `json:"service_p99_ms"`
-	P999Ms *float64 `json:"service_p999_ms"`
-	MaxMs  *float64 `json:"service_max_ms"`
+	MeanMs, P50Ms, P90Ms, P95Ms, P99Ms, P999Ms, MaxMs *float64
+}
+
+// Service holds service times (from the actual start) in open models.
+type Service struct {
+	ServiceMeanMs *float64 `json:"service_mean_ms"`
+	ServiceP50Ms  *float64 `json:"service_p50_ms"`
+	ServiceP90Ms  *float64 `json:"service_p90_ms"`
+	ServiceP95Ms  *float64 `json:"service_p95_ms"`
+	ServiceP99Ms  *float64 `json:"service_p99_ms"`
+	ServiceP999Ms *float64 `json:"service_p999_ms"`
+	ServiceMaxMs  *float64 `json:"service_max_ms"`
+}
+
+// ErrorLatency holds how long failed operations took to fail.
+type ErrorLatency struct {
+	ErrorMeanMs *float64 `json:"error_mean_ms"`
+	ErrorP50Ms  *float64 `json:"error_p50_ms"`
+	ErrorP99Ms  *float64 `json:"error_p99_ms"`
+	ErrorMaxMs  *float64 `json:"error_max_ms"`
 }
 
 func latencies(h *hdr.Histogram) Latencies {
@@ -84,7 +99,11 @@ func Summarize(totals []OpStats, measured time.Duration, inFlight []int64) []OpS
 		s.MeanMs, s.P50Ms, s.P90Ms, s.P95Ms, s.P99Ms, s.P999Ms, s.MaxMs = l.MeanMs, l.P50Ms, l.P90Ms, l.P95Ms, l.P99Ms, l.P999Ms, l.MaxMs
 		if o.Svc != nil {
 			sl := latencies(o.Svc)
-			s.Service = &sl
+			s.Service = &Service{sl.MeanMs, sl.P50Ms, sl.P90Ms, sl.P95Ms, sl.P99Ms, sl.P999Ms, sl.MaxMs}
+		}
+		if o.Err != nil && o.Err.TotalCount() > 0 {
+			el := latencies(o.Err)
+			s.ErrorLatency = &ErrorLatency{el.MeanMs, el.P50Ms, el.P99Ms, el.MaxMs}
 		}
 		out = append(out, s)
 	}

@@ -30,7 +30,7 @@ func Terminal(w io.Writer, r *results.Run) {
 		if open {
 			var svc *float64
 			if s.Service != nil {
-				svc = s.Service.P99Ms
+				svc = s.ServiceP99Ms
 			}
 			row += fmt.Sprintf("%s\t%d\t", ms(svc), s.Late)
 		}

@@ -158,6 +158,26 @@ func TestOpsBudgetAndRateModel(t *testing.T) {
 	}
 }
 
+// TestRateCannotKeepUp: one worker against a 5 ms store cannot do 1000/s;
+// the run says so and counts the late operations.
+func TestRateCannotKeepUp(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "r")
+	code, out, errs := run(t, context.Background(), "run", "ycsb", "--engine", "memory", "--set", "memory.latency=5ms", "--set", "ycsb.records=100",
+		"--rate", "1000/s", "--users", "1", "--duration", "1s", "--out", dir, "--progress", "off")
+	if code != 0 {
+		t.Fatalf("exit %d %s %s", code, out, errs)
+	}
+	r := readRun(t, dir)
+	var late int64
+	for _, s := range r.Summary {
+		late += s.Late
+	}
+	if late == 0 || len(r.Warnings) == 0 || !strings.Contains(r.Warnings[0], "could not keep up") || !strings.Contains(out, "could not keep up") {
+		t.Fatalf("late %d warnings %v", late, r.Warnings)
+	}
+}
+
 // TestInterruptInProcess: cancelling the context (what the first Ctrl-C
 // does) finishes the results directory within 2 s, status interrupted,
 // exit 3.

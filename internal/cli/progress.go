@@ -90,7 +90,7 @@ func (p *progress) endRun() { p.end() }
 // Interval updates the live line from a closed interval.
 func (p *progress) Interval(iv *metrics.Interval) error {
 	secs := float64(iv.EndNs-iv.StartNs) / 1e9
-	if secs <= 0 {
+	if secs < 0.5 { // the short tail at the stop says little about the rate
 		return nil
 	}
 	var n, errs int64
