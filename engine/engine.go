@@ -10,6 +10,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/setting"
 )
@@ -30,9 +31,10 @@ type Engine interface {
 // Config is what Open needs: the target, the resolved settings and the
 // results directory (where embedded engines keep their files by default).
 type Config struct {
-	Target   string       // --target; "" means the engine's default
-	Settings *setting.Set // resolved settings (engine and scenario keys)
-	Dir      string       // the run's results directory
+	Target   string         // --target; "" means the engine's default
+	Settings *setting.Set   // resolved settings (engine and scenario keys)
+	Dir      string         // the run's results directory
+	Cluster  *cluster.State // set with --cluster: a local cluster scalelab started
 }
 
 // Conn is an open connection to a store. Scenarios type-assert it to the

@@ -43,6 +43,7 @@ type Run struct {
 	Command     []string                     `json:"command"`
 	Scenario    string                       `json:"scenario"`
 	Engine      string                       `json:"engine"`
+	Cluster     *ClusterRef                  `json:"cluster,omitempty"` // --cluster
 	Server      *Server                      `json:"server,omitempty"`
 	Settings    map[string]string            `json:"settings"`         // every setting, resolved
 	Changed     []string                     `json:"changed_settings"` // keys differing from defaults
@@ -60,6 +61,13 @@ type Run struct {
 	MaxSessions int64                        `json:"max_sessions,omitempty"` // phases model
 	Process     *Process                     `json:"process,omitempty"`      // scalelab's own CPU and memory
 	Files       []string                     `json:"files"`
+}
+
+// ClusterRef names the local cluster a run used.
+type ClusterRef struct {
+	Name   string            `json:"name"`
+	Nodes  int               `json:"nodes"`
+	Params map[string]string `json:"params,omitempty"`
 }
 
 // Version identifies the scalelab build.

@@ -97,6 +97,7 @@ const usage = `scalelab: measure how an application's data backend scales
 Usage:
   scalelab run SCENARIO [flags]   run a scenario against an engine, write a results directory
   scalelab list                   list scenarios, engines, load models and every setting
+  scalelab cluster up|status|down|list   start, inspect and stop local multi-node clusters
   scalelab version                print the version
   scalelab help [COMMAND]         print help
 
@@ -137,6 +138,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runCmd(ctx, rest, stdout, stderr)
 	case "list":
 		return listCmd(rest, stdout)
+	case "cluster":
+		return clusterCmd(ctx, rest, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "scalelab", Version())
 		return nil
@@ -151,7 +154,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
-	cmds := []string{"run", "list", "version", "help"}
+	cmds := []string{"run", "list", "cluster", "version", "help"}
 	msg := fmt.Sprintf("unknown command %q; commands: %s", cmd, strings.Join(cmds, ", "))
 	if n := setting.Nearest(cmd, cmds); n != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", n)

@@ -29,6 +29,7 @@ type runFlags struct {
 	loadOnly bool
 	drain    time.Duration
 	cpuprof  string
+	cluster  string
 }
 
 type multiFlag []string
@@ -58,6 +59,7 @@ func newRunFlags() (*flag.FlagSet, *runFlags) {
 	fs.Var(&f.sets, "set", "a setting, key=value (repeatable); `scalelab list` prints them all")
 	fs.BoolVar(&f.loadOnly, "load-only", false, "load the data and stop, without the measured run")
 	fs.DurationVar(&f.drain, "drain", time.Second, "at the stop, how long in-flight operations may finish")
+	fs.StringVar(&f.cluster, "cluster", "", "run against a local cluster started with `scalelab cluster up` (instead of --target)")
 	fs.StringVar(&f.cpuprof, "cpuprofile", "", "write a Go CPU profile of scalelab itself to this file (to find generator overhead)")
 	return fs, f
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/load"
 	"github.com/scalelab/scalelab/metrics"
@@ -30,6 +31,7 @@ type runPlan struct {
 	model    load.Model
 	opts     load.Options
 	dir      string
+	cluster  *cluster.State // --cluster
 }
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -68,11 +70,23 @@ func planRun(args []string) (*runPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	var cl *cluster.State
+	if f.cluster != "" {
+		if f.target != "" {
+			return nil, usageErr("run: --cluster and --target are exclusive")
+		}
+		if cl, err = cluster.Load(f.cluster); err != nil {
+			return nil, usageErr("--cluster: %v", err)
+		}
+		if cl.Engine != eng.Name() {
+			return nil, usageErr("--cluster %s is a %s cluster, but this run uses --engine %s", cl.Name, cl.Engine, eng.Name())
+		}
+	}
 	dir := f.out
 	if dir == "" {
 		dir = filepath.Join("scalelab-results", fmt.Sprintf("%s-%s-%s", scen.Name(), eng.Name(), time.Now().Format("20060102-150405")))
 	}
-	return &runPlan{flags: f, scen: scen, eng: eng, settings: set, model: model, opts: opts, dir: dir}, nil
+	return &runPlan{flags: f, scen: scen, eng: eng, settings: set, model: model, opts: opts, dir: dir, cluster: cl}, nil
 }
 
 // applySetting applies one --set, explaining keys that belong to an engine
@@ -226,7 +240,12 @@ func (p *runPlan) execute(ctx context.Context, stdout, stderr io.Writer) (retErr
 		return err
 	}
 
-	conn, err := p.eng.Open(ctx, engine.Config{Target: f.target, Settings: p.settings, Dir: p.dir})
+	cfg := engine.Config{Target: f.target, Settings: p.settings, Dir: p.dir, Cluster: p.cluster}
+	if p.cluster != nil {
+		cfg.Target = p.cluster.Target
+		doc.Cluster = &results.ClusterRef{Name: p.cluster.Name, Nodes: len(p.cluster.Nodes), Params: p.cluster.Params}
+	}
+	conn, err := p.eng.Open(ctx, cfg)
 	if err != nil {
 		return finish(results.StatusFailed, withCode(ExitUnfinished, fmt.Errorf("connect to %s: %w", p.eng.Name(), err)))
 	}

@@ -1,0 +1,214 @@
+// Package cluster provisions local multi-process clusters of data stores on
+// loopback: a state directory per cluster, process start (detached, so a
+// cluster outlives the scalelab that started it), readiness waits, stop
+// (TERM, grace period, KILL), generated secrets in 0600 files, and the
+// registry of per-engine provisioners.
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Spec is what `scalelab cluster up` asks for.
+type Spec struct {
+	Engine   string            // engine name
+	Name     string            // cluster name, unique on this machine
+	Nodes    int               // node count (servers); 0 means the provisioner's default
+	Replicas int               // read replicas (PostgreSQL) or replica count where it applies
+	Heap     string            // JVM heap per node, e.g. "1g"; "" for the default
+	Roles    []string          // optional per-node roles, e.g. cm,data,data
+	Options  map[string]string // engine-specific options (--opt key=value)
+}
+
+// Node is one process of a cluster.
+type Node struct {
+	Name    string         `json:"name"` // node1, node2, ...
+	Role    string         `json:"role"` // primary, replica, cm, data, ...
+	PID     int            `json:"pid"`
+	Host    string         `json:"host"`  // loopback address it binds to
+	Port    int            `json:"port"`  // the client port
+	Ports   map[string]int `json:"ports"` // every port it listens on, by purpose
+	DataDir string         `json:"data_dir"`
+	LogFile string         `json:"log_file"`
+	Cmd     []string       `json:"cmd,omitempty"` // how to start it again (restart faults)
+	Env     []string       `json:"env,omitempty"` // extra environment for Cmd (no secrets)
+}
+
+// State is a cluster's on-disk description: <Root()>/<name>/cluster.json.
+type State struct {
+	Name       string            `json:"name"`
+	Engine     string            `json:"engine"`
+	Created    time.Time         `json:"created"`
+	Dir        string            `json:"dir"`
+	Target     string            `json:"target"` // what --target would be, without the password
+	User       string            `json:"user,omitempty"`
+	SecretFile string            `json:"secret_file,omitempty"` // 0600 file holding the password
+	Auth       string            `json:"auth"`                  // how clients authenticate, or why they do not
+	Nodes      []Node            `json:"nodes"`
+	Params     map[string]string `json:"params,omitempty"` // spec and engine facts (version, heap, ...)
+}
+
+// NodeStatus is a node's live status for `scalelab cluster status`.
+type NodeStatus struct {
+	Node
+	Alive  bool              `json:"alive"`
+	Detail map[string]string `json:"detail,omitempty"` // e.g. replication lag, health
+}
+
+// Provisioner starts and inspects local clusters of one engine. Engines
+// implement it in engine/<name>/cluster.go and Register it from init.
+type Provisioner interface {
+	// Engine is the engine name.
+	Engine() string
+	// Up starts the cluster described by spec into st (whose Dir exists),
+	// filling Nodes, Target, SecretFile and Auth, and returns once the
+	// cluster is healthy or ctx ends. On error the caller stops whatever
+	// st.Nodes lists.
+	Up(ctx context.Context, spec Spec, st *State) error
+	// Status reports each node's live status.
+	Status(ctx context.Context, st *State) ([]NodeStatus, error)
+}
+
+// Downer is an optional capability: a provisioner that stops its nodes in
+// a particular way (e.g. replicas before the primary). Without it, Down
+// stops every node with TERM, a grace period, then KILL.
+type Downer interface {
+	Down(ctx context.Context, st *State) error
+}
+
+// ErrNotFound means no cluster of that name exists.
+var ErrNotFound = errors.New("no such cluster")
+
+var (
+	mu           sync.RWMutex
+	provisioners = map[string]Provisioner{}
+)
+
+// Register makes a provisioner available; it panics on nil or a duplicate.
+func Register(p Provisioner) {
+	mu.Lock()
+	defer mu.Unlock()
+	if p == nil {
+		panic("cluster: Register of nil provisioner")
+	}
+	if _, dup := provisioners[p.Engine()]; dup {
+		panic("cluster: Register called twice for " + p.Engine())
+	}
+	provisioners[p.Engine()] = p
+}
+
+// Lookup returns the provisioner of an engine.
+func Lookup(engine string) (Provisioner, error) {
+	mu.RLock()
+	defer mu.RUnlock()
+	if p, ok := provisioners[engine]; ok {
+		return p, nil
+	}
+	return nil, fmt.Errorf("engine %q cannot start local clusters; engines that can: %v", engine, engines())
+}
+
+func engines() []string {
+	var out []string
+	for e := range provisioners {
+		out = append(out, e)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Root is where cluster state lives: $SCALELAB_HOME/clusters, or
+// ~/.scalelab/clusters.
+func Root() string {
+	if h := os.Getenv("SCALELAB_HOME"); h != "" {
+		return filepath.Join(h, "clusters")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "scalelab", "clusters")
+	}
+	return filepath.Join(home, ".scalelab", "clusters")
+}
+
+var validName = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]{0,39}$`)
+
+// CheckName validates a cluster name.
+func CheckName(name string) error {
+	if !validName.MatchString(name) {
+		return fmt.Errorf("cluster name %q: use 1-40 letters, digits, '-' or '_', starting with a letter", name)
+	}
+	return nil
+}
+
+// Dir returns the state directory of a cluster.
+func Dir(name string) string { return filepath.Join(Root(), name) }
+
+// Load reads a cluster's state.
+func Load(name string) (*State, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(filepath.Join(Dir(name), "cluster.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w %q (see `scalelab cluster list`)", ErrNotFound, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read cluster %s: %w", name, err)
+	}
+	var st State
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("parse cluster %s state: %w", name, err)
+	}
+	return &st, nil
+}
+
+// Save writes a cluster's state atomically.
+func (st *State) Save() error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode cluster state: %w", err)
+	}
+	path := filepath.Join(st.Dir, "cluster.json")
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("write cluster state: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write cluster state: %w", err)
+	}
+	return nil
+}
+
+// Password reads the cluster's password from its 0600 secret file.
+func (st *State) Password() (string, error) {
+	if st.SecretFile == "" {
+		return "", nil
+	}
+	return ReadSecret(st.SecretFile)
+}
+
+// List returns the names of every cluster with state on this machine.
+func List() ([]string, error) {
+	entries, err := os.ReadDir(Root())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list clusters: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join(Root(), e.Name(), "cluster.json")); err == nil {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}

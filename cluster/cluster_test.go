@@ -1,0 +1,81 @@
+package cluster
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestStartStopAlive(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pid, err := Start([]string{"sleep", "60"}, dir, filepath.Join(dir, "log"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !Alive(pid) {
+		t.Fatal("started process is not alive")
+	}
+	if err := Stop(pid, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if Alive(pid) {
+		t.Fatal("stopped process is alive")
+	}
+	// A process ignoring SIGTERM is killed after the grace period.
+	pid, err = Start([]string{"sh", "-c", "trap '' TERM; sleep 60"}, dir, filepath.Join(dir, "log"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	if err := Stop(pid, 300*time.Millisecond); err != nil || Alive(pid) || time.Since(start) < 300*time.Millisecond {
+		t.Fatalf("stop of a TERM-ignoring process: %v after %s", err, time.Since(start))
+	}
+}
+
+func TestSecrets(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "pw")
+	pw, err := NewSecret(p)
+	if err != nil || len(pw) < 20 {
+		t.Fatalf("%q %v", pw, err)
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %o", fi.Mode().Perm())
+	}
+	if got, err := ReadSecret(p); err != nil || got != pw {
+		t.Fatalf("read back %q %v", got, err)
+	}
+	os.Chmod(p, 0o644)
+	if _, err := ReadSecret(p); err == nil {
+		t.Fatal("a world-readable secret file must be refused")
+	}
+}
+
+func TestStateSaveLoadList(t *testing.T) {
+	t.Setenv("SCALELAB_HOME", t.TempDir())
+	if _, err := Load("nope"); err == nil {
+		t.Fatal("missing cluster loaded")
+	}
+	if err := CheckName("../x"); err == nil {
+		t.Fatal("bad name accepted")
+	}
+	st := &State{Name: "c1", Engine: "x", Dir: Dir("c1"), Nodes: []Node{{Name: "node1", PID: 1, Port: 5}}}
+	os.MkdirAll(st.Dir, 0o700)
+	if err := st.Save(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load("c1")
+	if err != nil || got.Nodes[0].Port != 5 {
+		t.Fatalf("%+v %v", got, err)
+	}
+	names, _ := List()
+	if len(names) != 1 || names[0] != "c1" {
+		t.Fatalf("List = %v", names)
+	}
+	if p, err := FreePort("127.0.0.1"); err != nil || p == 0 {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,283 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/engine"
+)
+
+const clusterUsage = `Usage:
+  scalelab cluster up ENGINE --name NAME [--nodes N] [--replicas N] [--heap 1g] [--roles cm,data,data] [--opt key=value] [--timeout 10m]
+  scalelab cluster status [NAME] [--json]
+  scalelab cluster down NAME [--keep]
+  scalelab cluster list
+Clusters run on loopback, survive the scalelab that started them, and keep their
+state (and a 0600 password file) in $SCALELAB_HOME/clusters (default ~/.scalelab/clusters).
+Use one with: scalelab run SCENARIO --engine ENGINE --cluster NAME
+`
+
+// clusterCmd dispatches the cluster subcommands.
+func clusterCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, clusterUsage)
+		return usageErr("cluster: no subcommand given (up, status, down, list)")
+	}
+	switch args[0] {
+	case "up":
+		return clusterUp(ctx, args[1:], stdout, stderr)
+	case "status":
+		return clusterStatus(ctx, args[1:], stdout)
+	case "down":
+		return clusterDown(ctx, args[1:], stdout)
+	case "list", "ls":
+		return clusterList(stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, clusterUsage)
+		return nil
+	}
+	return usageErr("cluster: unknown subcommand %q; allowed: up, status, down, list", args[0])
+}
+
+// splitPositional parses flags wherever the positional arguments stand.
+func splitPositional(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, usageErr("cluster %s: %v", fs.Name(), err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("up", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	name := fs.String("name", "", "cluster name (required)")
+	nodes := fs.Int("nodes", 0, "number of nodes (default: the engine's)")
+	replicas := fs.Int("replicas", 0, "read replicas (postgres)")
+	heap := fs.String("heap", "", "JVM heap per node, e.g. 1g")
+	roles := fs.String("roles", "", "per-node roles, comma-separated, e.g. cm,data,data")
+	timeout := fs.Duration("timeout", 10*time.Minute, "how long to wait for the cluster to become healthy")
+	var opts multiFlag
+	fs.Var(&opts, "opt", "engine-specific option key=value (repeatable)")
+	pos, err := splitPositional(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErr("cluster up: one ENGINE expected, got %q\n%s", pos, clusterUsage)
+	}
+	if _, err := engine.Lookup(pos[0]); err != nil {
+		return usageErr("cluster up: %v", err)
+	}
+	prov, err := cluster.Lookup(pos[0])
+	if err != nil {
+		return usageErr("cluster up: %v", err)
+	}
+	if *name == "" {
+		return usageErr("cluster up: --name is required")
+	}
+	if err := cluster.CheckName(*name); err != nil {
+		return usageErr("cluster up: %v", err)
+	}
+	if *nodes < 0 || *nodes > 16 || *replicas < 0 || *replicas > 8 {
+		return usageErr("cluster up: --nodes must be in [1, 16] and --replicas in [0, 8] on one machine")
+	}
+	if _, err := cluster.Load(*name); err == nil {
+		return usageErr("cluster up: a cluster named %q exists; `scalelab cluster down %s` first", *name, *name)
+	}
+	spec := cluster.Spec{Engine: pos[0], Name: *name, Nodes: *nodes, Replicas: *replicas, Heap: *heap, Options: map[string]string{}}
+	if *roles != "" {
+		spec.Roles = strings.Split(*roles, ",")
+	}
+	for _, o := range opts {
+		k, v, ok := strings.Cut(o, "=")
+		if !ok {
+			return usageErr("cluster up: --opt %q is not key=value", o)
+		}
+		spec.Options[k] = v
+	}
+	st := &cluster.State{Name: *name, Engine: pos[0], Created: time.Now().UTC(), Dir: cluster.Dir(*name), Params: map[string]string{}}
+	if err := os.MkdirAll(st.Dir, 0o700); err != nil {
+		return withCode(ExitUnfinished, fmt.Errorf("cluster up: %w", err))
+	}
+	if err := st.Save(); err != nil {
+		return withCode(ExitUnfinished, err)
+	}
+	fmt.Fprintf(stderr, "starting %s cluster %s in %s ...\n", pos[0], *name, st.Dir)
+	start := time.Now()
+	upCtx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	err = prov.Up(upCtx, spec, st)
+	if serr := st.Save(); serr != nil && err == nil {
+		err = serr
+	}
+	if err != nil {
+		_ = cluster.StopAll(st, 10*time.Second)
+		_ = os.RemoveAll(st.Dir)
+		code := ExitUnfinished
+		if errors.Is(err, context.Canceled) {
+			code = ExitInterrupted
+		}
+		return withCode(code, fmt.Errorf("cluster up %s: %w (stopped what had started)", *name, err))
+	}
+	st.Params["up_seconds"] = fmt.Sprintf("%.1f", time.Since(start).Seconds())
+	if err := st.Save(); err != nil {
+		return withCode(ExitUnfinished, err)
+	}
+	fmt.Fprintf(stdout, "cluster %s (%s) is up in %.1fs\n", *name, pos[0], time.Since(start).Seconds())
+	printState(stdout, st)
+	fmt.Fprintf(stdout, "use it: scalelab run SCENARIO --engine %s --cluster %s\n", pos[0], *name)
+	return nil
+}
+
+func printState(w io.Writer, st *cluster.State) {
+	fmt.Fprintf(w, "target: %s\n", st.Target)
+	if st.SecretFile != "" {
+		fmt.Fprintf(w, "user: %s, password in %s (mode 0600)\n", st.User, st.SecretFile)
+	}
+	fmt.Fprintf(w, "auth: %s\n", st.Auth)
+}
+
+func clusterStatus(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := splitPositional(fs, args)
+	if err != nil {
+		return err
+	}
+	names := pos
+	if len(names) == 0 {
+		if names, err = cluster.List(); err != nil {
+			return withCode(ExitUnfinished, err)
+		}
+		if len(names) == 0 {
+			fmt.Fprintln(stdout, "no clusters")
+			return nil
+		}
+	}
+	var all []map[string]any
+	for _, n := range names {
+		st, err := cluster.Load(n)
+		if err != nil {
+			return withCode(ExitUsage, err)
+		}
+		prov, err := cluster.Lookup(st.Engine)
+		if err != nil {
+			return withCode(ExitUnfinished, err)
+		}
+		nodes, err := prov.Status(ctx, st)
+		if err != nil {
+			return withCode(ExitUnfinished, fmt.Errorf("cluster status %s: %w", n, err))
+		}
+		if *asJSON {
+			all = append(all, map[string]any{"name": st.Name, "engine": st.Engine, "target": st.Target, "auth": st.Auth, "params": st.Params, "nodes": nodes})
+			continue
+		}
+		fmt.Fprintf(stdout, "cluster %s (%s), created %s\n", st.Name, st.Engine, st.Created.Format(time.RFC3339))
+		printState(stdout, st)
+		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  NODE\tROLE\tPID\tADDRESS\tALIVE\tDETAIL")
+		for _, ns := range nodes {
+			var detail []string
+			for k, v := range ns.Detail {
+				detail = append(detail, k+"="+v)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s:%d\t%t\t%s\n", ns.Name, ns.Role, ns.PID, ns.Host, ns.Port, ns.Alive, strings.Join(sorted(detail), " "))
+		}
+		tw.Flush()
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(all)
+	}
+	return nil
+}
+
+func clusterDown(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("down", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	keep := fs.Bool("keep", false, "keep the data directories")
+	grace := fs.Duration("grace", 20*time.Second, "how long each node may take to stop after SIGTERM before SIGKILL")
+	pos, err := splitPositional(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErr("cluster down: one NAME expected, got %q", pos)
+	}
+	st, err := cluster.Load(pos[0])
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	var stopErr error
+	if prov, err := cluster.Lookup(st.Engine); err == nil {
+		if d, ok := prov.(cluster.Downer); ok {
+			stopErr = d.Down(ctx, st)
+		}
+	}
+	if err := cluster.StopAll(st, *grace); err != nil && stopErr == nil {
+		stopErr = err
+	}
+	if stopErr != nil {
+		return withCode(ExitUnfinished, fmt.Errorf("cluster down %s: %w", st.Name, stopErr))
+	}
+	if *keep {
+		fmt.Fprintf(stdout, "cluster %s stopped; data kept in %s\n", st.Name, st.Dir)
+		// Keep the data but free the name.
+		return os.Rename(st.Dir+"/cluster.json", st.Dir+"/cluster.json.stopped")
+	}
+	if err := os.RemoveAll(st.Dir); err != nil {
+		return withCode(ExitUnfinished, fmt.Errorf("cluster down %s: remove data: %w", st.Name, err))
+	}
+	fmt.Fprintf(stdout, "cluster %s stopped and removed\n", st.Name)
+	return nil
+}
+
+func clusterList(stdout io.Writer) error {
+	names, err := cluster.List()
+	if err != nil {
+		return withCode(ExitUnfinished, err)
+	}
+	for _, n := range names {
+		st, err := cluster.Load(n)
+		if err != nil {
+			fmt.Fprintf(stdout, "%s\t(unreadable: %v)\n", n, err)
+			continue
+		}
+		alive := 0
+		for _, nd := range st.Nodes {
+			if cluster.Alive(nd.PID) {
+				alive++
+			}
+		}
+		fmt.Fprintf(stdout, "%s\t%s\t%d/%d nodes alive\t%s\n", st.Name, st.Engine, alive, len(st.Nodes), st.Target)
+	}
+	return nil
+}
+
+func sorted(s []string) []string {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	return s
+}
