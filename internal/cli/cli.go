@@ -7,90 +7,37 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strings"
 
+	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/setting"
 )
 
-// Exit codes, as documented in the GUIDE and README.
+// Exit codes, as documented in the GUIDE and README (defined in results,
+// since run.json records them too).
 const (
-	ExitOK          = 0  // the run finished and every check passed
-	ExitCheckFailed = 1  // an SLO, threshold or correctness check failed
-	ExitUsage       = 2  // bad usage or configuration
-	ExitInterrupted = 3  // interrupted (Ctrl-C, SIGTERM)
-	ExitUnfinished  = 4  // the run could not finish (engine unreachable, ...)
-	ExitInternal    = 70 // a bug in scalelab
+	ExitOK          = results.ExitOK
+	ExitCheckFailed = results.ExitCheckFailed
+	ExitUsage       = results.ExitUsage
+	ExitInterrupted = results.ExitInterrupted
+	ExitUnfinished  = results.ExitUnfinished
+	ExitInternal    = results.ExitInternal
 )
 
-// ExitError carries an exit code with an error message.
-type ExitError struct {
-	Code int
-	Err  error
-}
+// ExitError carries an exit code with an error.
+type ExitError = results.ExitError
 
-func (e *ExitError) Error() string { return e.Err.Error() }
-func (e *ExitError) Unwrap() error { return e.Err }
+var (
+	usageErr    = results.UsageErr
+	withCode    = results.WithCode
+	errReported = results.ErrReported
+)
 
-func usageErr(format string, a ...any) error {
-	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, a...)}
-}
+// ExitCode maps an error to the process exit code.
+func ExitCode(err error) int { return results.ExitCode(err) }
 
-func withCode(code int, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &ExitError{Code: code, Err: err}
-}
-
-// ExitCode maps an error to the process exit code. Errors that carry no
-// code are internal errors: every failure a user can cause has a code.
-func ExitCode(err error) int {
-	if err == nil {
-		return ExitOK
-	}
-	var ee *ExitError
-	if errors.As(err, &ee) {
-		return ee.Code
-	}
-	if errors.Is(err, setting.ErrBadValue) || errors.Is(err, setting.ErrUnknownKey) {
-		return ExitUsage
-	}
-	if errors.Is(err, context.Canceled) {
-		return ExitInterrupted
-	}
-	return ExitInternal
-}
-
-// Version returns the build's version: the module version or VCS revision.
-func Version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "dev"
-	}
-	v := bi.Main.Version
-	var rev, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "-dirty"
-			}
-		}
-	}
-	if rev != "" {
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		return "dev-" + rev + dirty
-	}
-	if v == "" || v == "(devel)" {
-		return "dev"
-	}
-	return v
-}
+// Version returns the build's version.
+func Version() string { return results.BuildVersion() }
 
 const usage = `scalelab: measure how an application's data backend scales
 
@@ -122,9 +69,6 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	return ExitOK
 }
-
-// errReported marks an error whose message was already shown.
-var errReported = errors.New("reported")
 
 // Run dispatches to a subcommand.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
+
+	"github.com/scalelab/scalelab/runner"
 )
 
 // runFlags are the flags of `scalelab run`.
@@ -91,33 +95,31 @@ func parseRunArgs(args []string) (*runFlags, map[string]bool, string, error) {
 	return f, given, positional[0], nil
 }
 
-// checkConflicts rejects flags that belong to another load model.
-func (f *runFlags) checkConflicts(model string, given map[string]bool) error {
-	owners := map[string][]string{
-		"think":    {"closed", "phases"},
-		"rate":     {"rate"},
-		"arrivals": {"rate"},
-		"phases":   {"phases"},
-		"users":    {"closed", "rate"},
-	}
-	for name, models := range owners {
-		if !given[name] {
-			continue
-		}
-		ok := false
-		for _, m := range models {
-			ok = ok || m == model
-		}
-		if !ok {
-			return usageErr("run: --%s does not apply to the %s model (it is for: %s)", name, model, strings.Join(models, ", "))
-		}
-	}
-	return nil
-}
-
 func fmtDur(d time.Duration) string {
 	if d <= 0 {
 		return "0s"
 	}
 	return fmt.Sprint(d.Round(time.Millisecond))
+}
+
+// options turns parsed flags into runner options.
+func (f *runFlags) options(scenario string, given map[string]bool) *runner.Options {
+	return &runner.Options{Scenario: scenario, Engine: f.engine, Target: f.target, Cluster: f.cluster, Model: f.model,
+		Users: f.users, Think: f.think, Duration: f.duration, Ops: f.ops, Rate: f.rate, Arrivals: f.arrivals,
+		Phases: f.phases, Warmup: f.warmup, Seed: f.seed, Samples: f.samples, Out: f.out, Sets: f.sets,
+		LoadOnly: f.loadOnly, Drain: f.drain, CPUProfile: f.cpuprof, Given: given, Args: os.Args}
+}
+
+// runCmd is `scalelab run`.
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, given, scen, err := parseRunArgs(args)
+	if err != nil {
+		return err
+	}
+	p, err := runner.NewPlan(f.options(scen, given))
+	if err != nil {
+		return err
+	}
+	_, err = p.Execute(ctx, newProgress(stderr, f.progress), stdout, stderr)
+	return err
 }

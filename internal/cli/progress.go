@@ -48,7 +48,8 @@ func newProgress(w io.Writer, mode string) *progress {
 	return &progress{w: w, mode: mode}
 }
 
-func (p *progress) startLoad(total int64) {
+// LoadStarted shows the load phase.
+func (p *progress) LoadStarted(total int64) {
 	p.loadTotal = total
 	p.loadDone.Store(0)
 	p.begin("loading", func() (float64, string) {
@@ -57,13 +58,14 @@ func (p *progress) startLoad(total int64) {
 	})
 }
 
-func (p *progress) loaded(n int64) { p.loadDone.Add(n) }
+// Loaded counts loaded items.
+func (p *progress) Loaded(n int64) { p.loadDone.Add(n) }
 
-func (p *progress) loadedCount() int64 { return p.loadDone.Load() }
+// LoadDone ends the load display.
+func (p *progress) LoadDone() { p.end() }
 
-func (p *progress) endLoad() { p.end() }
-
-func (p *progress) startRun(opts load.Options, run *load.Run, coll *metrics.Collector) {
+// RunStarted shows the measured run.
+func (p *progress) RunStarted(opts load.Options, run *load.Run, coll *metrics.Collector) {
 	p.opts, p.run, p.coll = opts, run, coll
 	p.begin("running", func() (float64, string) {
 		el := coll.Elapsed()
@@ -85,7 +87,8 @@ func (p *progress) startRun(opts load.Options, run *load.Run, coll *metrics.Coll
 	})
 }
 
-func (p *progress) endRun() { p.end() }
+// RunDone ends the run display.
+func (p *progress) RunDone() { p.end() }
 
 // Interval updates the live line from a closed interval.
 func (p *progress) Interval(iv *metrics.Interval) error {

@@ -1,4 +1,4 @@
-package cli
+package runner
 
 import (
 	"context"
@@ -19,10 +19,10 @@ import (
 
 // measure runs the load model with the collector and its streamed files,
 // then fills the summary, the checks and the status into the document.
-func (p *runPlan) measure(ctx context.Context, wl scenario.Workload, st *runState, ui *progress) (string, error) {
+func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, obs Observer) (string, error) {
 	doc := st.doc
 	ops := wl.Operations()
-	coll0 := metrics.Config{Ops: ops, Open: p.model.Open(), Samples: p.flags.samples, Warmup: p.flags.warmup}
+	coll0 := metrics.Config{Ops: ops, Open: p.model.Open(), Samples: p.flags.Samples, Warmup: p.flags.Warmup}
 	start := time.Now()
 	hlog, err := metrics.NewHlogSink(filepath.Join(p.dir, results.HlogFile), start)
 	if err != nil {
@@ -32,10 +32,10 @@ func (p *runPlan) measure(ctx context.Context, wl scenario.Workload, st *runStat
 	if err != nil {
 		return "", err
 	}
-	sinks := []metrics.Sink{hlog, series, ui}
+	sinks := []metrics.Sink{hlog, series, obs}
 	closers := []func() error{hlog.Close, series.Close}
 	doc.Files = append(doc.Files, results.HlogFile, results.SeriesFile)
-	if p.flags.samples {
+	if p.flags.Samples {
 		sm, err := metrics.NewSamplesSink(filepath.Join(p.dir, results.SamplesFile), ops)
 		if err != nil {
 			return "", err
@@ -50,12 +50,12 @@ func (p *runPlan) measure(ctx context.Context, wl scenario.Workload, st *runStat
 	coll := metrics.NewCollector(coll0)
 	run, err := load.NewRun(wl, coll, p.model, p.opts)
 	if err != nil {
-		return "", withCode(ExitUsage, err)
+		return "", results.WithCode(results.ExitUsage, err)
 	}
-	if p.flags.cpuprof != "" {
-		pf, err := os.Create(p.flags.cpuprof)
+	if p.flags.CPUProfile != "" {
+		pf, err := os.Create(p.flags.CPUProfile)
 		if err != nil {
-			return "", withCode(ExitUsage, fmt.Errorf("--cpuprofile: %w", err))
+			return "", results.WithCode(results.ExitUsage, fmt.Errorf("--cpuprofile: %w", err))
 		}
 		if err := pprof.StartCPUProfile(pf); err != nil {
 			pf.Close()
@@ -67,13 +67,13 @@ func (p *runPlan) measure(ctx context.Context, wl scenario.Workload, st *runStat
 	stopColl := make(chan struct{})
 	collDone := make(chan error, 1)
 	go func() { collDone <- coll.Run(stopColl) }()
-	ui.startRun(p.opts, run, coll)
+	obs.RunStarted(p.opts, run, coll)
 	stuck := run.Execute(ctx)
 	coll.StopNow()
 	cpuAtStop := results.TakeUsage()
 	close(stopColl)
 	sinkErr := <-collDone
-	ui.endRun()
+	obs.RunDone()
 	for _, c := range closers {
 		if err := c(); err != nil && sinkErr == nil {
 			sinkErr = err
@@ -123,7 +123,7 @@ func (p *runPlan) measure(ctx context.Context, wl scenario.Workload, st *runStat
 	if chk, ok := wl.(scenario.Checker); ok && status == results.StatusOK {
 		if err := chk.Check(ctx); err != nil {
 			if !errors.Is(err, engine.ErrIntegrity) {
-				return "", withCode(ExitUnfinished, fmt.Errorf("post-run check: %w", err))
+				return "", results.WithCode(results.ExitUnfinished, fmt.Errorf("post-run check: %w", err))
 			}
 			doc.Failures = append(doc.Failures, err.Error())
 		}
@@ -134,7 +134,7 @@ func (p *runPlan) measure(ctx context.Context, wl scenario.Workload, st *runStat
 		}
 	}
 	if doc.Totals.Count == 0 && doc.Totals.Errors > 0 && status == results.StatusOK {
-		return "", withCode(ExitUnfinished, fmt.Errorf("no operation succeeded (%d failed); is the engine reachable?", doc.Totals.Errors))
+		return "", results.WithCode(results.ExitUnfinished, fmt.Errorf("no operation succeeded (%d failed); is the engine reachable?", doc.Totals.Errors))
 	}
 	if len(doc.Failures) > 0 && status == results.StatusOK {
 		status = results.StatusFailed

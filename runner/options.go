@@ -1,0 +1,99 @@
+// Package runner executes one run end to end: it resolves a scenario, an
+// engine, settings and a load model into a Plan, then connects, loads the
+// data, measures and writes the results directory. The command line and
+// experiments both run through it.
+package runner
+
+import (
+	"strings"
+	"time"
+
+	"github.com/scalelab/scalelab/load"
+	"github.com/scalelab/scalelab/metrics"
+	"github.com/scalelab/scalelab/results"
+)
+
+// Options describe a run as a user states it (the flags of `scalelab run`).
+type Options struct {
+	Scenario   string
+	Engine     string        // default sqlite
+	Target     string        // engine target; exclusive with Cluster
+	Cluster    string        // a local cluster started with `scalelab cluster up`
+	Model      string        // closed, rate or phases; "" infers from Rate/Phases
+	Users      int           // closed: virtual users; rate: operations in flight
+	Think      string        // think time spec
+	Duration   time.Duration // 0: default 10 s unless Ops or Phases bound the run
+	Ops        int64         // total operations shared by all users
+	Rate       string        // rate model: e.g. 5000/s
+	Arrivals   string        // rate model: constant or poisson
+	Phases     string        // phases model: 30s@1/s,...
+	Warmup     time.Duration
+	Seed       uint64
+	Samples    bool
+	Out        string   // results directory; "" for a generated name
+	Sets       []string // key=value settings
+	LoadOnly   bool
+	Drain      time.Duration
+	CPUProfile string
+	// Given names the options the user set explicitly (flag names: users,
+	// think, rate, arrivals, phases); defaults depend on it.
+	Given map[string]bool
+	// Args is the command line recorded in run.json (secrets redacted).
+	Args []string
+}
+
+// checkConflicts rejects options that belong to another load model.
+func (f *Options) checkConflicts(model string, given map[string]bool) error {
+	owners := map[string][]string{
+		"think":    {"closed", "phases"},
+		"rate":     {"rate"},
+		"arrivals": {"rate"},
+		"phases":   {"phases"},
+		"users":    {"closed", "rate"},
+	}
+	for name, models := range owners {
+		if !given[name] {
+			continue
+		}
+		ok := false
+		for _, m := range models {
+			ok = ok || m == model
+		}
+		if !ok {
+			return results.UsageErr("run: --%s does not apply to the %s model (it is for: %s)", name, model, strings.Join(models, ", "))
+		}
+	}
+	return nil
+}
+
+// Observer follows a run: the load phase's progress, then every closed
+// interval (it is a metrics.Sink, called from the collector goroutine).
+type Observer interface {
+	metrics.Sink
+	LoadStarted(total int64)
+	Loaded(n int64)
+	LoadDone()
+	RunStarted(opts load.Options, run *load.Run, coll *metrics.Collector)
+	RunDone()
+}
+
+// Quiet is an Observer that shows nothing.
+type Quiet struct{}
+
+// Interval does nothing.
+func (Quiet) Interval(*metrics.Interval) error { return nil }
+
+// LoadStarted does nothing.
+func (Quiet) LoadStarted(int64) {}
+
+// Loaded does nothing.
+func (Quiet) Loaded(int64) {}
+
+// LoadDone does nothing.
+func (Quiet) LoadDone() {}
+
+// RunStarted does nothing.
+func (Quiet) RunStarted(load.Options, *load.Run, *metrics.Collector) {}
+
+// RunDone does nothing.
+func (Quiet) RunDone() {}

@@ -1,0 +1,330 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/load"
+	"github.com/scalelab/scalelab/metrics"
+	"github.com/scalelab/scalelab/report"
+	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/setting"
+)
+
+// Plan is a validated run: everything resolved before anything starts.
+type Plan struct {
+	flags    *Options
+	scen     scenario.Scenario
+	eng      engine.Engine
+	settings *setting.Set
+	model    load.Model
+	opts     load.Options
+	dir      string
+	cluster  *cluster.State // --cluster
+}
+
+// NewPlan resolves scenario, engine, settings and load model, reporting
+// every bad input as a usage error (exit code 2). Nothing is created.
+func NewPlan(f *Options) (*Plan, error) {
+	if f.Given == nil {
+		f.Given = map[string]bool{}
+	}
+	if f.Scenario == "" {
+		return nil, results.UsageErr("run: no scenario given; usage: scalelab run SCENARIO [flags] (see `scalelab list`)")
+	}
+	if f.Engine == "" {
+		f.Engine = "sqlite"
+	}
+	scen, err := scenario.Lookup(f.Scenario)
+	if err != nil {
+		return nil, results.UsageErr("%v", err)
+	}
+	eng, err := engine.Lookup(f.Engine)
+	if err != nil {
+		return nil, results.UsageErr("--engine: %v", err)
+	}
+	if !scenario.Supports(scen, eng.Name()) {
+		return nil, results.UsageErr("scenario %s has no storage for engine %s; it supports: %s", scen.Name(), eng.Name(), strings.Join(scen.Engines(), ", "))
+	}
+	set := setting.NewSet(append(append([]setting.Spec{}, eng.Settings()...), scen.Settings()...)...)
+	for _, s := range f.Sets {
+		if err := applySetting(set, s, eng.Name(), scen.Name()); err != nil {
+			return nil, results.WithCode(results.ExitUsage, err)
+		}
+	}
+	model, opts, err := buildModel(f, f.Given)
+	if err != nil {
+		return nil, err
+	}
+	var cl *cluster.State
+	if f.Cluster != "" {
+		if f.Target != "" {
+			return nil, results.UsageErr("run: --cluster and --target are exclusive")
+		}
+		if cl, err = cluster.Load(f.Cluster); err != nil {
+			return nil, results.UsageErr("--cluster: %v", err)
+		}
+		if cl.Engine != eng.Name() {
+			return nil, results.UsageErr("--cluster %s is a %s cluster, but this run uses --engine %s", cl.Name, cl.Engine, eng.Name())
+		}
+	}
+	dir := f.Out
+	if dir == "" {
+		dir = filepath.Join("scalelab-results", fmt.Sprintf("%s-%s-%s", scen.Name(), eng.Name(), time.Now().Format("20060102-150405")))
+	}
+	return &Plan{flags: f, scen: scen, eng: eng, settings: set, model: model, opts: opts, dir: dir, cluster: cl}, nil
+}
+
+// Dir returns the results directory the run writes.
+func (p *Plan) Dir() string { return p.dir }
+
+// Settings returns the resolved settings.
+func (p *Plan) Settings() *setting.Set { return p.settings }
+
+// applySetting applies one --set, explaining keys that belong to an engine
+// or scenario other than the ones in use.
+func applySetting(set *setting.Set, assignment, engName, scenName string) error {
+	key, _, _ := strings.Cut(assignment, "=")
+	key = strings.TrimSpace(key)
+	if prefix, _, ok := strings.Cut(key, "."); ok && !set.Has(key) && prefix != engName && prefix != scenName {
+		if _, err := engine.Lookup(prefix); err == nil {
+			return fmt.Errorf("%w: --set %s: the setting belongs to engine %s, but this run uses engine %s", setting.ErrUnknownKey, assignment, prefix, engName)
+		}
+		if _, err := scenario.Lookup(prefix); err == nil {
+			return fmt.Errorf("%w: --set %s: the setting belongs to scenario %s, but this run is of scenario %s", setting.ErrUnknownKey, assignment, prefix, scenName)
+		}
+	}
+	if err := set.Apply(assignment); err != nil {
+		return fmt.Errorf("--set: %w", err)
+	}
+	return nil
+}
+
+// buildModel turns the load flags into a validated model.
+func buildModel(f *Options, given map[string]bool) (load.Model, load.Options, error) {
+	name := f.Model
+	if name == "" {
+		switch {
+		case given["phases"]:
+			name = "phases"
+		case given["rate"]:
+			name = "rate"
+		default:
+			name = "closed"
+		}
+	}
+	if err := f.checkConflicts(name, given); err != nil {
+		return nil, load.Options{}, err
+	}
+	opts := load.Options{Duration: f.Duration, Ops: f.Ops, Seed: f.Seed, Drain: f.Drain}
+	if f.Warmup < 0 {
+		return nil, opts, results.UsageErr("run: --warmup %s must not be negative", f.Warmup)
+	}
+	think, err := load.ParseThink(f.Think)
+	if err != nil {
+		return nil, opts, results.WithCode(results.ExitUsage, err)
+	}
+	var m load.Model
+	switch name {
+	case "closed":
+		users := f.Users
+		if !given["users"] {
+			users = 8
+		}
+		m = &load.Closed{Users: users, Think: think}
+	case "rate":
+		if f.Rate == "" {
+			return nil, opts, results.UsageErr("run: the rate model needs --rate, e.g. --rate 5000/s")
+		}
+		r, err := load.ParseRate(f.Rate)
+		if err != nil {
+			return nil, opts, results.WithCode(results.ExitUsage, err)
+		}
+		workers := f.Users
+		if !given["users"] {
+			workers = 32
+		}
+		m = &load.Rate{Rate: r, Arrivals: f.Arrivals, Workers: workers}
+	case "phases":
+		if f.Phases == "" {
+			return nil, opts, results.UsageErr("run: the phases model needs --phases, e.g. --phases 30s@1/s,30s@2/s")
+		}
+		ph, err := load.ParsePhases(f.Phases)
+		if err != nil {
+			return nil, opts, results.WithCode(results.ExitUsage, err)
+		}
+		pm := &load.Phases{Phases: ph, Think: think}
+		if opts.Duration == 0 {
+			opts.Duration = pm.Total()
+		}
+		m = pm
+	default:
+		return nil, opts, results.UsageErr("run: --model %q; allowed: closed|rate|phases", name)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, opts, results.WithCode(results.ExitUsage, err)
+	}
+	if opts.Duration == 0 && opts.Ops == 0 {
+		opts.Duration = 10 * time.Second
+	}
+	if opts.Duration > 0 && f.Warmup >= opts.Duration {
+		return nil, opts, results.UsageErr("run: --warmup %s leaves nothing to measure in a %s run", f.Warmup, opts.Duration)
+	}
+	return m, opts, nil
+}
+
+// runState accumulates run.json as the run goes.
+type runState struct {
+	doc  *results.Run
+	path string
+}
+
+func (s *runState) save() error { return results.WriteJSON(s.path, s.doc) }
+
+// Execute runs the plan: creates the results directory, connects, loads the
+// data, measures, and writes run.json (with its final status and exit code
+// whatever happens), report.html and the terminal summary to stdout;
+// progress goes to obs. The returned document is nil only when the results
+// directory could not be created. The error carries the exit code.
+func (p *Plan) Execute(ctx context.Context, obs Observer, stdout, stderr io.Writer) (*results.Run, error) {
+	doc, err := p.execute(ctx, obs, stdout, stderr)
+	return doc, err
+}
+
+func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writer) (*results.Run, error) {
+	f := p.flags
+	if err := results.Create(p.dir); err != nil {
+		return nil, results.WithCode(results.ExitUsage, err)
+	}
+	doc := &results.Run{
+		Scalelab: results.Version{Version: results.BuildVersion(), Go: runtime.Version()},
+		Status:   results.StatusRunning,
+		Command:  redactArgs(f.Args),
+		Scenario: p.scen.Name(),
+		Engine:   p.eng.Name(),
+		Settings: p.settings.Map(),
+		Changed:  p.settings.Changed(),
+		Load: results.Load{Model: p.model.Name(), Params: p.model.Params(), DurationS: p.opts.Duration.Seconds(),
+			WarmupS: f.Warmup.Seconds(), Ops: p.opts.Ops, Seed: p.opts.Seed},
+		Host:    results.HostFacts(),
+		Start:   time.Now().UTC(),
+		Summary: map[string]metrics.OpSummary{},
+		Files:   []string{results.RunFile},
+	}
+	st := &runState{doc: doc, path: filepath.Join(p.dir, results.RunFile)}
+	if err := st.save(); err != nil {
+		return doc, err
+	}
+	if obs == nil {
+		obs = Quiet{}
+	}
+	fmt.Fprintf(stderr, "scalelab %s: %s on %s, %s model, results in %s\n", results.BuildVersion(), p.scen.Name(), p.eng.Name(), p.model.Name(), p.dir)
+
+	// finish records the outcome in run.json whatever happened.
+	finish := func(status string, err error) (*results.Run, error) {
+		code := results.ExitCode(err)
+		if err == nil && status == results.StatusFailed {
+			code = results.ExitCheckFailed
+		}
+		if status == results.StatusInterrupted {
+			code = results.ExitInterrupted
+		}
+		doc.Status, doc.ExitCode = status, code
+		if err != nil {
+			doc.Error = err.Error()
+		}
+		end := time.Now().UTC()
+		doc.End = &end
+		if werr := st.save(); werr != nil && err == nil {
+			return doc, werr
+		}
+		if err == nil && code != results.ExitOK {
+			return doc, &results.ExitError{Code: code, Err: results.ErrReported}
+		}
+		return doc, err
+	}
+
+	cfg := engine.Config{Target: f.Target, Settings: p.settings, Dir: p.dir, Cluster: p.cluster}
+	if p.cluster != nil {
+		cfg.Target = p.cluster.Target
+		doc.Cluster = &results.ClusterRef{Name: p.cluster.Name, Nodes: len(p.cluster.Nodes), Params: p.cluster.Params}
+	}
+	conn, err := p.eng.Open(ctx, cfg)
+	if err != nil {
+		return finish(results.StatusFailed, results.WithCode(results.ExitUnfinished, fmt.Errorf("connect to %s: %w", p.eng.Name(), err)))
+	}
+	defer conn.Close()
+	if info, err := conn.Info(ctx); err == nil {
+		doc.Server = &results.Server{Version: info.Version, Target: redactTarget(info.Target), Extra: info.Extra}
+	} else {
+		doc.Warnings = append(doc.Warnings, "server info unavailable: "+err.Error())
+	}
+	wl, err := p.scen.Open(ctx, scenario.Env{Engine: p.eng.Name(), Conn: conn, Settings: p.settings, Seed: f.Seed})
+	if err != nil {
+		if errors.Is(err, setting.ErrBadValue) || errors.Is(err, scenario.ErrEngineNotSupported) {
+			return finish(results.StatusFailed, results.WithCode(results.ExitUsage, err))
+		}
+		return finish(results.StatusFailed, results.WithCode(results.ExitUnfinished, fmt.Errorf("open scenario %s: %w", p.scen.Name(), err)))
+	}
+	defer wl.Close()
+
+	if lp, err := p.loadData(ctx, wl, obs); lp != nil || err != nil {
+		doc.LoadPhase = lp
+		if err != nil {
+			if ctx.Err() != nil {
+				return finish(results.StatusInterrupted, results.WithCode(results.ExitInterrupted, fmt.Errorf("interrupted while loading data: %w", err)))
+			}
+			return finish(results.StatusFailed, results.WithCode(results.ExitUnfinished, fmt.Errorf("load data: %w", err)))
+		}
+	}
+	if f.LoadOnly {
+		fmt.Fprintf(stdout, "loaded %d items; results in %s\n", doc.LoadPhase.Items, p.dir)
+		return finish(results.StatusOK, nil)
+	}
+
+	status, err := p.measure(ctx, wl, st, obs)
+	if err != nil {
+		return finish(results.StatusFailed, err)
+	}
+	doc.Status = status
+	doc.ExitCode = map[string]int{results.StatusOK: results.ExitOK, results.StatusFailed: results.ExitCheckFailed, results.StatusInterrupted: results.ExitInterrupted}[status]
+	if err := report.WriteHTML(filepath.Join(p.dir, results.ReportFile), doc, p.dir); err != nil {
+		doc.Warnings = append(doc.Warnings, "report.html: "+err.Error())
+	} else {
+		doc.Files = append(doc.Files, results.ReportFile)
+	}
+	sort.Strings(doc.Files)
+	report.Terminal(stdout, doc)
+	fmt.Fprintf(stdout, "results: %s\n", p.dir)
+	return finish(status, nil)
+}
+
+// loadData runs the scenario's load phase with a progress bar.
+func (p *Plan) loadData(ctx context.Context, wl scenario.Workload, obs Observer) (*results.LoadPhase, error) {
+	n := wl.LoadSize()
+	if n == 0 {
+		return nil, nil
+	}
+	start := time.Now()
+	obs.LoadStarted(n)
+	var loaded atomic.Int64
+	err := wl.Load(ctx, runtime.GOMAXPROCS(0)*2, func(k int64) { loaded.Add(k); obs.Loaded(k) })
+	obs.LoadDone()
+	secs := time.Since(start).Seconds()
+	lp := &results.LoadPhase{Items: loaded.Load(), Seconds: secs}
+	if secs > 0 {
+		lp.PerS = float64(lp.Items) / secs
+	}
+	return lp, err
+}
