@@ -13,9 +13,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
-	"sync"
 	"time"
+
+	"github.com/scalelab/scalelab/registry"
 )
 
 // Spec is what `scalelab cluster up` asks for.
@@ -88,41 +88,23 @@ type Downer interface {
 // ErrNotFound means no cluster of that name exists.
 var ErrNotFound = errors.New("no such cluster")
 
-var (
-	mu           sync.RWMutex
-	provisioners = map[string]Provisioner{}
-)
+var provisioners = registry.New[Provisioner]("cluster provisioner")
 
 // Register makes a provisioner available; it panics on nil or a duplicate.
 func Register(p Provisioner) {
-	mu.Lock()
-	defer mu.Unlock()
 	if p == nil {
 		panic("cluster: Register of nil provisioner")
 	}
-	if _, dup := provisioners[p.Engine()]; dup {
-		panic("cluster: Register called twice for " + p.Engine())
-	}
-	provisioners[p.Engine()] = p
+	provisioners.Register(p.Engine(), p)
 }
 
 // Lookup returns the provisioner of an engine.
 func Lookup(engine string) (Provisioner, error) {
-	mu.RLock()
-	defer mu.RUnlock()
-	if p, ok := provisioners[engine]; ok {
-		return p, nil
+	p, err := provisioners.Lookup(engine)
+	if err != nil {
+		return nil, fmt.Errorf("engine %q cannot start local clusters; engines that can: %v", engine, provisioners.Names())
 	}
-	return nil, fmt.Errorf("engine %q cannot start local clusters; engines that can: %v", engine, engines())
-}
-
-func engines() []string {
-	var out []string
-	for e := range provisioners {
-		out = append(out, e)
-	}
-	sort.Strings(out)
-	return out
+	return p, nil
 }
 
 // Root is where cluster state lives: $SCALELAB_HOME/clusters, or

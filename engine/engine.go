@@ -6,12 +6,10 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sort"
-	"sync"
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/metrics"
+	"github.com/scalelab/scalelab/registry"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -64,50 +62,20 @@ var (
 	ErrUnreachable = errors.New("engine unreachable")
 )
 
-var (
-	mu       sync.RWMutex
-	registry = map[string]Engine{}
-)
+var engines = registry.New[Engine]("engine")
 
-// Register makes an engine available by name. It panics on a nil engine or a
-// duplicate name, like database/sql.Register.
+// Register makes an engine available by name. It panics on a nil engine or
+// a duplicate name, like database/sql.Register.
 func Register(e Engine) {
-	mu.Lock()
-	defer mu.Unlock()
 	if e == nil {
 		panic("engine: Register of nil engine")
 	}
-	name := e.Name()
-	if _, dup := registry[name]; dup {
-		panic("engine: Register called twice for " + name)
-	}
-	registry[name] = e
+	engines.Register(e.Name(), e)
 }
 
 // Lookup returns the engine registered under name; the error names the
 // nearest registered engine.
-func Lookup(name string) (Engine, error) {
-	mu.RLock()
-	e, ok := registry[name]
-	mu.RUnlock()
-	if ok {
-		return e, nil
-	}
-	msg := fmt.Sprintf("unknown engine %q; available: %v", name, Names())
-	if n := setting.Nearest(name, Names()); n != "" {
-		msg += fmt.Sprintf(" (did you mean %q?)", n)
-	}
-	return nil, errors.New(msg)
-}
+func Lookup(name string) (Engine, error) { return engines.Lookup(name) }
 
 // Names returns the registered engine names, sorted.
-func Names() []string {
-	mu.RLock()
-	defer mu.RUnlock()
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func Names() []string { return engines.Names() }

@@ -6,12 +6,10 @@ package scenario
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sort"
-	"sync"
 	"time"
 
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/registry"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -88,52 +86,23 @@ type Checker interface {
 // file in the scenario.
 var ErrEngineNotSupported = errors.New("engine not supported by scenario")
 
-var (
-	mu       sync.RWMutex
-	registry = map[string]Scenario{}
-)
+var scenarios = registry.New[Scenario]("scenario")
 
 // Register makes a scenario available by name. It panics on nil or a
 // duplicate name.
 func Register(s Scenario) {
-	mu.Lock()
-	defer mu.Unlock()
 	if s == nil {
 		panic("scenario: Register of nil scenario")
 	}
-	if _, dup := registry[s.Name()]; dup {
-		panic("scenario: Register called twice for " + s.Name())
-	}
-	registry[s.Name()] = s
+	scenarios.Register(s.Name(), s)
 }
 
 // Lookup returns the scenario registered under name; the error lists the
 // scenarios and names the nearest one.
-func Lookup(name string) (Scenario, error) {
-	mu.RLock()
-	s, ok := registry[name]
-	mu.RUnlock()
-	if ok {
-		return s, nil
-	}
-	msg := fmt.Sprintf("unknown scenario %q; available: %v", name, Names())
-	if n := setting.Nearest(name, Names()); n != "" {
-		msg += fmt.Sprintf(" (did you mean %q?)", n)
-	}
-	return nil, errors.New(msg)
-}
+func Lookup(name string) (Scenario, error) { return scenarios.Lookup(name) }
 
 // Names returns the registered scenario names, sorted.
-func Names() []string {
-	mu.RLock()
-	defer mu.RUnlock()
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func Names() []string { return scenarios.Names() }
 
 // Supports reports whether s has a storage file for engine.
 func Supports(s Scenario, engineName string) bool {
