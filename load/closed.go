@@ -40,23 +40,14 @@ func (c *Closed) Params() map[string]any {
 	return map[string]any{"users": c.Users, "think": c.Think.String()}
 }
 
-func (c *Closed) prepare(r *Run) {
-	c.recs = make([]*metrics.Recorder, c.Users)
-	for i := range c.recs {
-		c.recs[i] = r.coll.NewRecorder()
-	}
-}
+func (c *Closed) prepare(r *Run) { c.recs = r.newRecorders(c.Users) }
 
 func (c *Closed) run(r *Run) {
-	for i := 0; i < c.Users; i++ {
-		r.wg.Add(1)
-		go func(id int) {
-			defer r.wg.Done()
-			r.coll.SessionStarted()
-			defer r.coll.SessionEnded()
-			c.user(r, id)
-		}(i)
-	}
+	r.startWorkers(c.Users, func(id int) {
+		r.coll.SessionStarted()
+		defer r.coll.SessionEnded()
+		c.user(r, id)
+	})
 }
 
 func (c *Closed) user(r *Run, id int) {

@@ -139,6 +139,26 @@ func (r *Run) Execute(ctx context.Context) (stuck bool) {
 	}
 }
 
+// newRecorders makes one recorder per worker.
+func (r *Run) newRecorders(n int) []*metrics.Recorder {
+	recs := make([]*metrics.Recorder, n)
+	for i := range recs {
+		recs[i] = r.coll.NewRecorder()
+	}
+	return recs
+}
+
+// startWorkers runs work(id) on n goroutines that the run waits for.
+func (r *Run) startWorkers(n int, work func(id int)) {
+	for i := 0; i < n; i++ {
+		r.wg.Add(1)
+		go func(id int) {
+			defer r.wg.Done()
+			work(id)
+		}(i)
+	}
+}
+
 // claim takes up to want operations from the shared budget. Workers claim
 // small chunks so that none idles at the end while others still work: the
 // chunk shrinks as the budget runs out.

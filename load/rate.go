@@ -50,22 +50,9 @@ func (m *Rate) Params() map[string]any {
 		"late_threshold_ms": float64(metrics.LateThresholdNs) / 1e6}
 }
 
-func (m *Rate) prepare(r *Run) {
-	m.recs = make([]*metrics.Recorder, m.Workers)
-	for i := range m.recs {
-		m.recs[i] = r.coll.NewRecorder()
-	}
-}
+func (m *Rate) prepare(r *Run) { m.recs = r.newRecorders(m.Workers) }
 
-func (m *Rate) run(r *Run) {
-	for i := 0; i < m.Workers; i++ {
-		r.wg.Add(1)
-		go func(id int) {
-			defer r.wg.Done()
-			m.worker(r, id)
-		}(i)
-	}
-}
+func (m *Rate) run(r *Run) { r.startWorkers(m.Workers, func(id int) { m.worker(r, id) }) }
 
 // worker runs every Workers-th arrival of the schedule: evenly spaced
 // arrivals at Rate/Workers offset by id, or a Poisson process of rate
