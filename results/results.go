@@ -34,33 +34,34 @@ const (
 
 // Run is the run.json document.
 type Run struct {
-	Scalelab    Version                      `json:"scalelab"`
-	Status      string                       `json:"status"`
-	ExitCode    int                          `json:"exit_code"`
-	Error       string                       `json:"error,omitempty"`
-	Failures    []string                     `json:"failures,omitempty"` // failed checks (integrity, SLO)
-	Warnings    []string                     `json:"warnings,omitempty"`
-	Command     []string                     `json:"command"`
-	Scenario    string                       `json:"scenario"`
-	Engine      string                       `json:"engine"`
-	Cluster     *ClusterRef                  `json:"cluster,omitempty"` // --cluster
-	Server      *Server                      `json:"server,omitempty"`
-	Settings    map[string]string            `json:"settings"`         // every setting, resolved
-	Changed     []string                     `json:"changed_settings"` // keys differing from defaults
-	Load        Load                         `json:"load"`
-	Host        Host                         `json:"host"`
-	Start       time.Time                    `json:"start"`
-	End         *time.Time                   `json:"end,omitempty"`
-	StopReason  string                       `json:"stop_reason,omitempty"`
-	LoadPhase   *LoadPhase                   `json:"load_phase,omitempty"`
-	MeasuredS   float64                      `json:"measured_s"` // length of the measured window (warm-up excluded)
-	Intervals   int                          `json:"intervals"`
-	Summary     map[string]metrics.OpSummary `json:"summary"`
-	Totals      *Totals                      `json:"totals,omitempty"`
-	Lag         *metrics.LagSummary          `json:"schedule_lag,omitempty"` // open models
-	MaxSessions int64                        `json:"max_sessions,omitempty"` // phases model
-	Process     *Process                     `json:"process,omitempty"`      // scalelab's own CPU and memory
-	Files       []string                     `json:"files"`
+	Scalelab       Version                      `json:"scalelab"`
+	Status         string                       `json:"status"`
+	ExitCode       int                          `json:"exit_code"`
+	Error          string                       `json:"error,omitempty"`
+	Failures       []string                     `json:"failures,omitempty"` // failed checks (integrity, SLO)
+	Warnings       []string                     `json:"warnings,omitempty"`
+	Command        []string                     `json:"command"`
+	Scenario       string                       `json:"scenario"`
+	Engine         string                       `json:"engine"`
+	Cluster        *ClusterRef                  `json:"cluster,omitempty"` // --cluster
+	Server         *Server                      `json:"server,omitempty"`
+	Settings       map[string]string            `json:"settings"`         // every setting, resolved
+	Changed        []string                     `json:"changed_settings"` // keys differing from defaults
+	Load           Load                         `json:"load"`
+	Host           Host                         `json:"host"`
+	Start          time.Time                    `json:"start"`
+	End            *time.Time                   `json:"end,omitempty"`
+	StopReason     string                       `json:"stop_reason,omitempty"`
+	LoadPhase      *LoadPhase                   `json:"load_phase,omitempty"`
+	MeasuredS      float64                      `json:"measured_s"` // length of the measured window (warm-up excluded)
+	Intervals      int                          `json:"intervals"`
+	Summary        map[string]metrics.OpSummary `json:"summary"`
+	Totals         *Totals                      `json:"totals,omitempty"`
+	Lag            *metrics.LagSummary          `json:"schedule_lag,omitempty"`    // open models
+	MaxSessions    int64                        `json:"max_sessions,omitempty"`    // phases model
+	ScenarioReport map[string]any               `json:"scenario_report,omitempty"` // scenario.Reporter figures
+	Process        *Process                     `json:"process,omitempty"`         // scalelab's own CPU and memory
+	Files          []string                     `json:"files"`
 }
 
 // ClusterRef names the local cluster a run used.

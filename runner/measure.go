@@ -120,6 +120,9 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	if ctx.Err() != nil {
 		status = results.StatusInterrupted
 	}
+	if rp, ok := wl.(scenario.Reporter); ok {
+		doc.ScenarioReport = rp.Report()
+	}
 	if chk, ok := wl.(scenario.Checker); ok && status == results.StatusOK {
 		if err := chk.Check(ctx); err != nil {
 			if !errors.Is(err, engine.ErrIntegrity) {

@@ -82,6 +82,14 @@ type Checker interface {
 	Check(ctx context.Context) error
 }
 
+// Reporter is an optional capability of a Workload: figures the scenario
+// measured beyond operation latencies (stale reads, freshness delays and
+// polls, ...), keyed by name. The runner writes them to run.json under
+// "scenario_report" after the load ends; values must encode as JSON.
+type Reporter interface {
+	Report() map[string]any
+}
+
 // ErrEngineNotSupported is returned by Open for an engine without a storage
 // file in the scenario.
 var ErrEngineNotSupported = errors.New("engine not supported by scenario")
