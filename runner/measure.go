@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/experiment/slo"
 	"github.com/scalelab/scalelab/load"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
@@ -138,6 +139,13 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	}
 	if doc.Totals.Count == 0 && doc.Totals.Errors > 0 && status == results.StatusOK {
 		return "", results.WithCode(results.ExitUnfinished, fmt.Errorf("no operation succeeded (%d failed); is the engine reachable?", doc.Totals.Errors))
+	}
+	if len(p.flags.SLO) > 0 && status == results.StatusOK {
+		fails, err := slo.Failures(p.flags.SLO, doc)
+		if err != nil {
+			return "", results.WithCode(results.ExitUsage, err)
+		}
+		doc.Failures = append(doc.Failures, fails...)
 	}
 	if len(doc.Failures) > 0 && status == results.StatusOK {
 		status = results.StatusFailed

@@ -35,6 +35,9 @@ type Options struct {
 	LoadOnly   bool
 	Drain      time.Duration
 	CPUProfile string
+	// SLO holds service-level objectives (experiment/slo syntax, e.g.
+	// "p95<1s"); a failed one is a run.json failure and exit code 1.
+	SLO []string
 	// Given names the options the user set explicitly (flag names: users,
 	// think, rate, arrivals, phases); defaults depend on it.
 	Given map[string]bool

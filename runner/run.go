@@ -14,6 +14,7 @@ import (
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/experiment/slo"
 	"github.com/scalelab/scalelab/load"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/report"
@@ -62,6 +63,9 @@ func NewPlan(f *Options) (*Plan, error) {
 		if err := applySetting(set, s, eng.Name(), scen.Name()); err != nil {
 			return nil, results.WithCode(results.ExitUsage, err)
 		}
+	}
+	if _, err := slo.ParseList(f.SLO); err != nil {
+		return nil, results.WithCode(results.ExitUsage, fmt.Errorf("--slo: %w", err))
 	}
 	model, opts, err := buildModel(f, f.Given)
 	if err != nil {

@@ -34,6 +34,7 @@ type runFlags struct {
 	drain    time.Duration
 	cpuprof  string
 	cluster  string
+	slo      multiFlag
 }
 
 type multiFlag []string
@@ -64,6 +65,7 @@ func newRunFlags() (*flag.FlagSet, *runFlags) {
 	fs.BoolVar(&f.loadOnly, "load-only", false, "load the data and stop, without the measured run")
 	fs.DurationVar(&f.drain, "drain", time.Second, "at the stop, how long in-flight operations may finish")
 	fs.StringVar(&f.cluster, "cluster", "", "run against a local cluster started with `scalelab cluster up` (instead of --target)")
+	fs.Var(&f.slo, "slo", "a service-level objective, e.g. 'p95<1s', 'p99<250ms for read', 'errors<1%' (repeatable or comma-separated); a failed one exits 1")
 	fs.StringVar(&f.cpuprof, "cpuprofile", "", "write a Go CPU profile of scalelab itself to this file (to find generator overhead)")
 	return fs, f
 }
@@ -107,7 +109,7 @@ func (f *runFlags) options(scenario string, given map[string]bool) *runner.Optio
 	return &runner.Options{Scenario: scenario, Engine: f.engine, Target: f.target, Cluster: f.cluster, Model: f.model,
 		Users: f.users, Think: f.think, Duration: f.duration, Ops: f.ops, Rate: f.rate, Arrivals: f.arrivals,
 		Phases: f.phases, Warmup: f.warmup, Seed: f.seed, Samples: f.samples, Out: f.out, Sets: f.sets,
-		LoadOnly: f.loadOnly, Drain: f.drain, CPUProfile: f.cpuprof, Given: given, Args: os.Args}
+		LoadOnly: f.loadOnly, Drain: f.drain, CPUProfile: f.cpuprof, SLO: f.slo, Given: given, Args: os.Args}
 }
 
 // runCmd is `scalelab run`.
