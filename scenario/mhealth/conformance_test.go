@@ -1,0 +1,181 @@
+package mhealth
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/scalelab/scalelab/engine"
+	_ "github.com/scalelab/scalelab/engine/memory"
+	_ "github.com/scalelab/scalelab/engine/sqlite"
+	"github.com/scalelab/scalelab/metrics"
+	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/setting"
+)
+
+// openEngine opens a storing engine in a temporary directory with the
+// scenario's settings applied.
+func openEngine(t *testing.T, name string, sets ...string) (*Workload, scenario.Env) {
+	t.Helper()
+	ctx := context.Background()
+	e, err := engine.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := setting.NewSet(append(e.Settings(), (&Scenario{}).Settings()...)...)
+	for _, s := range sets {
+		if err := set.Apply(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := e.Open(ctx, engine.Config{Settings: set, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	env := scenario.Env{Engine: name, Conn: conn, Settings: set, Seed: 42}
+	wl, err := (&Scenario{}).Open(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { wl.Close() })
+	return wl.(*Workload), env
+}
+
+// conformance is the suite every engine implementing mhealth passes: it
+// loads patients, lives sessions through their weeks, and checks every
+// read against the independent computation.
+func conformance(t *testing.T, name string) {
+	ctx := context.Background()
+	w, _ := openEngine(t, name, KeyWeeks+"=2", KeyHoursPerWeek+"=60", KeyPatients+"=3")
+	if err := w.Load(ctx, 2, func(int64) {}); err != nil {
+		t.Fatal(err)
+	}
+	counts := make([]int, numOps)
+	for id := uint64(0); id < 5; id++ { // 3 loaded patients, 2 created by their session
+		s := w.NewSession(id, id*7+1).(*Session)
+		for {
+			op, ok := s.Next()
+			if !ok {
+				break
+			}
+			counts[op]++
+			if err := s.Do(ctx); err != nil {
+				t.Fatalf("%s: session %d: %s: %v", name, id, operationNames[op], err)
+			}
+		}
+		// Independent computation: totals and achievements of the last post.
+		got, err := w.st.totals(ctx, int64(id))
+		if err != nil || got != s.total {
+			t.Fatalf("%s: patient %d total %d (%v), posted %d", name, id, got, err, s.total)
+		}
+		a, err := w.st.achievements(ctx, int64(id))
+		last := s.acts[len(s.acts)-1].Start
+		d, wk, m := periodSums(s.acts, last)
+		if err != nil || a.Daily != d || a.Weekly != wk || a.Monthly != m || a.UpdatedFor != last || a.Goals != DefaultGoals {
+			t.Fatalf("%s: patient %d achievements %+v (%v), want %d/%d/%d at %d", name, id, a, err, d, wk, m, last)
+		}
+		p, err := w.st.plan(ctx, int64(id), 1)
+		if err != nil || p.Week != 1 || len(p.Exercises) != 3 {
+			t.Fatalf("%s: plan of week 1: %+v %v", name, p, err)
+		}
+	}
+	for op, n := range counts {
+		if n == 0 {
+			t.Errorf("%s: operation %s never ran", name, operationNames[op])
+		}
+	}
+	if n := counts[OpActivityPost]; n != 5*2*60 {
+		t.Errorf("%s: %d posts, want %d", name, n, 5*2*60)
+	}
+	if counts[OpPatientCreate] != 2 {
+		t.Errorf("%s: %d patients created by sessions, want 2", name, counts[OpPatientCreate])
+	}
+	rep := w.Report()
+	if st := rep["stale_reads"].(map[string]int64); st["totals.get"] != 0 || st["achievements.get"] != 0 {
+		t.Errorf("%s: stale reads on a store that reads its writes: %v", name, st)
+	}
+	if err := w.Check(ctx); err != nil {
+		t.Fatalf("%s: check: %v", name, err)
+	}
+	// A total changed behind the patients' back is caught by the session's
+	// next read and by the check.
+	if err := w.st.postActivity(ctx, 1, Activity{Start: Epoch.AddDate(1, 0, 0).UnixMilli(), Steps: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Check(ctx); !errors.Is(err, engine.ErrIntegrity) {
+		t.Fatalf("%s: check after a foreign write: %v", name, err)
+	}
+	s := w.NewSession(1, 99).(*Session)
+	s.total = w.patients[1].total.Load()
+	s.op = OpTotalsGet
+	if err := s.do(ctx); !errors.Is(err, engine.ErrIntegrity) || metrics.ClassOf(err) != metrics.Integrity {
+		t.Fatalf("%s: totals.get of a total above the posted sum: %v", name, err)
+	}
+}
+
+func TestConformanceMemory(t *testing.T) { t.Parallel(); conformance(t, "memory") }
+func TestConformanceSQLite(t *testing.T) { t.Parallel(); conformance(t, "sqlite") }
+
+// laggingStore shows totals and achievements one post late, as a search
+// engine between refreshes does.
+type laggingStore struct {
+	store
+	shown map[int64]int64
+	last  map[int64]int64
+}
+
+func (l *laggingStore) postActivity(ctx context.Context, p int64, a Activity) error {
+	l.shown[p] = l.last[p]
+	got, _ := l.store.totals(ctx, p)
+	l.last[p] = got + a.Steps
+	return l.store.postActivity(ctx, p, a)
+}
+
+func (l *laggingStore) totals(_ context.Context, p int64) (int64, error) { return l.shown[p], nil }
+
+func TestStaleReadsCountedOrRequired(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, require := range []bool{false, true} {
+		w, _ := openEngine(t, "memory", KeyPatients+"=1", KeyHoursPerWeek+"=5", KeyWeeks+"=1", KeyRequireFresh+"="+map[bool]string{false: "false", true: "true"}[require])
+		w.st = &laggingStore{store: w.st, shown: map[int64]int64{}, last: map[int64]int64{}}
+		if err := w.Load(ctx, 1, func(int64) {}); err != nil {
+			t.Fatal(err)
+		}
+		s := w.NewSession(0, 3).(*Session)
+		var errs []error
+		for {
+			if _, ok := s.Next(); !ok {
+				break
+			}
+			if err := s.Do(ctx); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		stale := w.stale[OpTotalsGet].Load()
+		if stale == 0 {
+			t.Fatalf("require=%v: no stale read counted", require)
+		}
+		if !require && len(errs) != 0 {
+			t.Fatalf("stale reads must not be errors by default: %v", errs)
+		}
+		if require && (int64(len(errs)) != stale || !errors.Is(errs[0], engine.ErrIntegrity)) {
+			t.Fatalf("require_fresh: %d errors for %d stale reads (%v)", len(errs), stale, errs)
+		}
+	}
+}
+
+func TestWaitAfterWrite(t *testing.T) {
+	t.Parallel()
+	w, _ := openEngine(t, "memory", KeyWaitAfterWrite+"=1s", KeyPatients+"=1")
+	s := w.NewSession(0, 1).(*Session)
+	s.lastWrite = true
+	if d, ok := s.Think(); !ok || d.Seconds() != 1 {
+		t.Fatalf("think after a write: %v %v", d, ok)
+	}
+	s.lastWrite = false
+	if _, ok := s.Think(); ok {
+		t.Fatal("think after a read must fall back to --think")
+	}
+}

@@ -1,0 +1,295 @@
+// Package mhealth is the "mhealth" scenario: the backend of a phone app for
+// lower-back-pain self-management (the selfBACK study). Patients post an
+// hour of step counts at a time; every post recomputes the patient's
+// achievements (daily, weekly and monthly step sums against goals) and
+// total steps; each week starts with a plan built from the previous week's
+// answers, the patient marks exercises and education items done, and the
+// week ends with tailoring questions. A session is one patient living
+// through mhealth.weeks weeks on a simulated clock: weeks of data in
+// seconds of real time.
+//
+// The storage for each engine lives in its own file behind the store
+// interface (store.go), and each documents how it keeps achievements and
+// totals: by aggregation, counters or read-modify-write.
+package mhealth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/setting"
+)
+
+// Name is the scenario's registry name.
+const Name = "mhealth"
+
+// Operation indexes, in the order Workload.Operations returns their names
+// (the study's endpoints).
+const (
+	OpActivityPost = iota
+	OpAchievementsGet
+	OpTotalsGet
+	OpPlanNext
+	OpPlanTailoring
+	OpExerciseUpdate
+	OpEducationUpdate
+	OpPatientCreate
+	numOps
+)
+
+var operationNames = []string{"activity.post", "achievements.get", "totals.get", "plan.next", "plan.tailoring", "exercise.update", "education.update", "patient.create"}
+
+// Setting keys.
+const (
+	KeyWeeks          = "mhealth.weeks"
+	KeyHoursPerWeek   = "mhealth.hours_per_week"
+	KeyPatients       = "mhealth.patients"
+	KeyReadProb       = "mhealth.read_probability"
+	KeyWaitAfterWrite = "mhealth.wait_after_write"
+	KeyRequireFresh   = "mhealth.require_fresh"
+	KeyVerify         = "mhealth.verify"
+	KeyLoad           = "mhealth.load"
+)
+
+func init() { scenario.Register(&Scenario{}) }
+
+// Scenario is the mhealth scenario.
+type Scenario struct{}
+
+var _ scenario.Scenario = (*Scenario)(nil)
+
+// Name returns "mhealth".
+func (*Scenario) Name() string { return Name }
+
+// Description is one line for `scalelab list`.
+func (*Scenario) Description() string {
+	return "patient self-management backend (selfBACK): hourly step posts, achievements, totals, weekly plans, on a simulated clock"
+}
+
+// Settings declares the scenario's settings.
+func (*Scenario) Settings() []setting.Spec {
+	return []setting.Spec{
+		{Key: KeyWeeks, Kind: setting.Int, Default: "3", Min: 1, Max: 52, Description: "simulated weeks each patient (session) lives through"},
+		{Key: KeyHoursPerWeek, Kind: setting.Int, Default: "144", Min: 1, Max: 168, Description: "hourly activity posts per week (the study: 24 x 6 = 144)"},
+		{Key: KeyPatients, Kind: setting.Int, Default: "100", Min: 0, Max: 10_000_000, Description: "patients created in the load phase; sessions beyond them create their own patient first (patient.create)"},
+		{Key: KeyReadProb, Kind: setting.Float, Default: "1", Min: 0, Max: 1, Description: "probability that a post is followed by totals.get and achievements.get (the study fetched both)"},
+		{Key: KeyWaitAfterWrite, Kind: setting.Duration, Default: "0s", Min: 0, Max: 60, Description: "real pause after each write before the next request (the study's client waited 1000ms for the search index to refresh)"},
+		{Key: KeyRequireFresh, Kind: setting.Bool, Default: "false", Description: "a read that misses the session's own earlier write is an integrity error instead of a counted stale_read"},
+		{Key: KeyVerify, Kind: setting.Bool, Default: "true", Description: "check totals, achievements and plans read back against an independent computation from the generated activity"},
+		{Key: KeyLoad, Kind: setting.Bool, Default: "true", Description: "recreate the data and create mhealth.patients patients before the run"},
+	}
+}
+
+// openers maps engine names to their storage; each storage file adds itself.
+var openers = map[string]func(ctx context.Context, env scenario.Env, cfg *config) (store, error){}
+
+// Engines lists the engines with a storage file.
+func (*Scenario) Engines() []string {
+	names := make([]string, 0, len(openers))
+	for n := range openers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// config is the resolved settings.
+type config struct {
+	weeks, hours int
+	patients     int64
+	readProb     float64
+	waitAfter    int64 // ns
+	requireFresh bool
+	verify, load bool
+}
+
+func configFrom(set *setting.Set) *config {
+	return &config{
+		weeks:        int(set.Get(KeyWeeks).Int()),
+		hours:        int(set.Get(KeyHoursPerWeek).Int()),
+		patients:     set.Get(KeyPatients).Int(),
+		readProb:     set.Get(KeyReadProb).Float(),
+		waitAfter:    int64(set.Get(KeyWaitAfterWrite).Duration()),
+		requireFresh: set.Get(KeyRequireFresh).Bool(),
+		verify:       set.Get(KeyVerify).Bool(),
+		load:         set.Get(KeyLoad).Bool(),
+	}
+}
+
+// Open resolves the settings and opens the engine's storage, recreating the
+// data when mhealth.load is true.
+func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workload, error) {
+	cfg := configFrom(env.Settings)
+	open, ok := openers[env.Engine]
+	if !ok {
+		return nil, fmt.Errorf("mhealth on %q: %w (mhealth supports %v)", env.Engine, scenario.ErrEngineNotSupported, s.Engines())
+	}
+	st, err := open(ctx, env, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("mhealth on %s: %w", env.Engine, err)
+	}
+	if !st.stores() {
+		cfg.verify, cfg.requireFresh = false, false
+	}
+	if cfg.load {
+		if err := st.reset(ctx); err != nil {
+			st.close()
+			return nil, fmt.Errorf("mhealth on %s: reset: %w", env.Engine, err)
+		}
+	}
+	return &Workload{cfg: cfg, st: st, seed: env.Seed, patients: map[int64]*patientState{}}, nil
+}
+
+// Workload is an opened mhealth workload.
+type Workload struct {
+	cfg  *config
+	st   store
+	seed uint64
+
+	mu       sync.Mutex
+	patients map[int64]*patientState // what each patient's acknowledged writes add up to
+
+	stale [numOps]atomic.Int64 // reads that missed the session's own write
+	fresh [numOps]atomic.Int64 // reads that saw it
+}
+
+// patientState is the independent computation of a patient's totals.
+type patientState struct {
+	total   atomic.Int64
+	pending atomic.Int32 // writes in flight or with unknown outcome
+	unknown atomic.Bool  // a write failed: it may or may not be applied
+}
+
+var (
+	_ scenario.Workload = (*Workload)(nil)
+	_ scenario.Checker  = (*Workload)(nil)
+	_ scenario.Reporter = (*Workload)(nil)
+)
+
+// Operations names the operations.
+func (w *Workload) Operations() []string { return append([]string(nil), operationNames...) }
+
+// LoadSize is the number of patients the load phase creates.
+func (w *Workload) LoadSize() int64 {
+	if !w.cfg.load {
+		return 0
+	}
+	return w.cfg.patients
+}
+
+// Load creates mhealth.patients patients with `workers` goroutines.
+func (w *Workload) Load(ctx context.Context, workers int, progress func(n int64)) error {
+	n := w.LoadSize()
+	if n == 0 {
+		return nil
+	}
+	var next atomic.Int64
+	errs := make(chan error, workers)
+	for i := 0; i < workers; i++ {
+		go func() {
+			for {
+				id := next.Add(1) - 1
+				if id >= n {
+					errs <- nil
+					return
+				}
+				if err := w.st.createPatient(ctx, Patient{ID: id, Created: Epoch.UnixMilli(), Goals: DefaultGoals}); err != nil {
+					errs <- fmt.Errorf("create patient %d: %w", id, err)
+					return
+				}
+				w.state(id)
+				progress(1)
+			}
+		}()
+	}
+	var first error
+	for i := 0; i < workers; i++ {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+			next.Store(n) // stop the others
+		}
+	}
+	if first != nil {
+		return first
+	}
+	return w.st.settle(ctx)
+}
+
+// state returns the independent record of a patient, creating it.
+func (w *Workload) state(id int64) *patientState {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ps, ok := w.patients[id]
+	if !ok {
+		ps = &patientState{}
+		w.patients[id] = ps
+	}
+	return ps
+}
+
+// NewSession returns patient id's session.
+func (w *Workload) NewSession(id uint64, seed uint64) scenario.Session {
+	return newSession(w, int64(id), seed)
+}
+
+// Close releases the storage.
+func (w *Workload) Close() error { return w.st.close() }
+
+// Report gives the read-your-writes figures per read operation.
+func (w *Workload) Report() map[string]any {
+	stale, fresh := map[string]int64{}, map[string]int64{}
+	for _, op := range []int{OpTotalsGet, OpAchievementsGet, OpPlanTailoring} {
+		if n := w.stale[op].Load(); n > 0 || w.fresh[op].Load() > 0 {
+			stale[operationNames[op]] = n
+			fresh[operationNames[op]] = w.fresh[op].Load()
+		}
+	}
+	return map[string]any{"stale_reads": stale, "fresh_reads": fresh, "verified": w.cfg.verify,
+		"note": "a stale read is a read that missed the same patient's acknowledged earlier write"}
+}
+
+// Check reads every patient's total back once the store has settled and
+// compares it with the sum of that patient's acknowledged posts. Patients
+// with a write of unknown outcome (a failed or unfinished post) are
+// skipped: their write may or may not have been applied.
+func (w *Workload) Check(ctx context.Context) error {
+	if !w.cfg.verify {
+		return nil
+	}
+	if err := w.st.settle(ctx); err != nil {
+		return fmt.Errorf("mhealth check: settle: %w", err)
+	}
+	w.mu.Lock()
+	ids := make([]int64, 0, len(w.patients))
+	for id, ps := range w.patients {
+		if ps.pending.Load() == 0 && !ps.unknown.Load() {
+			ids = append(ids, id)
+		}
+	}
+	w.mu.Unlock()
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	var bad []string
+	for _, id := range ids {
+		want := w.patients[id].total.Load()
+		got, err := w.st.totals(ctx, id)
+		if errors.Is(err, engine.ErrNotFound) && want == 0 {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("mhealth check: totals of patient %d: %w", id, err)
+		}
+		if got != want {
+			bad = append(bad, fmt.Sprintf("patient %d: total %d, posted %d", id, got, want))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: %d of %d patients' totals differ from their acknowledged posts (first: %s)", engine.ErrIntegrity, len(bad), len(ids), bad[0])
+	}
+	return nil
+}
