@@ -16,10 +16,10 @@ setup:
 build: setup
 	$(GO) build -o $(BIN) ./cmd/scalelab
 
-# demo: the YCSB core workload A on the embedded SQLite engine, ending with
-# the summary table and a results directory holding report.html.
+# demo: 8 patients of the mHealth backend on the embedded SQLite engine,
+# ending with the summary table and a results directory with report.html.
 demo: build
-	./$(BIN) run ycsb --users 8 --duration 10s --warmup 2s --set ycsb.records=10000
+	./$(BIN) run mhealth --users 8 --duration 15s --warmup 3s
 
 # test: format and vet checks, every unit and integration test (with the
 # race detector), and a short run of each fuzz target.
