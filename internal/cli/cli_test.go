@@ -267,3 +267,23 @@ func TestSignals(t *testing.T) {
 		t.Fatalf("run.json is not valid JSON after a hard quit: %v", err)
 	}
 }
+
+// TestMhealthOnDefaultEngine: `scalelab run mhealth --users 8` works on
+// SQLite with no setup, with fresh reads and the integrity check passing.
+func TestMhealthOnDefaultEngine(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "r")
+	code, out, errs := run(t, context.Background(), "run", "mhealth", "--users", "8", "--duration", "2s", "--out", dir, "--progress", "off")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	r := readRun(t, dir)
+	if r.Engine != "sqlite" || r.Status != "ok" || r.Summary["activity.post"].Count == 0 || r.Summary["totals.get"].Count == 0 {
+		t.Fatalf("engine %s status %s summary %v", r.Engine, r.Status, r.Summary)
+	}
+	fresh, _ := r.ScenarioReport["fresh_reads"].(map[string]any)
+	stale, _ := r.ScenarioReport["stale_reads"].(map[string]any)
+	if fresh["totals.get"] == nil || stale["totals.get"] != float64(0) {
+		t.Fatalf("scenario_report %v", r.ScenarioReport)
+	}
+}
