@@ -58,6 +58,9 @@ func newSession(w *Workload, id int64, seed uint64) *Session {
 	if !w.cfg.load || id >= w.cfg.patients {
 		s.phase = phaseCreate
 	}
+	if ss, ok := w.st.(sessionStore); ok {
+		s.st = ss.forSession()
+	}
 	s.ps = w.state(id)
 	// A continuing patient (a second session of the same id is not
 	// made by the load models) starts from the recorded total.

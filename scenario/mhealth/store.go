@@ -31,3 +31,10 @@ type store interface {
 	settle(ctx context.Context) error
 	close() error
 }
+
+// sessionStore is an optional capability of a store: a view for one
+// session, for engines that route a user's reads (read replicas with a
+// read-your-writes window).
+type sessionStore interface {
+	forSession() store
+}
