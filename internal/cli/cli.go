@@ -45,6 +45,7 @@ Usage:
   scalelab run SCENARIO [flags]   run a scenario against an engine, write a results directory
   scalelab list                   list scenarios, engines, load models and every setting
   scalelab cluster up|status|down|list   start, inspect and stop local multi-node clusters
+  scalelab report DIR [DIR...]    rebuild a run's report.html (repairing a crashed run), or compare runs
   scalelab version                print the version
   scalelab help [COMMAND]         print help
 
@@ -82,12 +83,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runCmd(ctx, rest, stdout, stderr)
 	case "list":
 		return listCmd(rest, stdout)
+	case "report":
+		return reportCmd(rest, stdout, stderr)
 	case "cluster":
 		return clusterCmd(ctx, rest, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "scalelab", Version())
 		return nil
 	case "help", "-h", "--help":
+		if len(rest) > 0 && rest[0] == "report" {
+			return reportCmd([]string{"-h"}, stdout, stderr)
+		}
 		if len(rest) > 0 && rest[0] == "run" {
 			fs, _ := newRunFlags()
 			fs.SetOutput(stdout)
@@ -98,7 +104,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
-	cmds := []string{"run", "list", "cluster", "version", "help"}
+	cmds := []string{"run", "list", "cluster", "report", "version", "help"}
 	msg := fmt.Sprintf("unknown command %q; commands: %s", cmd, strings.Join(cmds, ", "))
 	if n := setting.Nearest(cmd, cmds); n != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", n)

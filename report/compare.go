@@ -1,0 +1,387 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/scalelab/scalelab/metrics"
+	"github.com/scalelab/scalelab/results"
+)
+
+// A comparison puts runs side by side, the first as the baseline and the
+// others as contenders (as Rally's compare does): their facts, the
+// settings in which they differ, a baseline/contender table with the
+// change of every figure, and percentile spectra and throughput overlaid.
+
+// compared is one run of a comparison.
+type compared struct {
+	Label string
+	Dir   string
+	Run   *results.Run
+	Log   *IntervalLog
+	Ser   *series
+}
+
+// loadCompared reads the runs; labels are the directory names (the whole
+// path where names repeat).
+func loadCompared(dirs []string) ([]*compared, []string, error) {
+	var out []*compared
+	var notes []string
+	names := map[string]int{}
+	for _, d := range dirs {
+		names[filepath.Base(filepath.Clean(d))]++
+	}
+	for _, d := range dirs {
+		r, err := results.Read(d)
+		if err != nil {
+			return nil, nil, err
+		}
+		c := &compared{Label: filepath.Base(filepath.Clean(d)), Dir: d, Run: r}
+		if names[c.Label] > 1 {
+			c.Label = filepath.Clean(d)
+		}
+		if c.Log, err = ReadIntervalLog(filepath.Join(d, results.HlogFile), r.Load.WarmupS); err != nil {
+			notes = append(notes, c.Label+": "+missingNote(results.HlogFile, err)+": its spectra are left out.")
+		}
+		if c.Ser, err = readSeries(filepath.Join(d, results.SeriesFile)); err != nil {
+			notes = append(notes, c.Label+": "+missingNote(results.SeriesFile, err)+": its throughput over time is left out.")
+			c.Ser = &series{Rows: map[string][]seriesRow{}}
+		}
+		if r.Status != results.StatusOK {
+			notes = append(notes, fmt.Sprintf("%s has status %s: its figures may not be comparable.", c.Label, r.Status))
+		}
+		out = append(out, c)
+	}
+	return out, notes, nil
+}
+
+// metric is one compared figure of an operation.
+type metric struct {
+	Name         string
+	HigherBetter bool
+	Get          func(s metrics.OpSummary) (float64, bool)
+	Fmt          func(float64) string
+}
+
+func msMetric(name string, f func(s metrics.OpSummary) *float64) metric {
+	return metric{Name: name + " ms", Fmt: func(v float64) string { return ms(&v) }, Get: func(s metrics.OpSummary) (float64, bool) {
+		if p := f(s); p != nil {
+			return *p, true
+		}
+		return 0, false
+	}}
+}
+
+var compareMetrics = []metric{
+	{Name: "ops/s", HigherBetter: true, Fmt: fmtNum, Get: func(s metrics.OpSummary) (float64, bool) { return s.ThroughputPerS, true }},
+	{Name: "error rate", Fmt: fmtPct, Get: func(s metrics.OpSummary) (float64, bool) {
+		if d := s.Count + s.Errors; d > 0 {
+			return float64(s.Errors) / float64(d), true
+		}
+		return 0, false
+	}},
+	msMetric("mean", func(s metrics.OpSummary) *float64 { return s.MeanMs }),
+	msMetric("p50", func(s metrics.OpSummary) *float64 { return s.P50Ms }),
+	msMetric("p95", func(s metrics.OpSummary) *float64 { return s.P95Ms }),
+	msMetric("p99", func(s metrics.OpSummary) *float64 { return s.P99Ms }),
+	msMetric("p99.9", func(s metrics.OpSummary) *float64 { return s.P999Ms }),
+	msMetric("max", func(s metrics.OpSummary) *float64 { return s.MaxMs }),
+}
+
+// cmpCell is a contender's value and its change against the baseline.
+type cmpCell struct {
+	V, Delta, Class string
+}
+
+type cmpRow struct {
+	Op, Metric string
+	Base       string
+	Cells      []cmpCell
+}
+
+func compareRows(runs []*compared) []cmpRow {
+	opSet := map[string]bool{}
+	for _, c := range runs {
+		for op := range c.Run.Summary {
+			opSet[op] = true
+		}
+	}
+	ops := make([]string, 0, len(opSet))
+	for op := range opSet {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	var rows []cmpRow
+	for _, op := range ops {
+		for _, m := range compareMetrics {
+			base, bok := runs[0].Run.Summary[op]
+			bv, bhas := m.Get(base)
+			row := cmpRow{Op: op, Metric: m.Name, Base: "-"}
+			if bok && bhas {
+				row.Base = m.Fmt(bv)
+			}
+			for _, c := range runs[1:] {
+				s, ok := c.Run.Summary[op]
+				v, has := m.Get(s)
+				cell := cmpCell{V: "-", Delta: "", Class: "same"}
+				if ok && has {
+					cell.V = m.Fmt(v)
+					if bok && bhas {
+						cell.Delta, cell.Class = delta(bv, v, m.HigherBetter)
+					}
+				}
+				row.Cells = append(row.Cells, cell)
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// delta formats the change from base to v; within 1 % it counts as the
+// same.
+func delta(base, v float64, higherBetter bool) (string, string) {
+	if base == 0 {
+		if v == 0 {
+			return "±0", "same"
+		}
+		return "new", "same"
+	}
+	d := (v - base) / math.Abs(base)
+	s := fmt.Sprintf("%+.1f%%", 100*d)
+	switch {
+	case math.Abs(d) < 0.01:
+		return s, "same"
+	case (d > 0) == higherBetter:
+		return s, "better"
+	}
+	return s, "worse"
+}
+
+// settingDiffs lists the settings whose values differ between the runs.
+func settingDiffs(runs []*compared) [][]string {
+	keys := map[string]bool{}
+	for _, c := range runs {
+		for k := range c.Run.Settings {
+			keys[k] = true
+		}
+	}
+	var sorted []string
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	var out [][]string
+	for _, k := range sorted {
+		row := []string{k}
+		same := true
+		for i, c := range runs {
+			v, ok := c.Run.Settings[k]
+			if !ok {
+				v = "(none)"
+			}
+			row = append(row, v)
+			if i > 0 && v != row[1] {
+				same = false
+			}
+		}
+		if !same {
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+type compareView struct {
+	Meta     pageMeta
+	Labels   []string
+	Base     string
+	Facts    figTable
+	Settings figTable
+	Rows     []cmpRow
+	Spectra  []chart
+	Tput     chart
+	Notes    []string
+}
+
+// WriteCompare writes a page comparing the runs in dirs to path; the first
+// run is the baseline.
+func WriteCompare(path string, dirs []string) error {
+	runs, notes, err := loadCompared(dirs)
+	if err != nil {
+		return err
+	}
+	if len(runs) < 2 {
+		return fmt.Errorf("compare: need at least two runs, got %d", len(runs))
+	}
+	v := &compareView{Rows: compareRows(runs), Notes: notes, Base: runs[0].Label}
+	for _, c := range runs {
+		v.Labels = append(v.Labels, c.Label)
+	}
+	v.Meta = newMeta("scalelab: " + strings.Join(v.Labels, " vs "))
+	v.Facts = figTable{Cols: append([]string{""}, v.Labels...), Wrap: true}
+	for _, f := range []struct {
+		k string
+		g func(r *results.Run) string
+	}{
+		{"directory", nil},
+		{"status", func(r *results.Run) string { return r.Status }},
+		{"scenario", func(r *results.Run) string { return r.Scenario }},
+		{"engine", func(r *results.Run) string {
+			if r.Server != nil && r.Server.Version != "" && r.Server.Version != "n/a" {
+				return r.Engine + " " + r.Server.Version
+			}
+			return r.Engine
+		}},
+		{"topology", topology},
+		{"load model", func(r *results.Run) string { return loadText(r.Load) }},
+		{"measured", func(r *results.Run) string { return fmtDuration(r.MeasuredS) }},
+		{"started", func(r *results.Run) string { return r.Start.Format("2006-01-02 15:04:05 MST") }},
+		{"host", func(r *results.Run) string { return fmt.Sprintf("%s, %d CPUs", r.Host.Hostname, r.Host.CPUs) }},
+	} {
+		row := []string{f.k}
+		for _, c := range runs {
+			if f.g == nil {
+				row = append(row, c.Dir)
+			} else {
+				row = append(row, f.g(c.Run))
+			}
+		}
+		v.Facts.Rows = append(v.Facts.Rows, row)
+	}
+	v.Settings = figTable{Title: "Settings that differ between the runs", Cols: append([]string{"key"}, v.Labels...), Rows: settingDiffs(runs), Wrap: true}
+	if len(v.Settings.Rows) == 0 {
+		v.Settings.Note = "Every setting has the same value in every run."
+	}
+	v.Spectra = compareSpectra(runs)
+	v.Tput = compareThroughput(runs)
+	b, err := render(compareTmpl, "compare", v)
+	if err != nil {
+		return err
+	}
+	return results.WriteFileAtomic(path, b)
+}
+
+func compareSpectra(runs []*compared) []chart {
+	opSet := map[string]bool{}
+	for _, c := range runs {
+		if c.Log == nil {
+			continue
+		}
+		for _, t := range c.Log.Tags {
+			if !strings.HasSuffix(t, ".service") && !strings.HasSuffix(t, ".error") {
+				opSet[t] = true
+			}
+		}
+	}
+	ops := make([]string, 0, len(opSet))
+	for op := range opSet {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	var out []chart
+	for _, op := range ops {
+		var lines []spectrumLine
+		svc := false
+		for i, c := range runs {
+			if c.Log == nil {
+				continue
+			}
+			if h := c.Log.Hists[op]; h != nil {
+				lines = append(lines, spectrumLine{Name: c.Label, Hist: h, Color: color(i)})
+			}
+			if h := c.Log.Hists[op+".service"]; h != nil {
+				lines = append(lines, spectrumLine{Name: c.Label + " service time", Hist: h, Color: color(i), Dash: true})
+				svc = true
+			}
+		}
+		note := "Measured window of each run, warm-up excluded."
+		if svc {
+			note += " Dashed: service time from the actual start."
+		}
+		out = append(out, spectrumChart(op+": latency by percentile", lines, note))
+	}
+	return out
+}
+
+func compareThroughput(runs []*compared) chart {
+	spec := lineSpec{Title: "Throughput over time (all operations)", XLabel: "time since start", XZero: true, YLabel: "operations/s", XFmt: fmtSeconds,
+		Empty: "no series to draw"}
+	for i, c := range runs {
+		width := bucketWidth(c.Ser)
+		rows := bucketSeries(c.Ser, width)
+		sum := map[float64]float64{}
+		for _, rs := range rows {
+			for _, r := range rs {
+				sum[r.T] += r.Tput
+			}
+		}
+		xs := make([]float64, 0, len(sum))
+		for t := range sum {
+			xs = append(xs, t)
+		}
+		sort.Float64s(xs)
+		ys := make([]float64, len(xs))
+		for j, t := range xs {
+			ys[j] = sum[t]
+		}
+		spec.Series = append(spec.Series, lineSeries{Name: c.Label, X: xs, Y: ys, Color: color(i)})
+	}
+	return spec.render()
+}
+
+// CompareTerminal prints the baseline/contender table of the runs in dirs
+// (the first is the baseline) to w.
+func CompareTerminal(w io.Writer, dirs []string) error {
+	runs := make([]*compared, 0, len(dirs))
+	for _, d := range dirs {
+		r, err := results.Read(d)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, &compared{Label: filepath.Base(filepath.Clean(d)), Dir: d, Run: r})
+	}
+	if len(runs) < 2 {
+		return fmt.Errorf("compare: need at least two runs, got %d", len(runs))
+	}
+	fmt.Fprintf(w, "baseline: %s\n", runs[0].Dir)
+	for i, c := range runs[1:] {
+		fmt.Fprintf(w, "contender %d: %s\n", i+1, c.Dir)
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	head := "op\tmetric\tbaseline\t"
+	for i := range runs[1:] {
+		head += fmt.Sprintf("contender %d\tchange\t", i+1)
+	}
+	fmt.Fprintln(tw, head)
+	for _, r := range compareRows(runs) {
+		line := r.Op + "\t" + r.Metric + "\t" + r.Base + "\t"
+		for _, c := range r.Cells {
+			line += c.V + "\t" + c.Delta + "\t"
+		}
+		fmt.Fprintln(tw, line)
+	}
+	return tw.Flush()
+}
+
+var compareTmpl = newTemplate("compare", `{{define "compare"}}{{template "head" .Meta}}
+<h1>Comparison of {{len .Labels}} runs</h1>
+<p>Baseline: <b>{{.Base}}</b>. Each contender's change is against the baseline; green is better, red worse, grey within 1 %.
+Single runs include run-to-run noise: for confidence intervals and significance tests, run an experiment with repeats.</p>
+{{range .Notes}}<div class="alert warn">{{.}}</div>{{end}}
+{{template "table" .Facts}}
+{{template "table" .Settings}}
+<h2>Baseline and contenders</h2>
+<div class="scroll"><table><thead><tr><th>operation</th><th class="l">metric</th><th>{{.Base}}</th>{{range $i, $l := .Labels}}{{if $i}}<th>{{$l}}</th><th>change</th>{{end}}{{end}}</tr></thead><tbody>
+{{range .Rows}}<tr><td>{{.Op}}</td><td class="l">{{.Metric}}</td><td>{{.Base}}</td>{{range .Cells}}<td>{{.V}}</td><td class="{{.Class}}">{{.Delta}}</td>{{end}}</tr>
+{{end}}</tbody></table></div>
+<h2>Latency percentile spectra</h2>
+<div class="grid2">{{range .Spectra}}{{template "chart" .}}{{else}}<p class="empty">No interval logs to draw.</p>{{end}}</div>
+<h2>Throughput over time</h2>
+{{template "chart" .Tput}}
+{{template "foot" .Meta}}{{end}}`)

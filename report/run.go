@@ -1,0 +1,449 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/scalelab/scalelab/metrics"
+	"github.com/scalelab/scalelab/results"
+)
+
+// runView is everything the run page shows.
+type runView struct {
+	Meta        pageMeta
+	Run         *results.Run
+	Heading     string
+	Facts       []fact
+	Changed     []fact
+	KPIs        []fact
+	Summary     figTable
+	ErrClasses  *figTable
+	Latency     []chart
+	Throughput  chart
+	Errors      *chart
+	Spectrum    chart
+	Concurrency *chart
+	Scenario    []figTable
+	StaleChart  *chart
+	Settings    []fact
+	Notes       []string
+}
+
+// WriteHTML writes the run's report page to path: one self-contained file
+// built from the run.json document r and the streamed files in dir
+// (series.csv for the charts over time, intervals.hlog for the percentile
+// spectra; raw samples are never read). A missing or damaged streamed file
+// leaves its charts out with a note rather than failing the page.
+func WriteHTML(path string, r *results.Run, dir string) error {
+	v := buildRunView(r, dir)
+	b, err := render(runTmpl, "run", v)
+	if err != nil {
+		return err
+	}
+	return results.WriteFileAtomic(path, b)
+}
+
+func buildRunView(r *results.Run, dir string) *runView {
+	v := &runView{Run: r, Heading: fmt.Sprintf("%s on %s", r.Scenario, r.Engine)}
+	v.Meta = newMeta("scalelab: " + v.Heading + " (" + r.Status + ")")
+	open := r.Load.Model == "rate" || r.Load.Model == "phases" || r.Lag != nil
+	for _, s := range r.Summary {
+		if s.Service != nil {
+			open = true
+		}
+	}
+	ser, err := readSeries(filepath.Join(dir, results.SeriesFile))
+	if err != nil {
+		v.Notes = append(v.Notes, missingNote(results.SeriesFile, err)+": the charts over time are left out.")
+		ser = &series{Rows: map[string][]seriesRow{}}
+	} else if ser.Torn {
+		v.Notes = append(v.Notes, "series.csv ends with a torn line (the process died mid-write); it was ignored.")
+	}
+	hl, err := ReadIntervalLog(filepath.Join(dir, results.HlogFile), r.Load.WarmupS)
+	if err != nil {
+		v.Notes = append(v.Notes, missingNote(results.HlogFile, err)+": the percentile spectrum is left out.")
+	} else if hl.Torn {
+		v.Notes = append(v.Notes, "intervals.hlog ends with a torn line (the process died mid-write); it was ignored.")
+	}
+	ops := runOps(r, ser)
+	v.Facts = runFacts(r)
+	for _, k := range r.Changed {
+		v.Changed = append(v.Changed, fact{K: k, V: r.Settings[k]})
+	}
+	v.KPIs = runKPIs(r)
+	v.Summary = summaryTable(r, ops, open)
+	v.ErrClasses = errorTable(r, ops)
+
+	width := bucketWidth(ser)
+	rows := bucketSeries(ser, width)
+	note := aggregationNote(width)
+	for _, op := range ops {
+		if len(rows[op]) > 0 {
+			v.Latency = append(v.Latency, latencyChart(op, rows[op], open, r.Load.WarmupS, note))
+		}
+	}
+	sops := seriesOps(ops, rows)
+	v.Throughput = perOpChart("Throughput over time", "operations/s", sops, rows, func(r seriesRow) float64 { return r.Tput }, true, r.Load.WarmupS, note)
+	if r.Totals == nil || r.Totals.Errors > 0 || hasErrors(rows) {
+		c := perOpChart("Errors over time", "errors/s", sops, rows, func(r seriesRow) float64 {
+			if r.IntervalS <= 0 {
+				return math.NaN()
+			}
+			return float64(r.Errors) / r.IntervalS
+		}, true, r.Load.WarmupS, note)
+		v.Errors = &c
+	}
+	if r.Load.Model == "phases" {
+		c := sessionsChart(sops, rows, r.Load.WarmupS, note)
+		v.Concurrency = &c
+	}
+	var lines []spectrumLine
+	if hl != nil {
+		for i, op := range ops {
+			if h := hl.Hists[op]; h != nil {
+				lines = append(lines, spectrumLine{Name: op, Hist: h, Color: color(i)})
+			}
+			if h := hl.Hists[op+".service"]; h != nil {
+				lines = append(lines, spectrumLine{Name: op + " service time", Hist: h, Color: color(i), Dash: true})
+			}
+		}
+	}
+	snote := "Latency at each percentile of the measured window (warm-up excluded), from the merged interval histograms."
+	if open {
+		snote += " Solid: latency from the intended start (includes waiting for a late start); dashed: service time from the actual start."
+	}
+	v.Spectrum = spectrumChart("Latency by percentile", lines, snote)
+	v.Scenario, v.StaleChart = scenarioFigures(r.ScenarioReport)
+	keys := make([]string, 0, len(r.Settings))
+	for k := range r.Settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	changed := map[string]bool{}
+	for _, k := range r.Changed {
+		changed[k] = true
+	}
+	for _, k := range keys {
+		f := fact{K: k, V: r.Settings[k]}
+		if changed[k] {
+			f.Class = "changed"
+		}
+		v.Settings = append(v.Settings, f)
+	}
+	return v
+}
+
+func missingNote(file string, err error) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		return file + " is missing"
+	}
+	return file + " could not be read (" + err.Error() + ")"
+}
+
+// runOps lists the operations: those in the summary, then any only in the
+// series (a run that stopped before its summary).
+func runOps(r *results.Run, s *series) []string {
+	ops := sortedOps(r.Summary)
+	seen := map[string]bool{}
+	for _, op := range ops {
+		seen[op] = true
+	}
+	for _, op := range s.Ops {
+		if !seen[op] {
+			ops = append(ops, op)
+			seen[op] = true
+		}
+	}
+	return ops
+}
+
+func seriesOps(ops []string, rows map[string][]seriesRow) []string {
+	var out []string
+	for _, op := range ops {
+		if len(rows[op]) > 0 {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+func hasErrors(rows map[string][]seriesRow) bool {
+	for _, rs := range rows {
+		for _, r := range rs {
+			if r.Errors > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func sessionsChart(ops []string, rows map[string][]seriesRow, warmupS float64, note string) chart {
+	at := map[float64]float64{}
+	for _, op := range ops {
+		for _, r := range rows[op] {
+			at[r.T] = math.Max(at[r.T], float64(r.Sessions))
+		}
+	}
+	xs := make([]float64, 0, len(at))
+	for t := range at {
+		xs = append(xs, t)
+	}
+	sort.Float64s(xs)
+	ys := make([]float64, len(xs))
+	for i, t := range xs {
+		ys[i] = at[t]
+	}
+	spec := lineSpec{Title: "Concurrent sessions over time", XLabel: "time since start", XZero: true, YLabel: "sessions", XFmt: fmtSeconds,
+		Bands: warmupBand(warmupS), Series: []lineSeries{{Name: "sessions in progress", X: xs, Y: ys, Color: color(3)}},
+		Note: joinNotes("Sessions in progress at the end of each interval.", note)}
+	return spec.render()
+}
+
+func runFacts(r *results.Run) []fact {
+	var f []fact
+	add := func(k, v string) {
+		if v != "" {
+			f = append(f, fact{K: k, V: v})
+		}
+	}
+	status := r.Status
+	if r.ExitCode != 0 || status != results.StatusOK {
+		status += fmt.Sprintf(" (exit code %d)", r.ExitCode)
+	}
+	add("status", status)
+	add("scenario", r.Scenario)
+	eng := r.Engine
+	if s := r.Server; s != nil && s.Version != "" && s.Version != "n/a" {
+		eng += " " + s.Version
+	}
+	add("engine", eng)
+	add("topology", topology(r))
+	if s := r.Server; s != nil && len(s.Extra) > 0 {
+		add("server", kvList(s.Extra))
+	}
+	add("load model", loadText(r.Load))
+	dur := fmtDuration(r.MeasuredS) + " measured"
+	if r.Load.WarmupS > 0 {
+		dur += fmt.Sprintf(", after a %s warm-up (excluded from every figure)", fmtDuration(r.Load.WarmupS))
+	}
+	if r.StopReason != "" {
+		dur += "; stopped: " + r.StopReason
+	}
+	add("duration", dur)
+	when := r.Start.Format("2006-01-02 15:04:05 MST")
+	if r.End != nil {
+		when += " to " + r.End.Format("15:04:05")
+	}
+	add("when", when)
+	if lp := r.LoadPhase; lp != nil && !lp.Skipped {
+		add("data load", fmt.Sprintf("%d items in %s (%s/s)", lp.Items, fmtDuration(lp.Seconds), fmtNum(lp.PerS)))
+	}
+	if r.Lag != nil && r.Lag.P99Ms != nil {
+		add("schedule lag", "p99 "+fmtMsAxis(*r.Lag.P99Ms)+" (how late operations started against the schedule)")
+	}
+	if r.MaxSessions > 0 {
+		add("max sessions", fmt.Sprint(r.MaxSessions))
+	}
+	h := r.Host
+	host := fmt.Sprintf("%s, %d CPUs (GOMAXPROCS %d) %s %s/%s", h.Hostname, h.CPUs, h.GoMaxProcs, h.CPUModel, h.OS, h.Arch)
+	if h.MemBytes > 0 {
+		host += fmt.Sprintf(", %.1f GiB", float64(h.MemBytes)/(1<<30))
+	}
+	add("host", host)
+	if p := r.Process; p != nil {
+		add("scalelab process", fmt.Sprintf("CPU %s s user + %s s system (%s µs per operation, %s of the machine), max RSS %.0f MiB",
+			fmtNum(p.CPUUserS), fmtNum(p.CPUSysS), fmtNum(p.CPUPerOpUs), fmtPct(p.CPUUtilPerCPU), float64(p.MaxRSSBytes)/(1<<20)))
+	}
+	add("scalelab", strings.TrimSpace(r.Scalelab.Version+" "+r.Scalelab.Go))
+	add("command", strings.Join(r.Command, " "))
+	return f
+}
+
+func topology(r *results.Run) string {
+	if c := r.Cluster; c != nil {
+		t := fmt.Sprintf("local cluster %s, %d node(s)", c.Name, c.Nodes)
+		if len(c.Params) > 0 {
+			t += " (" + kvList(c.Params) + ")"
+		}
+		return t
+	}
+	if s := r.Server; s != nil && s.Target != "" {
+		return "single server: " + s.Target
+	}
+	return ""
+}
+
+func loadText(l results.Load) string {
+	parts := []string{l.Model}
+	if len(l.Params) > 0 {
+		keys := make([]string, 0, len(l.Params))
+		for k := range l.Params {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var ps []string
+		for _, k := range keys {
+			ps = append(ps, fmt.Sprintf("%s=%v", k, l.Params[k]))
+		}
+		parts = append(parts, strings.Join(ps, ", "))
+	}
+	if l.Ops > 0 {
+		parts = append(parts, fmt.Sprintf("ops budget %d", l.Ops))
+	}
+	parts = append(parts, fmt.Sprintf("seed %d", l.Seed))
+	return strings.Join(parts, "; ")
+}
+
+func kvList(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		out = append(out, k+"="+m[k])
+	}
+	return strings.Join(out, ", ")
+}
+
+func runKPIs(r *results.Run) []fact {
+	var k []fact
+	if t := r.Totals; t != nil {
+		k = append(k, fact{K: "operations/s", V: fmtNum(t.ThroughputPerS)},
+			fact{K: "operations", V: fmt.Sprint(t.Count)},
+			fact{K: "error rate", V: fmtPct(t.ErrorRate)})
+	}
+	worst, wop := -1.0, ""
+	for op, s := range r.Summary {
+		if s.P99Ms != nil && *s.P99Ms > worst {
+			worst, wop = *s.P99Ms, op
+		}
+	}
+	if wop != "" {
+		k = append(k, fact{K: "highest p99 (" + wop + ")", V: fmtMsAxis(worst)})
+	}
+	k = append(k, fact{K: "measured", V: fmtDuration(r.MeasuredS)})
+	return k
+}
+
+func summaryTable(r *results.Run, ops []string, open bool) figTable {
+	t := figTable{Cols: []string{"operation", "started", "ok", "errors", "error %", "ops/s", "mean ms", "p50", "p90", "p95", "p99", "p99.9", "max"},
+		Note: "Latencies in ms from the intended start, over the measured window. A dash marks a percentile the sample count cannot support (p99 needs 100 operations)."}
+	if open {
+		t.Cols = append(t.Cols, "svc p50", "svc p99", "svc max", "late")
+		t.Note += " svc: service time from the actual start; late: started more than 10 ms after the intended start."
+	}
+	for _, op := range ops {
+		s, ok := r.Summary[op]
+		if !ok {
+			continue
+		}
+		errPct := math.NaN()
+		if d := s.Count + s.Errors; d > 0 {
+			errPct = float64(s.Errors) / float64(d)
+		}
+		row := []string{op, fmt.Sprint(s.Started), fmt.Sprint(s.Count), fmt.Sprint(s.Errors), fmtPct(errPct), fmtNum(s.ThroughputPerS),
+			ms(s.MeanMs), ms(s.P50Ms), ms(s.P90Ms), ms(s.P95Ms), ms(s.P99Ms), ms(s.P999Ms), ms(s.MaxMs)}
+		if open {
+			var sv metrics.Service
+			if s.Service != nil {
+				sv = *s.Service
+			}
+			row = append(row, ms(sv.ServiceP50Ms), ms(sv.ServiceP99Ms), ms(sv.ServiceMaxMs), fmt.Sprint(s.Late))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	if tot := r.Totals; tot != nil && len(t.Rows) > 1 {
+		row := []string{"total", fmt.Sprint(tot.Started), fmt.Sprint(tot.Count), fmt.Sprint(tot.Errors), fmtPct(tot.ErrorRate), fmtNum(tot.ThroughputPerS)}
+		for len(row) < len(t.Cols) {
+			row = append(row, "")
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// errorTable counts errors per operation and class, with how long failed
+// operations took to fail.
+func errorTable(r *results.Run, ops []string) *figTable {
+	classes := map[string]bool{}
+	for _, s := range r.Summary {
+		for c, n := range s.ErrorsByClass {
+			if n > 0 {
+				classes[c] = true
+			}
+		}
+	}
+	if len(classes) == 0 {
+		return nil
+	}
+	var cols []string
+	for _, c := range metrics.ErrorClasses() {
+		if classes[c.String()] {
+			cols = append(cols, c.String())
+			delete(classes, c.String())
+		}
+	}
+	var rest []string
+	for c := range classes {
+		rest = append(rest, c)
+	}
+	sort.Strings(rest)
+	cols = append(cols, rest...)
+	t := &figTable{Title: "Errors by class", Cols: append(append([]string{"operation"}, cols...), "fail p50 ms", "fail p99 ms", "in flight at stop"),
+		Note: "timeout: deadline exceeded; refused: connection refused or reset; rejected: the store refused the request (overload, throttling); not_found; integrity: wrong data read back; other. The fail columns are how long failed operations took to fail."}
+	for _, op := range ops {
+		s, ok := r.Summary[op]
+		if !ok {
+			continue
+		}
+		row := []string{op}
+		for _, c := range cols {
+			row = append(row, fmt.Sprint(s.ErrorsByClass[c]))
+		}
+		var el metrics.ErrorLatency
+		if s.ErrorLatency != nil {
+			el = *s.ErrorLatency
+		}
+		row = append(row, ms(el.ErrorP50Ms), ms(el.ErrorP99Ms), fmt.Sprint(s.InFlight))
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+var runTmpl = newTemplate("run", `{{define "run"}}{{template "head" .Meta}}
+<h1>{{.Heading}} <span class="status {{.Run.Status}}">{{.Run.Status}}</span></h1>
+{{with .Run.Error}}<div class="alert"><b>Error:</b> {{.}}</div>{{end}}
+{{range .Run.Failures}}<div class="alert"><b>Failed check:</b> {{.}}</div>{{end}}
+{{range .Run.Warnings}}<div class="alert warn"><b>Warning:</b> {{.}}</div>{{end}}
+{{range .Notes}}<div class="alert note">{{.}}</div>{{end}}
+{{template "facts" .Facts}}
+{{if .Changed}}<h3>Settings that differ from their defaults</h3>{{template "facts" .Changed}}{{else}}<p class="mut">Every setting has its default value.</p>{{end}}
+<div class="kpis">{{range .KPIs}}<div class="kpi"><b>{{.V}}</b><span>{{.K}}</span></div>{{end}}</div>
+<h2>Summary per operation</h2>
+{{template "table" .Summary}}
+{{with .ErrClasses}}{{template "table" .}}{{end}}
+<h2>Latency over time</h2>
+{{if .Latency}}<div class="grid2">{{range .Latency}}{{template "chart" .}}{{end}}</div>{{else}}<p class="empty">No intervals to draw.</p>{{end}}
+<h2>Throughput and errors over time</h2>
+<div class="grid2">{{template "chart" .Throughput}}{{with .Errors}}{{template "chart" .}}{{else}}<p class="mut">No operation failed.</p>{{end}}</div>
+{{with .Concurrency}}<h2>Concurrency</h2>{{template "chart" .}}{{end}}
+<h2>Latency percentile spectrum</h2>
+{{template "chart" .Spectrum}}
+{{if .Scenario}}<h2>Scenario figures</h2>
+<p class="mut">Figures the scenario measured beyond latencies (freshness, stale reads, ...).</p>
+{{with .StaleChart}}{{template "chart" .}}{{end}}
+{{range .Scenario}}{{template "table" .}}{{end}}{{end}}
+<h2>Settings</h2>
+<p class="mut">Every setting as resolved for this run; bold rows differ from the default.</p>
+<div class="scroll"><table><thead><tr><th>key</th><th>value</th></tr></thead><tbody>
+{{range .Settings}}<tr{{with .Class}} class="{{.}}"{{end}}><td>{{.K}}</td><td class="wrap">{{.V}}</td></tr>
+{{end}}</tbody></table></div>
+{{template "foot" .Meta}}{{end}}`)
