@@ -143,14 +143,17 @@ func compareRows(runs []*compared) []cmpRow {
 	return rows
 }
 
-// delta formats the change from base to v; within 1 % it counts as the
-// same.
+// delta formats the change from base to v and classes it better, worse
+// or (within 1 %) the same.
 func delta(base, v float64, higherBetter bool) (string, string) {
 	if base == 0 {
 		if v == 0 {
 			return "±0", "same"
 		}
-		return "new", "same"
+		if (v > 0) == higherBetter {
+			return "from 0", "better"
+		}
+		return "from 0", "worse"
 	}
 	d := (v - base) / math.Abs(base)
 	s := fmt.Sprintf("%+.1f%%", 100*d)

@@ -15,6 +15,8 @@ import (
 	"sync"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/scalelab/scalelab/metrics"
 )
 
 // IntervalLog is what a report needs from intervals.hlog: per tag (an
@@ -60,7 +62,8 @@ const (
 // one-hour run of several operations takes many seconds. Each payload is
 // added index by index into one counts array per tag (every line shares
 // the geometry of metrics.NewHist), using all processors. A line with
-// another geometry falls back to hdr.Decode and Merge.
+// another geometry (a log from another tool) goes through hdr.Decode and
+// Merge instead.
 func ReadIntervalLog(path string, warmupS float64) (*IntervalLog, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -231,22 +234,25 @@ func splitHlogLine(line []byte) (hlogLine, error) {
 	return l, nil
 }
 
-// tagAcc accumulates the counts of one tag's histograms.
+// countsLen is the length of the counts array of metrics.NewHist's
+// geometry.
+var countsLen = sync.OnceValue(func() int { return len(metrics.NewHist().Export().Counts) })
+
+// tagAcc accumulates the counts of one tag's histograms: those of
+// metrics.NewHist's geometry in counts, any others in other.
 type tagAcc struct {
-	lowest, highest int64
-	sig             int32
-	counts          []int64
-	other           *hdr.Histogram // lines with another geometry
+	counts []int64
+	other  *hdr.Histogram
 }
 
 func (a *tagAcc) merge(b *tagAcc) {
 	if b.counts != nil {
-		if a.counts == nil || a.lowest != b.lowest || a.highest != b.highest || a.sig != b.sig {
-			a.mergeOther(b.histogram())
-			return
-		}
-		for i, c := range b.counts {
-			a.counts[i] += c
+		if a.counts == nil {
+			a.counts = b.counts
+		} else {
+			for i, c := range b.counts {
+				a.counts[i] += c
+			}
 		}
 	}
 	if b.other != nil {
@@ -265,8 +271,8 @@ func (a *tagAcc) mergeOther(h *hdr.Histogram) {
 func (a *tagAcc) histogram() *hdr.Histogram {
 	var h *hdr.Histogram
 	if a.counts != nil {
-		h = hdr.Import(&hdr.Snapshot{LowestTrackableValue: a.lowest, HighestTrackableValue: a.highest,
-			SignificantFigures: int64(a.sig), Counts: a.counts})
+		h = hdr.Import(&hdr.Snapshot{LowestTrackableValue: metrics.LowestNs, HighestTrackableValue: metrics.HighestNs,
+			SignificantFigures: metrics.SigFigs, Counts: a.counts})
 	}
 	switch {
 	case h == nil:
@@ -323,9 +329,6 @@ func (d *decoder) add(a *tagAcc, b64 []byte) error {
 	sig := int32(binary.BigEndian.Uint32(head[12:]))
 	lowest := int64(binary.BigEndian.Uint64(head[16:]))
 	highest := int64(binary.BigEndian.Uint64(head[24:]))
-	if lowest < 1 {
-		lowest = 1
-	}
 	if plen < 0 || plen > 1<<24 {
 		return fmt.Errorf("histogram: payload length %d", plen)
 	}
@@ -336,20 +339,17 @@ func (d *decoder) add(a *tagAcc, b64 []byte) error {
 	if _, err := io.ReadFull(d.zr, payload); err != nil {
 		return fmt.Errorf("histogram payload: %w", err)
 	}
-	if a.counts == nil {
-		if sig < 0 || sig > 5 || lowest >= highest {
-			return fmt.Errorf("histogram: bad geometry %d..%d at %d digits", lowest, highest, sig)
-		}
-		a.lowest, a.highest, a.sig = lowest, highest, sig
-		a.counts = hdr.New(lowest, highest, int(sig)).Export().Counts
-	}
-	if lowest != a.lowest || highest != a.highest || sig != a.sig {
+	if lowest != metrics.LowestNs || highest != metrics.HighestNs || sig != metrics.SigFigs {
+		// not scalelab's geometry: let the library decode and check it
 		h, err := hdr.Decode(b64)
 		if err != nil {
 			return fmt.Errorf("histogram: %w", err)
 		}
 		a.mergeOther(h)
 		return nil
+	}
+	if a.counts == nil {
+		a.counts = make([]int64, countsLen())
 	}
 	return addCounts(a.counts, payload)
 }

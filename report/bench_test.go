@@ -1,0 +1,46 @@
+package report
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/scalelab/scalelab/results"
+)
+
+// oneHourDir writes a synthetic one-hour run of an open model: 3600
+// one-second intervals of 6 operations, each with latency, service-time
+// and error histograms (64,800 interval-log lines, 21,600 series rows).
+func oneHourDir(b *testing.B) string {
+	dir := b.TempDir()
+	synth{intervals: 3600, ops: []string{"activity.post", "totals.get", "achievements.get", "plan.get", "plan.tailor", "education.get"},
+		perOp: 400, errEvery: 97, open: true, warmup: 10}.write(b, dir)
+	return dir
+}
+
+// BenchmarkReportOneHour times report.html for a one-hour run, built from
+// the interval log and series.csv (raw samples are never read). The
+// target is under 5 s per report.
+func BenchmarkReportOneHour(b *testing.B) {
+	dir := oneHourDir(b)
+	r, err := results.Read(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if err := WriteHTML(filepath.Join(dir, results.ReportFile), r, dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadIntervalLogOneHour times the interval log alone.
+func BenchmarkReadIntervalLogOneHour(b *testing.B) {
+	dir := oneHourDir(b)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := ReadIntervalLog(filepath.Join(dir, results.HlogFile), 10); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

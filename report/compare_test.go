@@ -1,0 +1,105 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCompare(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	base, cont := filepath.Join(root, "base"), filepath.Join(root, "contender")
+	for _, d := range []string{base, cont} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	synth{intervals: 5, ops: []string{"read", "update"}, perOp: 300, open: true}.write(t, base)
+	synth{intervals: 5, ops: []string{"read", "update"}, perOp: 600, errEvery: 50, open: true}.write(t, cont)
+
+	var out bytes.Buffer
+	if err := CompareTerminal(&out, []string{base, cont}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"baseline: " + base, "contender 1: " + cont, "ops/s", "+96.0%", "p99 ms", "from 0"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("terminal comparison lacks %q:\n%s", w, out.String())
+		}
+	}
+	path := filepath.Join(root, "cmp.html")
+	if err := WriteCompare(path, []string{base, cont}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	page := string(b)
+	for _, w := range []string{"Comparison of 2 runs", "read: latency by percentile", "update: latency by percentile",
+		"contender service time", "Throughput over time", `class="better"`, `class="worse"`, "Every setting has the same value"} {
+		if !strings.Contains(page, w) {
+			t.Errorf("compare page lacks %q", w)
+		}
+	}
+	if err := WriteCompare(path, []string{base}); err == nil {
+		t.Error("one run is no comparison")
+	}
+	if err := WriteCompare(path, []string{base, filepath.Join(root, "none")}); err == nil {
+		t.Error("no error for a missing run")
+	}
+}
+
+func TestDelta(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		base, v      float64
+		higherBetter bool
+		s, class     string
+	}{
+		{100, 150, true, "+50.0%", "better"},
+		{100, 150, false, "+50.0%", "worse"},
+		{100, 99.5, false, "-0.5%", "same"},
+		{0, 0, true, "±0", "same"},
+		{0, 3, true, "from 0", "better"},
+		{0, 0.02, false, "from 0", "worse"},
+	} {
+		s, c := delta(tc.base, tc.v, tc.higherBetter)
+		if s != tc.s || c != tc.class {
+			t.Errorf("delta(%v, %v, %v) = %s %s, want %s %s", tc.base, tc.v, tc.higherBetter, s, c, tc.s, tc.class)
+		}
+	}
+}
+
+func TestParseSeries(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		data    string
+		rows    int
+		torn    bool
+		wantErr bool
+	}{
+		{"two ops", "t_s,interval_s,op,count,errors,throughput_per_s,p50_ms,p99_ms\n1.0,1.0,a,5,0,5.0,1.2,\n1.0,1.0,b,3,1,3.0,,\n", 2, false, false},
+		{"torn", "t_s,interval_s,op,count\n1.0,1.0,a,5\n2.0,1.0,a,", 1, true, false},
+		{"extra column", "t_s,op,count,new_col\n1,a,2,x\n", 1, false, false},
+		{"no op column", "t_s,count\n1,2\n", 0, false, true},
+		{"bad time", "t_s,op,count\nx,a,1\n", 0, false, true},
+		{"empty", "", 0, false, false},
+	} {
+		s, err := parseSeries([]byte(tc.data))
+		if (err != nil) != tc.wantErr {
+			t.Errorf("%s: err %v", tc.name, err)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		n := 0
+		for _, r := range s.Rows {
+			n += len(r)
+		}
+		if n != tc.rows || s.Torn != tc.torn {
+			t.Errorf("%s: %d rows torn %v", tc.name, n, s.Torn)
+		}
+	}
+}
