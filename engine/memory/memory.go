@@ -31,6 +31,7 @@ const (
 	KeyLatency       = "memory.latency"
 	KeyLatencyJitter = "memory.latency_jitter"
 	KeyDropWrites    = "memory.drop_writes"
+	KeyErrorMessage  = "memory.error_message"
 )
 
 func init() { engine.Register(&Engine{}) }
@@ -72,6 +73,8 @@ func (*Engine) Settings() []setting.Spec {
 			Description: "extra latency drawn uniformly from [0, jitter] per operation"},
 		{Key: KeyDropWrites, Kind: setting.Float, Default: "0", Min: 0, Max: 1,
 			Description: "fraction of acknowledged writes silently dropped (the write returns no error but stores nothing)"},
+		{Key: KeyErrorMessage, Kind: setting.String, Default: "",
+			Description: "text of the injected errors, also reported as the server's error_message (to test how reports show a store's messages)"},
 	}
 }
 
@@ -94,6 +97,7 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 		Latency:       get(KeyLatency).Duration(),
 		LatencyJitter: get(KeyLatencyJitter).Duration(),
 		DropWrites:    get(KeyDropWrites).Float(),
+		ErrorMessage:  get(KeyErrorMessage).String(),
 	}
 	return New(f), nil
 }
@@ -105,6 +109,7 @@ type Faults struct {
 	Latency       time.Duration // added to every operation
 	LatencyJitter time.Duration // uniform extra latency in [0, LatencyJitter]
 	DropWrites    float64       // fraction of writes acknowledged but not stored
+	ErrorMessage  string        // text of injected errors (after ErrInjected's)
 }
 
 // ErrInjected is wrapped by every error the store injects on purpose.
@@ -150,7 +155,7 @@ func New(f Faults) *Conn {
 	f.ErrorClass = class
 	c := &Conn{
 		faults:   f,
-		injected: metrics.WithClass(class, fmt.Errorf("%w (class %s)", ErrInjected, class)),
+		injected: metrics.WithClass(class, injectedError(f.ErrorMessage, class)),
 		seed:     maphash.MakeSeed(),
 	}
 	for i := range c.shards {
@@ -159,13 +164,20 @@ func New(f Faults) *Conn {
 	return c
 }
 
+func injectedError(msg string, class metrics.Class) error {
+	if msg != "" {
+		return fmt.Errorf("%w: %s (class %s)", ErrInjected, msg, class)
+	}
+	return fmt.Errorf("%w (class %s)", ErrInjected, class)
+}
+
 // Faults returns the faults the store injects.
 func (c *Conn) Faults() Faults { return c.faults }
 
 // Info describes the store; Extra lists the fault settings.
 func (c *Conn) Info(context.Context) (engine.Info, error) {
 	f := c.faults
-	return engine.Info{
+	info := engine.Info{
 		Engine:  Name,
 		Version: "n/a",
 		Target:  "in-process",
@@ -176,7 +188,11 @@ func (c *Conn) Info(context.Context) (engine.Info, error) {
 			"latency_jitter": f.LatencyJitter.String(),
 			"drop_writes":    fmt.Sprint(f.DropWrites),
 		},
-	}, nil
+	}
+	if f.ErrorMessage != "" {
+		info.Extra["error_message"] = f.ErrorMessage
+	}
+	return info, nil
 }
 
 // Close does nothing; the data stays readable until the Conn is dropped.

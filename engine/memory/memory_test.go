@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -291,4 +292,17 @@ func BenchmarkPutGet(b *testing.B) {
 			i++
 		}
 	})
+}
+
+func TestErrorMessage(t *testing.T) {
+	t.Parallel()
+	msg := `</script><img src=x onerror=alert(1)>`
+	c := open(t, "memory.error_rate=1", "memory.error_message="+msg)
+	err := c.Put(ctx, "k", nil)
+	if !errors.Is(err, memory.ErrInjected) || !strings.Contains(err.Error(), msg) {
+		t.Fatalf("Put = %v, want the injected error with the message", err)
+	}
+	if info, _ := c.Info(ctx); info.Extra["error_message"] != msg {
+		t.Fatalf("Info.Extra = %v", info.Extra)
+	}
 }
