@@ -3,6 +3,7 @@ module github.com/scalelab/scalelab
 go 1.26.8
 
 require (
+	gopkg.in/yaml.v3 v3.0.1
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	golang.org/x/term v0.47.0
 	modernc.org/sqlite v1.61.1

@@ -45,6 +45,8 @@ Usage:
   scalelab run SCENARIO [flags]   run a scenario against an engine, write a results directory
   scalelab list                   list scenarios, engines, load models and every setting
   scalelab cluster up|status|down|list   start, inspect and stop local multi-node clusters
+  scalelab experiment run|knee|validate|show FILE   run a matrix with repeats and statistics, or a knee search
+  scalelab check DIR --slo 'p95<1s'   exit 1 when a run or experiment misses an SLO (a CI gate)
   scalelab report DIR [DIR...]    rebuild a run's report.html (repairing a crashed run), or compare runs
   scalelab version                print the version
   scalelab help [COMMAND]         print help
@@ -87,6 +89,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return reportCmd(rest, stdout, stderr)
 	case "cluster":
 		return clusterCmd(ctx, rest, stdout, stderr)
+	case "experiment":
+		return experimentCmd(ctx, rest, stdout, stderr)
+	case "check":
+		return checkCmd(rest, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "scalelab", Version())
 		return nil
@@ -104,7 +110,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
-	cmds := []string{"run", "list", "cluster", "report", "version", "help"}
+	cmds := []string{"run", "list", "cluster", "experiment", "check", "report", "version", "help"}
 	msg := fmt.Sprintf("unknown command %q; commands: %s", cmd, strings.Join(cmds, ", "))
 	if n := setting.Nearest(cmd, cmds); n != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", n)

@@ -1,0 +1,152 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/scalelab/scalelab/experiment/slo"
+	"github.com/scalelab/scalelab/results"
+)
+
+// Gate is the outcome of checking a results directory against SLOs: a
+// release gate (`scalelab check`).
+type Gate struct {
+	Dir   string     `json:"dir"`
+	Kind  string     `json:"kind"` // run, matrix or knee
+	SLO   []string   `json:"slo"`
+	Items []GateItem `json:"items"`
+	Pass  bool       `json:"pass"`
+}
+
+// GateItem is one run, or one combination of an experiment (checked on the
+// mean over its measured repeats).
+type GateItem struct {
+	Name     string        `json:"name"`
+	Outcomes []slo.Outcome `json:"outcomes"`
+	Problems []string      `json:"problems,omitempty"` // the run did not finish, a check failed, ...
+	Pass     bool          `json:"pass"`
+}
+
+// ErrNotResults means a directory holds neither run.json nor
+// experiment.json.
+var ErrNotResults = errors.New("not a results directory")
+
+// CheckDir checks a run's results directory (run.json) or an experiment's
+// (experiment.json) against SLOs. Without SLOs, a run is checked against
+// its recorded status and failures, and an experiment against its own SLO.
+func CheckDir(dir string, slos []string) (*Gate, error) {
+	exprs, err := slo.ParseList(slos)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, ResultFile)); err == nil {
+		return checkExperiment(dir, exprs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, results.RunFile)); err != nil {
+		return nil, fmt.Errorf("%w: %s has no %s or %s", ErrNotResults, dir, results.RunFile, ResultFile)
+	}
+	doc, err := results.Read(dir)
+	if err != nil {
+		return nil, err
+	}
+	g := &Gate{Dir: dir, Kind: "run", SLO: texts(exprs)}
+	it := GateItem{Name: dir}
+	it.Problems = runProblems(doc, len(exprs) > 0)
+	var ok bool
+	it.Outcomes, ok = slo.Check(exprs, slo.FromRun(doc))
+	it.Pass = ok && len(it.Problems) == 0
+	g.Items, g.Pass = []GateItem{it}, it.Pass
+	return g, nil
+}
+
+func texts(exprs []slo.Expr) []string {
+	var out []string
+	for _, e := range exprs {
+		out = append(out, e.Text)
+	}
+	return out
+}
+
+// runProblems lists why a run cannot pass a gate whatever its figures;
+// recorded SLO failures are left out when the SLOs are checked afresh.
+func runProblems(doc *results.Run, freshSLO bool) []string {
+	var out []string
+	if doc.Status != results.StatusOK && doc.Status != results.StatusFailed {
+		out = append(out, fmt.Sprintf("the run did not finish (status %s, exit code %d)", doc.Status, doc.ExitCode))
+	}
+	for _, f := range doc.Failures {
+		if freshSLO && strings.HasPrefix(f, "SLO ") {
+			continue
+		}
+		out = append(out, f)
+	}
+	if len(doc.Summary) == 0 && len(out) == 0 {
+		out = append(out, "no operation was measured")
+	}
+	return out
+}
+
+func checkExperiment(dir string, exprs []slo.Expr) (*Gate, error) {
+	r, err := ReadResult(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(exprs) == 0 {
+		for _, s := range r.SLO {
+			e, err := slo.Parse(s)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", ResultFile, err)
+			}
+			exprs = append(exprs, e)
+		}
+	}
+	g := &Gate{Dir: dir, Kind: r.Kind, SLO: texts(exprs), Pass: true}
+	if r.Status != results.StatusOK && r.Status != results.StatusFailed {
+		g.Items = append(g.Items, GateItem{Name: r.Name, Problems: []string{fmt.Sprintf("the experiment did not finish (status %s)", r.Status)}})
+		g.Pass = false
+	}
+	if r.Kind == KindKnee {
+		for _, k := range r.Knees {
+			it := GateItem{Name: k.Combination + " " + k.Label, Pass: k.Load != nil}
+			if !it.Pass {
+				it.Problems = append(it.Problems, k.Summary)
+			}
+			g.Items = append(g.Items, it)
+			g.Pass = g.Pass && it.Pass
+		}
+		return g, nil
+	}
+	for _, c := range r.Combinations {
+		it := GateItem{Name: c.ID + " " + c.Label}
+		var tables []slo.Table
+		for _, run := range c.Runs {
+			doc, err := results.Read(filepath.Join(dir, run.Dir))
+			if err != nil {
+				it.Problems = append(it.Problems, err.Error())
+				continue
+			}
+			if !run.Measured {
+				it.Problems = append(it.Problems, fmt.Sprintf("%s: not measured (status %s, exit code %d)", run.Dir, doc.Status, doc.ExitCode))
+				continue
+			}
+			for _, p := range runProblems(doc, true) {
+				it.Problems = append(it.Problems, run.Dir+": "+p)
+			}
+			tables = append(tables, slo.FromRun(doc))
+		}
+		if len(tables) == 0 {
+			it.Problems = append(it.Problems, "no run was measured")
+		}
+		ok := true
+		if len(tables) > 0 {
+			it.Outcomes, ok = slo.Check(exprs, meanTable(tables))
+		}
+		it.Pass = ok && len(it.Problems) == 0
+		g.Items = append(g.Items, it)
+		g.Pass = g.Pass && it.Pass
+	}
+	return g, nil
+}

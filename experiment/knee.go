@@ -1,0 +1,366 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"github.com/scalelab/scalelab/experiment/slo"
+	"github.com/scalelab/scalelab/runner"
+)
+
+// Knee is the outcome of a knee search for one combination: the highest
+// load that met the SLO, the lowest that broke it, and the curve.
+type Knee struct {
+	Combination string  `json:"combination"`
+	Label       string  `json:"label"`
+	On          string  `json:"on"` // users or rate (operations per second)
+	Start       float64 `json:"start"`
+	Max         float64 `json:"max"`
+	Precision   float64 `json:"precision"` // bisection stops when broke - load <= precision x load
+	Repeats     int     `json:"repeats"`   // runs per step
+	// Load is the highest load that met the SLO; nil when none did.
+	Load *float64 `json:"load"`
+	// Broke is the lowest load that broke it; nil when none did up to Max.
+	Broke   *float64 `json:"broke"`
+	Summary string   `json:"summary"`
+	// Throughput is the total throughput at Load over its repeats, with
+	// its 95 % CI.
+	Throughput *Stat `json:"throughput,omitempty"`
+	// Figures are the SLO's figures at Load with their 95 % CIs.
+	Figures []StepFigure `json:"figures,omitempty"`
+	Steps   []KneeStep   `json:"steps"` // sorted by load
+}
+
+// KneeStep is one load of the search.
+type KneeStep struct {
+	Load       float64       `json:"load"`
+	Order      int           `json:"order"` // 1 for the first step run
+	Pass       bool          `json:"pass"`
+	Runs       []RunRef      `json:"runs"`
+	Throughput Stat          `json:"throughput"`
+	Figures    []StepFigure  `json:"figures"`
+	Outcomes   []slo.Outcome `json:"outcomes"` // the SLO against the mean over repeats
+}
+
+// StepFigure is one SLO figure over a step's repeats.
+type StepFigure struct {
+	Op     string `json:"op"`
+	Metric string `json:"metric"`
+	Stat
+}
+
+// searchFor completes a search from the file, flags and defaults.
+func (s *Spec) searchFor(o *Search) (Search, error) {
+	sr := Search{Precision: 0.1}
+	if s.Search != nil {
+		sr = *s.Search
+	}
+	if o != nil {
+		if o.On != "" {
+			sr.On = o.On
+		}
+		if o.Start > 0 {
+			sr.Start = o.Start
+		}
+		if o.Max > 0 {
+			sr.Max = o.Max
+		}
+		if o.Precision > 0 {
+			sr.Precision = o.Precision
+		}
+		if o.Repeats > 0 {
+			sr.Repeats = o.Repeats
+		}
+	}
+	load := map[string]string{}
+	for _, a := range s.Load {
+		load[a.Key] = a.Value
+	}
+	if sr.On == "" {
+		sr.On = "users"
+		if load["model"] == "rate" || (load["model"] == "" && load["rate"] != "") {
+			sr.On = "rate"
+		}
+	}
+	if sr.On != "users" && sr.On != "rate" {
+		return sr, fmt.Errorf("knee search on %q; allowed: users|rate", sr.On)
+	}
+	if sr.Start == 0 {
+		sr.Start = 1
+		if v, err := strconv.Atoi(load["users"]); err == nil && sr.On == "users" {
+			sr.Start = float64(v)
+		}
+		if sr.On == "rate" {
+			sr.Start = 100
+		}
+	}
+	if sr.On == "users" {
+		sr.Start = math.Max(1, math.Round(sr.Start))
+	}
+	if sr.Max == 0 {
+		sr.Max = math.Max(1024, sr.Start)
+		if sr.On == "rate" {
+			sr.Max = sr.Start * 1024
+		}
+	}
+	if sr.Start > sr.Max {
+		return sr, fmt.Errorf("knee search: start %g is above max %g", sr.Start, sr.Max)
+	}
+	if sr.Repeats == 0 {
+		sr.Repeats = s.Repeats.Fixed
+		if sr.Repeats == 0 {
+			sr.Repeats = s.Repeats.Min
+		}
+	}
+	if len(s.SLO) == 0 {
+		return sr, fmt.Errorf("a knee search needs an SLO to find where it breaks: `slo:` in the file or --slo 'p95<1s'")
+	}
+	for _, f := range s.Factors {
+		if f.Name == sr.On {
+			return sr, fmt.Errorf("the knee search varies %s itself; it cannot be a factor too", sr.On)
+		}
+	}
+	return sr, nil
+}
+
+// applySearchLoad sets a step's load in a run's options.
+func applySearchLoad(o *runner.Options, on string, load float64) {
+	switch on {
+	case "users":
+		o.Users = int(load)
+		o.Given["users"] = true
+	case "rate":
+		o.Rate = strconv.FormatFloat(load, 'f', -1, 64) + "/s"
+		o.Given["rate"] = true
+	}
+	o.Args = commandLine(o)
+}
+
+func (x *executor) kneeGroup(ctx context.Context, g group, clusterName string, sr Search) error {
+	for _, ci := range g.combos {
+		if err := x.knee(ctx, ci, clusterName, sr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// knee searches one combination: the load doubles from Start until the
+// SLO breaks (or halves until it holds), then bisects the bracket.
+func (x *executor) knee(ctx context.Context, ci int, clusterName string, sr Search) error {
+	c := x.combos[ci]
+	k := Knee{Combination: c.ID, Label: c.Label, On: sr.On, Start: sr.Start, Max: sr.Max, Precision: sr.Precision, Repeats: sr.Repeats}
+	x.res.Knees = append(x.res.Knees, k)
+	kp := &x.res.Knees[len(x.res.Knees)-1]
+	steps := map[float64]*KneeStep{}
+	step := func(load float64) (bool, error) {
+		if st, ok := steps[load]; ok {
+			return st.Pass, nil
+		}
+		st := &KneeStep{Load: load, Order: len(steps) + 1}
+		steps[load] = st
+		var tables []slo.Table
+		for r := 1; r <= sr.Repeats; r++ {
+			dir := filepath.Join(RunsDir, fmt.Sprintf("%s-%s%s-r%02d", c.ID, sr.On, strconv.FormatFloat(load, 'f', -1, 64), r))
+			opts := x.s.RunOptions(c, r, filepath.Join(x.dir, dir), clusterName)
+			applySearchLoad(opts, sr.On, load)
+			x.progressStart(c, fmt.Sprintf("%s %g, repeat %d/%d", sr.On, load, r, sr.Repeats))
+			ref, table, err := x.execute(ctx, opts, dir, r)
+			if err != nil {
+				return false, err
+			}
+			ref.Load = load
+			st.Runs = append(st.Runs, ref)
+			x.res.Combinations[ci].Runs = append(x.res.Combinations[ci].Runs, ref)
+			if table != nil {
+				tables = append(tables, table)
+			}
+			x.progressDone(ref, "")
+		}
+		st.Throughput = Summarize(values(tables, slo.AllOps, slo.Throughput))
+		if len(tables) == len(st.Runs) && len(tables) > 0 {
+			st.Outcomes, st.Pass = slo.Check(x.exprs, meanTable(tables))
+		} else {
+			st.Outcomes = []slo.Outcome{{SLO: "runs", Detail: fmt.Sprintf("%d of %d runs could not be measured", len(st.Runs)-len(tables), len(st.Runs))}}
+		}
+		seen := map[string]bool{}
+		for _, o := range st.Outcomes {
+			if o.Metric == "" || seen[o.Op+" "+o.Metric] {
+				continue
+			}
+			seen[o.Op+" "+o.Metric] = true
+			st.Figures = append(st.Figures, StepFigure{Op: o.Op, Metric: o.Metric, Stat: Summarize(values(tables, o.Op, o.Metric))})
+		}
+		verdict := "meets the SLO"
+		if !st.Pass {
+			verdict = "breaks the SLO"
+			for _, o := range st.Outcomes {
+				if !o.Pass {
+					verdict += ": " + o.Detail
+					break
+				}
+			}
+		}
+		fmt.Fprintf(x.o.Stderr, "  %s %g %s\n", sr.On, load, verdict)
+		x.kneeSteps(kp, steps)
+		return st.Pass, x.save()
+	}
+
+	lo, hi, err := bracket(sr, step)
+	if err != nil {
+		return err
+	}
+	unit := map[string]string{"users": "users", "rate": "ops/s"}[sr.On]
+	switch {
+	case lo > 0:
+		v := lo
+		kp.Load = &v
+		st := steps[lo]
+		tp := st.Throughput
+		kp.Throughput, kp.Figures = &tp, st.Figures
+		if hi > 0 {
+			b := hi
+			kp.Broke = &b
+			kp.Summary = fmt.Sprintf("%g %s meet the SLO, %g break it", lo, unit, hi)
+		} else {
+			kp.Summary = fmt.Sprintf("the SLO holds up to the maximum searched, %g %s", lo, unit)
+		}
+	default:
+		b := hi
+		kp.Broke = &b
+		kp.Summary = fmt.Sprintf("the SLO fails even at %g %s, the lowest load tried", hi, unit)
+	}
+	fmt.Fprintf(x.o.Stderr, "%s %s: %s\n", c.ID, c.Label, kp.Summary)
+	return x.save()
+}
+
+// roundLoad rounds a load to what a step runs: whole users, whole
+// operations per second from 10/s up.
+func roundLoad(on string, v float64) float64 {
+	if on == "users" {
+		return math.Max(1, math.Floor(v))
+	}
+	if v >= 10 {
+		return math.Round(v)
+	}
+	return math.Round(v*1000) / 1000
+}
+
+// bracket finds the highest load that passes (lo) and the lowest that
+// fails (hi); 0 means none was found. From Start the load doubles (capped at
+// Max) while it passes, or halves (down to 1 user, or Start/1024 ops/s)
+// while it fails; then the bracket is bisected until hi - lo is within
+// Precision of lo (or 1 user). step runs a load once; repeated loads are
+// its business.
+func bracket(sr Search, step func(float64) (bool, error)) (lo, hi float64, err error) {
+	round := func(v float64) float64 { return roundLoad(sr.On, v) }
+	load := round(sr.Start)
+	pass, err := step(load)
+	if err != nil {
+		return 0, 0, err
+	}
+	if pass {
+		lo = load
+		for hi == 0 && lo < sr.Max {
+			next := math.Min(round(2*lo), sr.Max)
+			if next <= lo {
+				break
+			}
+			if pass, err = step(next); err != nil {
+				return lo, hi, err
+			}
+			if pass {
+				lo = next
+			} else {
+				hi = next
+			}
+		}
+	} else {
+		hi = load
+		floor := 1.0
+		if sr.On == "rate" {
+			floor = sr.Start / 1024
+		}
+		for lo == 0 && hi > floor {
+			next := round(hi / 2)
+			if next >= hi {
+				break
+			}
+			if pass, err = step(next); err != nil {
+				return lo, hi, err
+			}
+			if pass {
+				lo = next
+			} else {
+				hi = next
+			}
+		}
+	}
+	for i := 0; lo > 0 && hi > 0 && i < 40; i++ {
+		gap := hi - lo
+		if gap <= sr.Precision*lo || (sr.On == "users" && gap <= 1) {
+			break
+		}
+		mid := round((lo + hi) / 2)
+		if mid <= lo || mid >= hi {
+			break
+		}
+		if pass, err = step(mid); err != nil {
+			return lo, hi, err
+		}
+		if pass {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, hi, nil
+}
+
+// kneeSteps stores the steps sorted by load.
+func (x *executor) kneeSteps(k *Knee, steps map[float64]*KneeStep) {
+	k.Steps = k.Steps[:0]
+	for _, st := range steps {
+		k.Steps = append(k.Steps, *st)
+	}
+	sort.Slice(k.Steps, func(i, j int) bool { return k.Steps[i].Load < k.Steps[j].Load })
+}
+
+// kneeFailed reports whether some search found no load meeting the SLO.
+func (r *Result) kneeFailed() bool {
+	for _, k := range r.Knees {
+		if k.Load == nil && len(k.Steps) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func kneeCSV(knees []Knee) []byte {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	_ = w.Write([]string{"combination", "label", "on", "load", "pass", "runs", "throughput_mean", "throughput_ci_low", "throughput_ci_high",
+		"op", "metric", "mean", "ci_low", "ci_high"})
+	for _, k := range knees {
+		for _, st := range k.Steps {
+			tm := st.Throughput.Mean
+			base := []string{k.Combination, k.Label, k.On, strconv.FormatFloat(st.Load, 'f', -1, 64), strconv.FormatBool(st.Pass),
+				strconv.Itoa(len(st.Runs)), fnum(&tm), fnum(st.Throughput.CILow), fnum(st.Throughput.CIHigh)}
+			if len(st.Figures) == 0 {
+				_ = w.Write(append(base, "", "", "", "", ""))
+			}
+			for _, f := range st.Figures {
+				m := f.Mean
+				_ = w.Write(append(append([]string(nil), base...), f.Op, f.Metric, fnum(&m), fnum(f.CILow), fnum(f.CIHigh)))
+			}
+		}
+	}
+	w.Flush()
+	return b.Bytes()
+}

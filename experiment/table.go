@@ -1,0 +1,241 @@
+package experiment
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/scalelab/scalelab/experiment/slo"
+)
+
+// WriteTable prints an experiment's outcome for a terminal: for a matrix, a
+// block per operation with a row per combination (mean ± 95 % CI half-width
+// over repeats, the change against the baseline with its verdict and
+// Welch's p-value); for a knee search, the curve and the knee; then the SLO
+// verdicts and failures.
+func WriteTable(w io.Writer, r *Result) {
+	if r.Kind == KindKnee {
+		writeKnees(w, r)
+	} else {
+		writeComparison(w, r)
+	}
+	writeSLO(w, r)
+	for _, n := range r.Notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+	for _, f := range r.Failures {
+		fmt.Fprintln(w, "FAILED:", f)
+	}
+}
+
+func writeComparison(w io.Writer, r *Result) {
+	if len(r.Comparison) == 0 {
+		fmt.Fprintln(w, "no run was measured")
+		return
+	}
+	// rows[op][combination][metric]
+	type key struct{ op, combo, metric string }
+	byKey := map[key]Row{}
+	var ops []string
+	seenOp := map[string]bool{}
+	for _, row := range r.Comparison {
+		byKey[key{row.Op, row.Combination, row.Metric}] = row
+		if !seenOp[row.Op] {
+			seenOp[row.Op] = true
+			ops = append(ops, row.Op)
+		}
+	}
+	fmt.Fprintf(w, "mean over repeats ± 95%% CI half-width; change vs baseline %s with Welch's t-test at 5%%\n", r.Baseline)
+	for _, op := range ops {
+		metrics := []string{slo.Throughput, slo.P50, slo.P95, slo.P99}
+		title := op
+		if op == slo.AllOps {
+			metrics = []string{slo.Throughput, slo.ErrorRate}
+			title = "all operations"
+		}
+		fmt.Fprintf(w, "\n%s\n", title)
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		head := []string{"  combination", "n"}
+		for _, m := range metrics {
+			head = append(head, metricHead(m), "vs baseline")
+		}
+		fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+		for _, c := range r.Combinations {
+			cells := []string{"  " + c.ID + " " + c.Label, ""}
+			any := false
+			for _, m := range metrics {
+				row, ok := byKey[key{op, c.ID, m}]
+				if !ok {
+					cells = append(cells, "-", "")
+					continue
+				}
+				any = true
+				cells[1] = strconv.Itoa(row.N)
+				cells = append(cells, meanCI(row), deltaCell(row))
+			}
+			if any {
+				fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+			}
+		}
+		tw.Flush()
+	}
+}
+
+func metricHead(m string) string {
+	switch m {
+	case slo.Throughput:
+		return "ops/s"
+	case slo.ErrorRate:
+		return "errors"
+	}
+	return m + " ms"
+}
+
+// num formats a figure with about four significant digits.
+func num(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 1000:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case a == 0:
+		return "0"
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+func meanCI(row Row) string {
+	scale, unit := 1.0, ""
+	if row.Metric == slo.ErrorRate {
+		scale, unit = 100, "%"
+	}
+	s := num(row.Mean*scale) + unit
+	if row.CIHigh != nil {
+		s += " ±" + num((*row.CIHigh-row.Mean)*scale)
+	}
+	return s
+}
+
+func deltaCell(row Row) string {
+	switch {
+	case row.Baseline:
+		return "baseline"
+	case row.Verdict == VerdictInsufficient:
+		return "n/a (1 repeat)"
+	}
+	d := ""
+	switch {
+	case row.DeltaPct != nil && math.Abs(*row.DeltaPct) >= 1000 && row.BaselineMean != nil:
+		d = fmt.Sprintf("x%s", num(row.Mean / *row.BaselineMean))
+	case row.DeltaPct != nil:
+		d = fmt.Sprintf("%+.1f%%", *row.DeltaPct)
+	case row.Delta != nil:
+		d = fmt.Sprintf("%+g", *row.Delta)
+	}
+	v := row.Verdict
+	if v == VerdictNoDifference {
+		v = "~"
+	}
+	if row.PValue != nil {
+		return fmt.Sprintf("%s %s p%s", d, v, pval(*row.PValue))
+	}
+	return d + " " + v
+}
+
+func pval(p float64) string {
+	if p < 0.001 {
+		return "<0.001"
+	}
+	return "=" + strconv.FormatFloat(p, 'f', 3, 64)
+}
+
+func writeSLO(w io.Writer, r *Result) {
+	if len(r.SLO) == 0 || r.Kind == KindKnee {
+		return
+	}
+	fmt.Fprintf(w, "\nSLO %s (on the mean over repeats)\n", strings.Join(r.SLO, ", "))
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	for _, c := range r.Combinations {
+		if c.SLOPass == nil {
+			continue
+		}
+		verdict := "pass"
+		var why []string
+		for _, o := range c.SLO {
+			if !o.Pass {
+				why = append(why, o.Detail)
+			}
+		}
+		if !*c.SLOPass {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(tw, "  %s %s\t%s\t%s\n", c.ID, c.Label, verdict, strings.Join(why, "; "))
+	}
+	tw.Flush()
+}
+
+func writeKnees(w io.Writer, r *Result) {
+	for _, k := range r.Knees {
+		fmt.Fprintf(w, "\nknee search on %s: %s %s, SLO %s\n", k.On, k.Combination, k.Label, strings.Join(r.SLO, ", "))
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		head := []string{"  " + k.On, "runs", "ops/s"}
+		if len(k.Steps) > 0 {
+			for _, f := range k.Steps[0].Figures {
+				head = append(head, figName(f))
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(append(head, "SLO"), "\t")+"\t")
+		for _, st := range k.Steps {
+			cells := []string{"  " + strconv.FormatFloat(st.Load, 'f', -1, 64), strconv.Itoa(len(st.Runs)), statCell(st.Throughput, 1)}
+			for _, f := range st.Figures {
+				scale := 1.0
+				if f.Metric == slo.ErrorRate {
+					scale = 100
+				}
+				cells = append(cells, statCell(f.Stat, scale))
+			}
+			verdict := "pass"
+			if !st.Pass {
+				verdict = "FAIL"
+			}
+			fmt.Fprintln(tw, strings.Join(append(cells, verdict), "\t")+"\t")
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "knee: %s", k.Summary)
+		if k.Throughput != nil && k.Throughput.N > 0 {
+			fmt.Fprintf(w, "; at %g: %s ops/s", *k.Load, statCell(*k.Throughput, 1))
+			for _, f := range k.Figures {
+				fmt.Fprintf(w, ", %s %s", figName(f), statCell(f.Stat, 1))
+			}
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func figName(f StepFigure) string {
+	name := f.Metric
+	if slo.IsLatency(f.Metric) {
+		name += " ms"
+	}
+	if f.Op != "" && f.Op != slo.AllOps {
+		name += " " + f.Op
+	}
+	return name
+}
+
+func statCell(s Stat, scale float64) string {
+	if s.N == 0 {
+		return "-"
+	}
+	out := num(s.Mean * scale)
+	if s.CIHigh != nil {
+		out += " ±" + num((*s.CIHigh-s.Mean)*scale)
+	}
+	return out
+}
