@@ -5,7 +5,9 @@ package cli
 import (
 	_ "github.com/scalelab/scalelab/engine/memory"
 	_ "github.com/scalelab/scalelab/engine/null"
+	_ "github.com/scalelab/scalelab/engine/postgres"
 	_ "github.com/scalelab/scalelab/engine/sqlite"
+	_ "github.com/scalelab/scalelab/scenario/logs"
 	_ "github.com/scalelab/scalelab/scenario/mhealth"
 	_ "github.com/scalelab/scalelab/scenario/ycsb"
 )

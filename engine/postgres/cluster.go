@@ -1,0 +1,609 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/scalelab/scalelab/cluster"
+)
+
+// Node roles in a local cluster's state.
+const (
+	RolePrimary = "primary"
+	RoleReplica = "replica"
+)
+
+// Facts a local cluster records in cluster.State.Params.
+const (
+	ParamCAFile  = "ca_file"  // the CA of a cluster started with --opt tls=on
+	ParamVersion = "version"  // postgres --version
+	ParamOSUser  = "os_user"  // the system user the servers run as
+	ParamBinDir  = "bin_dir"  // where the server binaries are
+	ParamSetting = "setting." // prefix of postgresql.conf settings scalelab wrote
+)
+
+// Local clusters: where the binaries are, the superuser and database
+// scalelab creates.
+const (
+	DefaultBinDir = "/usr/lib/postgresql/15/bin"
+	BinDirEnv     = "SCALELAB_PG_BIN" // overrides DefaultBinDir
+	ClusterUser   = "scalelab"
+	ClusterDB     = "scalelab"
+	// SystemUser runs the servers when scalelab runs as root (PostgreSQL
+	// refuses to run as root); Debian's postgresql package creates it.
+	SystemUser = "postgres"
+	loopback   = "127.0.0.1"
+)
+
+// InstallHint says how to get the server binaries.
+const InstallHint = "install them with `make setup` or `apt-get update && apt-get install -y postgresql` (Debian's PostgreSQL 15), or point " + BinDirEnv + " at a PostgreSQL bin directory"
+
+// ErrNoBinaries means the PostgreSQL server binaries are missing.
+var ErrNoBinaries = errors.New("PostgreSQL server binaries not found")
+
+func init() { cluster.Register(Provisioner{}) }
+
+// Provisioner starts local PostgreSQL clusters: one primary and N streaming
+// replicas on free loopback ports, password (SCRAM) authentication only.
+type Provisioner struct{}
+
+var (
+	_ cluster.Provisioner = Provisioner{}
+	_ cluster.Downer      = Provisioner{}
+)
+
+// Engine returns "postgres".
+func (Provisioner) Engine() string { return Name }
+
+// baseSettings are written to every cluster's postgresql.conf. Replicas copy
+// the primary's file with the base backup; port, cluster_name and the
+// socket directory are given per node on the command line.
+var baseSettings = [][2]string{
+	{"listen_addresses", loopback},
+	{"password_encryption", "scram-sha-256"},
+	{"shared_buffers", "128MB"},
+	{"max_connections", "200"},
+	{"wal_level", "replica"},
+	{"max_wal_senders", "10"},
+	{"max_replication_slots", "10"},
+	{"hot_standby", "on"},
+	{"logging_collector", "off"},
+	{"log_checkpoints", "off"},
+	{"log_line_prefix", "%m [%p] %q%u@%d "},
+}
+
+// reserved are settings --opt may not change: they make the cluster
+// reachable only on loopback, with passwords, and find its own files.
+var reserved = map[string]bool{
+	"listen_addresses": true, "port": true, "unix_socket_directories": true, "hba_file": true, "ident_file": true,
+	"data_directory": true, "config_file": true, "password_encryption": true, "cluster_name": true,
+	"ssl": true, "ssl_cert_file": true, "ssl_key_file": true, "ssl_ca_file": true,
+}
+
+var settingName = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)?$`)
+
+// clusterConf is the parsed spec.
+type clusterConf struct {
+	replicas int
+	tls      bool
+	settings [][2]string // baseSettings then --opt ones
+}
+
+func parseSpec(spec cluster.Spec) (*clusterConf, error) {
+	c := &clusterConf{replicas: spec.Replicas, settings: append([][2]string{}, baseSettings...)}
+	if spec.Nodes != 0 && spec.Nodes != 1+spec.Replicas {
+		return nil, fmt.Errorf("postgres clusters have one primary and --replicas N replicas; --nodes %d does not match (leave it out)", spec.Nodes)
+	}
+	if spec.Heap != "" || len(spec.Roles) > 0 {
+		return nil, errors.New("postgres clusters take no --heap or --roles (use --opt shared_buffers=... and --replicas)")
+	}
+	keys := make([]string, 0, len(spec.Options))
+	for k := range spec.Options {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := spec.Options[k]
+		switch {
+		case k == "tls":
+			switch v {
+			case "on", "true":
+				c.tls = true
+			case "off", "false":
+			default:
+				return nil, fmt.Errorf("--opt tls=%q: allowed on|off", v)
+			}
+		case reserved[k]:
+			return nil, fmt.Errorf("--opt %s: scalelab sets %s itself (clusters listen on loopback only, with passwords)", k, k)
+		case !settingName.MatchString(k):
+			return nil, fmt.Errorf("--opt %s: not a PostgreSQL setting name (--opt takes tls=on or postgresql.conf settings such as fsync=off, shared_buffers=256MB)", k)
+		default:
+			c.settings = append(c.settings, [2]string{k, v})
+		}
+	}
+	return c, nil
+}
+
+// BinDir returns the directory of the PostgreSQL server binaries, or an
+// error wrapping ErrNoBinaries that says how to install them.
+func BinDir() (string, error) {
+	dir := DefaultBinDir
+	if d := os.Getenv(BinDirEnv); d != "" {
+		dir = d
+	}
+	for _, b := range []string{"initdb", "postgres", "pg_basebackup"} {
+		if fi, err := os.Stat(filepath.Join(dir, b)); err != nil || fi.IsDir() {
+			return "", fmt.Errorf("%w: no %s in %s; %s", ErrNoBinaries, b, dir, InstallHint)
+		}
+	}
+	return dir, nil
+}
+
+// osUser is the system user the servers run as when scalelab is root.
+type osUser struct {
+	name      string
+	uid, gid  uint32
+	groups    []uint32
+	setpriv   string // path of setpriv, which starts the long-lived servers as this user
+	credsAttr *syscall.Credential
+}
+
+// serverUser returns nil when scalelab is not root (the servers run as the
+// current user), else the postgres system user.
+func serverUser() (*osUser, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup(SystemUser)
+	if err != nil {
+		return nil, fmt.Errorf("scalelab runs as root and PostgreSQL refuses to: it needs the %q system user to run the servers (apt-get install -y postgresql creates it): %w", SystemUser, err)
+	}
+	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
+	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
+	ou := &osUser{name: u.Username, uid: uint32(uid), gid: uint32(gid)}
+	if gids, err := u.GroupIds(); err == nil {
+		for _, g := range gids {
+			if n, err := strconv.ParseUint(g, 10, 32); err == nil {
+				ou.groups = append(ou.groups, uint32(n))
+			}
+		}
+	}
+	if ou.setpriv, err = exec.LookPath("setpriv"); err != nil {
+		return nil, fmt.Errorf("scalelab runs as root and starts the servers as %s with setpriv (util-linux), which is missing: %w", SystemUser, err)
+	}
+	ou.credsAttr = &syscall.Credential{Uid: ou.uid, Gid: ou.gid, Groups: ou.groups}
+	return ou, nil
+}
+
+// wrap prefixes a server command so that it runs as the user.
+func (u *osUser) wrap(cmd []string) []string {
+	if u == nil {
+		return cmd
+	}
+	return append([]string{u.setpriv, "--reuid=" + strconv.Itoa(int(u.uid)), "--regid=" + strconv.Itoa(int(u.gid)), "--init-groups", "--"}, cmd...)
+}
+
+// own gives path to the user (a no-op when not root).
+func (u *osUser) own(path string) error {
+	if u == nil {
+		return nil
+	}
+	return os.Chown(path, int(u.uid), int(u.gid))
+}
+
+// mkdir creates a directory owned by the user, mode 0700.
+func (u *osUser) mkdir(path string) error {
+	if err := os.Mkdir(path, 0o700); err != nil {
+		return err
+	}
+	return u.own(path)
+}
+
+// run executes a short command as the user, its output appended to log;
+// the error quotes the output's end.
+func (u *osUser) run(ctx context.Context, dir, log string, env []string, args ...string) error {
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if u != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: u.credsAttr}
+	}
+	err := cmd.Run()
+	if lf, lerr := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); lerr == nil {
+		fmt.Fprintf(lf, "$ %s\n%s", strings.Join(args, " "), out.Bytes())
+		lf.Close()
+	}
+	if err != nil {
+		msg := strings.TrimSpace(out.String())
+		if len(msg) > 600 {
+			msg = "..." + msg[len(msg)-600:]
+		}
+		return fmt.Errorf("%s: %w: %s", filepath.Base(args[0]), err, msg)
+	}
+	return nil
+}
+
+// reachable makes dir reachable by the user: every ancestor the user cannot
+// search gets an ACL entry granting that user (only) search permission.
+func (u *osUser) reachable(ctx context.Context, dir string) error {
+	if u == nil {
+		return nil
+	}
+	probe := func() error {
+		return u.run(ctx, "/", os.DevNull, nil, "/bin/sh", "-c", `cd "$1"`, "sh", dir)
+	}
+	if probe() == nil {
+		return nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	var paths []string
+	for p := abs; ; p = filepath.Dir(p) {
+		paths = append(paths, p)
+		if p == "/" {
+			break
+		}
+	}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		if st.Uid == u.uid || fi.Mode().Perm()&0o001 != 0 {
+			continue
+		}
+		if err := addSearchACL(p, fi.Mode().Perm(), u.uid); err != nil {
+			return fmt.Errorf("let %s reach %s: granting search permission on %s: %w (set SCALELAB_HOME to a directory %s can reach)", u.name, dir, p, err, u.name)
+		}
+	}
+	if err := probe(); err != nil {
+		return fmt.Errorf("%s cannot reach %s even after granting search permission (set SCALELAB_HOME to a directory it can reach): %w", u.name, dir, err)
+	}
+	return nil
+}
+
+// node describes one server being set up.
+type nodeSetup struct {
+	name, role string
+	port       int
+	dir, data  string
+	log        string
+}
+
+func (n *nodeSetup) cmd(bin string) []string {
+	cmd := []string{filepath.Join(bin, "postgres"), "-D", n.data, "-c", "port=" + strconv.Itoa(n.port), "-c", "cluster_name=" + n.name}
+	sock := ""
+	if len(filepath.Join(n.dir, ".s.PGSQL.65535")) < 100 { // sun_path limit
+		sock = n.dir
+	}
+	return append(cmd, "-c", "unix_socket_directories="+sock)
+}
+
+// Up runs initdb for the primary, starts it, creates the scalelab database,
+// then makes each replica with pg_basebackup (a replication slot each) and
+// starts it, and returns once every replica streams.
+func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State) error {
+	conf, err := parseSpec(spec)
+	if err != nil {
+		return err
+	}
+	bin, err := BinDir()
+	if err != nil {
+		return err
+	}
+	ou, err := serverUser()
+	if err != nil {
+		return err
+	}
+	if err := ou.reachable(ctx, st.Dir); err != nil {
+		return err
+	}
+	if st.Params == nil {
+		st.Params = map[string]string{}
+	}
+	st.Params[ParamBinDir] = bin
+	if ou != nil {
+		st.Params[ParamOSUser] = ou.name
+	}
+	if out, err := exec.CommandContext(ctx, filepath.Join(bin, "postgres"), "--version").Output(); err == nil {
+		st.Params[ParamVersion] = strings.TrimSpace(string(out))
+	}
+	st.User = ClusterUser
+	st.SecretFile = filepath.Join(st.Dir, "password")
+	pw, err := cluster.NewSecret(st.SecretFile)
+	if err != nil {
+		return err
+	}
+	st.Auth = fmt.Sprintf("scram-sha-256 password for user %s (loopback only; no trust entries)", ClusterUser)
+	var tlsDir string
+	if conf.tls {
+		tlsDir = filepath.Join(st.Dir, "tls")
+		if err := ou.mkdir(tlsDir); err != nil {
+			return err
+		}
+		ca, err := writeServerTLS(tlsDir, ou)
+		if err != nil {
+			return err
+		}
+		st.Params[ParamCAFile] = ca
+		conf.settings = append(conf.settings, [2]string{"ssl", "on"},
+			[2]string{"ssl_cert_file", filepath.Join(tlsDir, "server.crt")}, [2]string{"ssl_key_file", filepath.Join(tlsDir, "server.key")})
+		st.Auth += "; TLS on (CA in " + ca + ")"
+	}
+	for _, s := range conf.settings {
+		st.Params[ParamSetting+s[0]] = s[1]
+	}
+
+	nodes := make([]*nodeSetup, 1+conf.replicas)
+	for i := range nodes {
+		port, err := cluster.FreePort(loopback)
+		if err != nil {
+			return err
+		}
+		n := &nodeSetup{name: fmt.Sprintf("node%d", i+1), role: RoleReplica, port: port}
+		if i == 0 {
+			n.role = RolePrimary
+		}
+		n.dir = filepath.Join(st.Dir, n.name)
+		n.data = filepath.Join(n.dir, "data")
+		n.log = filepath.Join(st.Dir, n.name+".log")
+		nodes[i] = n
+	}
+	primary := nodes[0]
+	if err := initPrimary(ctx, ou, bin, primary, pw, conf); err != nil {
+		return err
+	}
+	if err := startNode(ctx, ou, bin, primary, pw, st); err != nil {
+		return err
+	}
+	if err := withConn(ctx, primary.port, pw, "postgres", func(c *pgx.Conn) error {
+		_, err := c.Exec(ctx, "CREATE DATABASE "+ClusterDB)
+		return err
+	}); err != nil {
+		return fmt.Errorf("create database %s: %w", ClusterDB, err)
+	}
+	for _, n := range nodes[1:] {
+		if err := ou.mkdir(n.dir); err != nil {
+			return err
+		}
+		if err := ou.run(ctx, n.dir, n.log, []string{PasswordEnv + "=" + pw, "PGSSLMODE=prefer"},
+			filepath.Join(bin, "pg_basebackup"), "-h", loopback, "-p", strconv.Itoa(primary.port), "-U", ClusterUser,
+			"-D", n.data, "-X", "stream", "-R", "-C", "-S", n.name, "-c", "fast", "-N"); err != nil {
+			return fmt.Errorf("replica %s: %w", n.name, err)
+		}
+		if err := startNode(ctx, ou, bin, n, pw, st); err != nil {
+			return err
+		}
+	}
+	if conf.replicas > 0 {
+		err := cluster.WaitFor(ctx, fmt.Sprintf("%d replicas to stream", conf.replicas), 100*time.Millisecond, func() bool {
+			n := 0
+			_ = withConn(ctx, primary.port, pw, ClusterDB, func(c *pgx.Conn) error {
+				return c.QueryRow(ctx, "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'").Scan(&n)
+			})
+			return n == conf.replicas
+		}, func() bool { return anyDead(st) })
+		if err != nil {
+			return err
+		}
+	}
+	st.Target = (&url.URL{Scheme: "postgres", User: url.User(ClusterUser), Host: net.JoinHostPort(loopback, strconv.Itoa(primary.port)), Path: "/" + ClusterDB}).String()
+	return nil
+}
+
+// initPrimary runs initdb and writes pg_hba.conf and the settings.
+func initPrimary(ctx context.Context, ou *osUser, bin string, n *nodeSetup, pw string, conf *clusterConf) error {
+	if err := ou.mkdir(n.dir); err != nil {
+		return err
+	}
+	pwfile := filepath.Join(n.dir, "initdb.pw")
+	if err := os.WriteFile(pwfile, []byte(pw+"\n"), 0o600); err != nil {
+		return err
+	}
+	defer os.Remove(pwfile)
+	if err := ou.own(pwfile); err != nil {
+		return err
+	}
+	if err := ou.run(ctx, n.dir, n.log, []string{"LC_ALL=C"}, filepath.Join(bin, "initdb"), "-D", n.data, "-U", ClusterUser,
+		"--pwfile="+pwfile, "--auth=scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync"); err != nil {
+		return err
+	}
+	hba := "# scalelab: passwords (SCRAM) only, loopback only; no trust entries\n" +
+		"local   all           all                  scram-sha-256\n" +
+		"host    all           all    127.0.0.1/32  scram-sha-256\n" +
+		"host    replication   all    127.0.0.1/32  scram-sha-256\n"
+	if err := os.WriteFile(filepath.Join(n.data, "pg_hba.conf"), []byte(hba), 0o600); err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("\n# written by scalelab cluster up\n")
+	for _, s := range conf.settings {
+		fmt.Fprintf(&b, "%s = '%s'\n", s[0], strings.ReplaceAll(s[1], "'", "''"))
+	}
+	f, err := os.OpenFile(filepath.Join(n.data, "postgresql.conf"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(b.String()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// startNode starts a server detached, records it in st, and waits until it
+// accepts connections (a replica: in recovery).
+func startNode(ctx context.Context, ou *osUser, bin string, n *nodeSetup, pw string, st *cluster.State) error {
+	cmd := ou.wrap(n.cmd(bin))
+	pid, err := cluster.Start(cmd, n.dir, n.log, nil)
+	if err != nil {
+		return err
+	}
+	st.Nodes = append(st.Nodes, cluster.Node{Name: n.name, Role: n.role, PID: pid, Host: loopback, Port: n.port,
+		Ports: map[string]int{"sql": n.port}, DataDir: n.data, LogFile: n.log, Cmd: cmd})
+	if err := st.Save(); err != nil {
+		return err
+	}
+	return cluster.WaitFor(ctx, n.name+" to accept connections", 100*time.Millisecond, func() bool {
+		err := withConn(ctx, n.port, pw, "postgres", func(c *pgx.Conn) error {
+			var rec bool
+			if err := c.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&rec); err != nil {
+				return err
+			}
+			if rec != (n.role == RoleReplica) {
+				return fmt.Errorf("recovery %t", rec)
+			}
+			return nil
+		})
+		return err == nil
+	}, func() bool { return !cluster.Alive(pid) })
+}
+
+func anyDead(st *cluster.State) bool {
+	for _, n := range st.Nodes {
+		if !cluster.Alive(n.PID) {
+			return true
+		}
+	}
+	return false
+}
+
+// withConn connects to a local node as the cluster's superuser (plain TCP on
+// loopback), runs f and closes the connection.
+func withConn(ctx context.Context, port int, pw, db string, f func(*pgx.Conn) error) error {
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable connect_timeout=5", loopback, port, ClusterUser, db))
+	if err != nil {
+		return err
+	}
+	cfg.Password = pw
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.Background())
+	return f(c)
+}
+
+// Status reports each node: alive, and from the primary's
+// pg_stat_replication each replica's state and lag (bytes of WAL not yet
+// replayed, and replay_lag).
+func (Provisioner) Status(ctx context.Context, st *cluster.State) ([]cluster.NodeStatus, error) {
+	pw, err := st.Password()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]cluster.NodeStatus, len(st.Nodes))
+	byName := map[string]*cluster.NodeStatus{}
+	for i, n := range st.Nodes {
+		out[i] = cluster.NodeStatus{Node: n, Alive: cluster.Alive(n.PID), Detail: map[string]string{}}
+		byName[n.Name] = &out[i]
+	}
+	for i, n := range st.Nodes {
+		ns := &out[i]
+		if !ns.Alive {
+			continue
+		}
+		err := withConn(ctx, n.Port, pw, ClusterDB, func(c *pgx.Conn) error {
+			var rec bool
+			if err := c.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&rec); err != nil {
+				return err
+			}
+			ns.Detail["recovery"] = strconv.FormatBool(rec)
+			if rec {
+				return nil
+			}
+			rows, err := c.Query(ctx, `SELECT application_name, state,
+				pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::bigint,
+				(EXTRACT(epoch FROM replay_lag) * 1000)::float8
+				FROM pg_stat_replication`)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			streaming := 0
+			for rows.Next() {
+				var app, state string
+				var lagBytes *int64
+				var lagMs *float64
+				if err := rows.Scan(&app, &state, &lagBytes, &lagMs); err != nil {
+					return err
+				}
+				if state == "streaming" {
+					streaming++
+				}
+				if r := byName[app]; r != nil {
+					r.Detail["state"] = state
+					// NULL until the replica has replayed something, and
+					// replay_lag is NULL again once it has caught up.
+					r.Detail["lag_bytes"] = "unknown"
+					if lagBytes != nil {
+						r.Detail["lag_bytes"] = strconv.FormatInt(*lagBytes, 10)
+					}
+					r.Detail["replay_lag_ms"] = "0"
+					if lagMs != nil {
+						r.Detail["replay_lag_ms"] = strconv.FormatFloat(*lagMs, 'f', 1, 64)
+					}
+				}
+			}
+			ns.Detail["streaming_replicas"] = strconv.Itoa(streaming)
+			return rows.Err()
+		})
+		if err != nil {
+			ns.Detail["error"] = Classify(ctx, err).Error()
+		}
+	}
+	for i := range out {
+		if out[i].Role == RoleReplica && out[i].Alive && out[i].Detail["state"] == "" {
+			out[i].Detail["state"] = "not streaming"
+		}
+	}
+	return out, nil
+}
+
+// downGrace is how long Down waits for a node's fast shutdown.
+const downGrace = 30 * time.Second
+
+// Down stops the replicas, then the primary, each with a fast shutdown
+// (SIGINT: disconnect clients, checkpoint, exit), waiting for each. Nodes
+// still alive after that are left to the caller's TERM/KILL.
+func (Provisioner) Down(ctx context.Context, st *cluster.State) error {
+	for i := len(st.Nodes) - 1; i >= 0; i-- {
+		pid := st.Nodes[i].PID
+		if !cluster.Alive(pid) {
+			continue
+		}
+		_ = syscall.Kill(pid, syscall.SIGINT)
+		deadline := time.Now().Add(downGrace)
+		for cluster.Alive(pid) && time.Now().Before(deadline) {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,464 @@
+// Package logs is the "logs" scenario, after the study "When Logs Become
+// Big Data": log records (timestamp, machine, service, severity, message)
+// written one at a time or in bulk, read back by id, counted by timestamp,
+// machine, service and severity, grouped per host and searched by word,
+// with every answer checked against a ground truth known in advance
+// (generate.go), and a freshness probe timing how long 10,000 new records
+// take to become visible.
+//
+// The storage for each engine lives in its own file (sqlite.go,
+// postgres.go) behind the store interface (store.go); conformance_test.go
+// is the suite every storage file must pass.
+package logs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/setting"
+)
+
+// Name is the scenario's registry name.
+const Name = "logs"
+
+// Setting keys.
+const (
+	KeyRecords          = "logs.records"
+	KeyLoad             = "logs.load"
+	KeyIndexes          = "logs.indexes"
+	KeyMix              = "logs.mix"
+	KeyBatchSize        = "logs.batch_size"
+	KeyRange            = "logs.range"
+	KeySessionOps       = "logs.session_ops"
+	KeyFreshRecords     = "logs.freshness_records"
+	KeyFreshRate        = "logs.freshness_rate"
+	KeyFreshWriters     = "logs.freshness_writers"
+	KeyFreshPoll        = "logs.freshness_poll"
+	KeyFreshMaxPolls    = "logs.freshness_max_polls"
+	DefaultMix          = "write:30,write_bulk:1,read:30,count_a:10,count_b:10,count_c:10,errors_per_host:4,search:4"
+	defaultFreshRecords = 10000
+)
+
+func init() { scenario.Register(&Scenario{}) }
+
+// Scenario is the logs scenario. Its zero value is ready to use.
+type Scenario struct{}
+
+var _ scenario.Scenario = (*Scenario)(nil)
+
+// Name returns "logs".
+func (*Scenario) Name() string { return Name }
+
+// Description is one line for `scalelab list`.
+func (*Scenario) Description() string {
+	return "log analytics (the study \"When Logs Become Big Data\"): writes, reads by id, exact counts checked against a known ground truth, errors per host, word search, freshness probe"
+}
+
+// Settings declares the scenario's settings.
+func (*Scenario) Settings() []setting.Spec {
+	return []setting.Spec{
+		{Key: KeyRecords, Kind: setting.Int, Default: "100000", Min: 0, Max: 1e10,
+			Description: "records loaded before the run (the first " + strconv.Itoa(Distinct) + " are distinct combinations)"},
+		{Key: KeyLoad, Kind: setting.Bool, Default: "true",
+			Description: "recreate the table and load logs.records records; false runs on the records an earlier load left (a contiguous prefix of generated records)"},
+		{Key: KeyIndexes, Kind: setting.Bool, Default: "on",
+			Description: "secondary indexes: (timestamp, machine), (timestamp, service, severity) and the message's words where the engine can index them; off leaves only the primary key"},
+		{Key: KeyMix, Kind: setting.String, Default: DefaultMix, Check: checkMix,
+			Description: "operations and their weights: name:weight,... of write, write_bulk, read, count_a, count_b, count_c, errors_per_host, search, freshness"},
+		{Key: KeyBatchSize, Kind: setting.Int, Default: "1000", Min: 1, Max: 1e6,
+			Description: "records per logs.write_bulk"},
+		{Key: KeyRange, Kind: setting.Int, Default: "10", Min: 1, Max: NumTimestamps,
+			Description: "timestamps (a minute apart) spanned by an errors_per_host query"},
+		{Key: KeySessionOps, Kind: setting.Int, Default: "10", Min: 0, Max: 1e15,
+			Description: "operations per session, after which it ends (phases model); 0 never ends"},
+		{Key: KeyFreshRecords, Kind: setting.Int, Default: strconv.Itoa(defaultFreshRecords), Min: 1, Max: 1e7,
+			Description: "records a freshness probe writes, all with one new timestamp"},
+		{Key: KeyFreshRate, Kind: setting.Float, Default: "2000", Min: 0, Max: 1e7,
+			Description: "records per second a freshness probe writes (0: as fast as the writers go)"},
+		{Key: KeyFreshWriters, Kind: setting.Int, Default: "8", Min: 1, Max: 1024,
+			Description: "concurrent writers of a freshness probe (single-record writes, as the study's clients)"},
+		{Key: KeyFreshPoll, Kind: setting.Duration, Default: "100ms", Min: 0.001, Max: 60,
+			Description: "a freshness probe queries at once after the last acknowledged write, then this often"},
+		{Key: KeyFreshMaxPolls, Kind: setting.Int, Default: "100", Min: 1, Max: 1e6,
+			Description: "queries after which a probe whose records are still not all visible fails (class timeout)"},
+	}
+}
+
+// parseMix parses name:weight,... into weights per operation.
+func parseMix(s string) ([numOps]float64, error) {
+	var w [numOps]float64
+	total := 0.0
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, ws, ok := strings.Cut(part, ":")
+		weight := 1.0
+		if ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(ws), 64)
+			if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+				return w, fmt.Errorf("%q: the weight must be a number >= 0", part)
+			}
+			weight = f
+		}
+		op, known := mixNames[strings.TrimSpace(name)]
+		if !known {
+			names := make([]string, 0, len(mixNames))
+			for n := range mixNames {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			msg := fmt.Sprintf("unknown operation %q; allowed: %s", name, strings.Join(names, ", "))
+			if n := setting.Nearest(name, names); n != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", n)
+			}
+			return w, errors.New(msg)
+		}
+		w[op] += weight
+		total += weight
+	}
+	if total <= 0 {
+		return w, errors.New("no operation with a positive weight, e.g. write:1,read:1")
+	}
+	return w, nil
+}
+
+func checkMix(v setting.Value) error {
+	_, err := parseMix(v.String())
+	return err
+}
+
+// config is the resolved scenario configuration.
+type config struct {
+	records      int64
+	load         bool
+	indexes      bool
+	mix          [numOps]float64
+	batch        int
+	span         int
+	sessionOps   uint64
+	freshRecords int64
+	freshRate    float64
+	freshWriters int
+	freshPoll    time.Duration
+	freshMax     int
+}
+
+func configFrom(set *setting.Set) (*config, error) {
+	if set == nil {
+		return nil, errors.New("logs: no settings")
+	}
+	for _, sp := range (&Scenario{}).Settings() {
+		if !set.Has(sp.Key) {
+			return nil, fmt.Errorf("logs: setting %s missing from the resolved settings", sp.Key)
+		}
+	}
+	c := &config{
+		records:      set.Get(KeyRecords).Int(),
+		load:         set.Get(KeyLoad).Bool(),
+		indexes:      set.Get(KeyIndexes).Bool(),
+		batch:        int(set.Get(KeyBatchSize).Int()),
+		span:         int(set.Get(KeyRange).Int()),
+		sessionOps:   uint64(set.Get(KeySessionOps).Int()),
+		freshRecords: set.Get(KeyFreshRecords).Int(),
+		freshRate:    set.Get(KeyFreshRate).Float(),
+		freshWriters: int(set.Get(KeyFreshWriters).Int()),
+		freshPoll:    set.Get(KeyFreshPoll).Duration(),
+		freshMax:     int(set.Get(KeyFreshMaxPolls).Int()),
+	}
+	mix, err := parseMix(set.Get(KeyMix).String())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", setting.ErrBadValue, KeyMix, err)
+	}
+	c.mix = mix
+	return c, nil
+}
+
+// Engines lists the engines with a storage file, sorted.
+func (*Scenario) Engines() []string {
+	names := make([]string, 0, len(openers))
+	for n := range openers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// openers maps an engine name to its storage file's constructor; each
+// storage file adds itself from init. recreate drops and creates the
+// table; otherwise it is created if missing.
+var openers = map[string]func(ctx context.Context, env scenario.Env, recreate bool) (store, error){}
+
+// Open resolves the settings and opens the engine's storage: with
+// logs.load it recreates the table (the indexes come after the load); else
+// it checks that the table holds a contiguous prefix of generated records
+// (which becomes the ground truth's starting point), removes earlier
+// freshness probes and sets the indexes as logs.indexes says.
+func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workload, error) {
+	cfg, err := configFrom(env.Settings)
+	if err != nil {
+		return nil, err
+	}
+	open, ok := openers[env.Engine]
+	if !ok {
+		return nil, fmt.Errorf("logs on %q: %w (logs supports %v)", env.Engine, scenario.ErrEngineNotSupported, s.Engines())
+	}
+	st, err := open(ctx, env, cfg.load)
+	if err != nil {
+		return nil, fmt.Errorf("logs on %s: %w", env.Engine, err)
+	}
+	w := &Workload{cfg: cfg, st: st, seed: env.Seed, ops: newOpChooser(cfg.mix)}
+	fail := func(err error) (scenario.Workload, error) {
+		st.close()
+		return nil, fmt.Errorf("logs on %s: %w", env.Engine, err)
+	}
+	base := int64(0)
+	if cfg.load {
+		base = cfg.records
+		if base == 0 {
+			if err := st.finishLoad(ctx, cfg.indexes); err != nil {
+				return fail(err)
+			}
+		}
+	} else {
+		if err := st.deleteFresh(ctx); err != nil {
+			return fail(err)
+		}
+		n, next, err := st.existing(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		if n != next {
+			return fail(fmt.Errorf("the table holds %d records with ids up to %d: not the contiguous prefix of generated records the ground truth needs; load again with %s=true", n, next-1, KeyLoad))
+		}
+		base = n
+		if err := st.finishLoad(ctx, cfg.indexes); err != nil {
+			return fail(err)
+		}
+	}
+	w.base = base
+	w.ids.init(base)
+	return w, nil
+}
+
+// Workload is an opened logs workload.
+type Workload struct {
+	cfg  *config
+	st   store
+	seed uint64
+	ops  opChooser
+	base int64 // records present before the run (loaded or found)
+	ids  idTracker
+	// probes numbers freshness probes: probe k uses timestamp FreshBase+k.
+	probes atomic.Int64
+	fresh  freshStats
+}
+
+var (
+	_ scenario.Workload = (*Workload)(nil)
+	_ scenario.Reporter = (*Workload)(nil)
+)
+
+// Operations returns the operation names, logs.write first.
+func (w *Workload) Operations() []string { return slices.Clone(operationNames[:]) }
+
+// LoadSize is logs.records when logs.load is true, else 0.
+func (w *Workload) LoadSize() int64 {
+	if !w.cfg.load {
+		return 0
+	}
+	return w.cfg.records
+}
+
+// Close releases the storage (not the engine connection).
+func (w *Workload) Close() error { return w.st.close() }
+
+// loadBatch is how many records Load hands the store at once.
+const loadBatch = 5000
+
+// Load writes records 0..logs.records-1 with bulk writes, split into
+// contiguous ranges, one per worker; then the store builds the indexes
+// (logs.indexes), updates its statistics and waits until every replica has
+// the data.
+func (w *Workload) Load(ctx context.Context, workers int, progress func(n int64)) error {
+	n := w.LoadSize()
+	if n == 0 {
+		return nil
+	}
+	workers = int(min(max(int64(workers), 1), (n+loadBatch-1)/loadBatch))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg         sync.WaitGroup
+		mu         sync.Mutex
+		firstErr   error
+		progressMu sync.Mutex
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+		cancel()
+	}
+	for i := range workers {
+		lo, hi := n*int64(i)/int64(workers), n*int64(i+1)/int64(workers)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			batch := make([]Record, 0, loadBatch)
+			var buf []byte
+			for k := lo; k < hi; {
+				if err := ctx.Err(); err != nil {
+					fail(fmt.Errorf("logs load: %w", err))
+					return
+				}
+				batch = batch[:0]
+				for ; k < hi && len(batch) < loadBatch; k++ {
+					batch = append(batch, Record{})
+					buf = fill(&batch[len(batch)-1], k, buf)
+				}
+				if err := w.st.insertBatch(ctx, batch); err != nil {
+					fail(fmt.Errorf("logs load: %w", err))
+					return
+				}
+				if progress != nil {
+					progressMu.Lock()
+					progress(int64(len(batch)))
+					progressMu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	if err := w.st.finishLoad(ctx, w.cfg.indexes); err != nil {
+		return fmt.Errorf("logs load: %w", err)
+	}
+	return nil
+}
+
+// Report gives the freshness probes' figures (delay from the last
+// acknowledged write until every record of the probe was visible, and the
+// queries it took) and what the ground truth covered.
+func (w *Workload) Report() map[string]any {
+	out := map[string]any{
+		"ground_truth": map[string]any{
+			"records_before_run":   w.base,
+			"records_written":      w.ids.issued.Load() - w.base,
+			"acknowledged_prefix":  w.ids.prefix.Load(),
+			"failed_writes":        w.ids.failures.Load(),
+			"distinct_combination": Distinct,
+		},
+	}
+	if f := w.fresh.report(w.cfg); f != nil {
+		out["freshness"] = f
+	}
+	return out
+}
+
+// opChooser picks an operation with fixed weights.
+type opChooser struct {
+	cum   [numOps]float64
+	ops   [numOps]int
+	n     int
+	total float64
+}
+
+func newOpChooser(weights [numOps]float64) opChooser {
+	var c opChooser
+	for op, p := range weights {
+		if p > 0 {
+			c.total += p
+			c.cum[c.n], c.ops[c.n] = c.total, op
+			c.n++
+		}
+	}
+	return c
+}
+
+func (c *opChooser) next(u float64) int {
+	x := u * c.total
+	for i := 0; i < c.n-1; i++ {
+		if x < c.cum[i] {
+			return c.ops[i]
+		}
+	}
+	return c.ops[c.n-1]
+}
+
+// idTracker hands out record numbers to writes and tracks the longest
+// prefix of records known to be stored (every write below it acknowledged):
+// a count over that prefix is a lower bound of any correct answer, and a
+// count over every number handed out an upper bound.
+type idTracker struct {
+	issued   atomic.Int64 // numbers handed out: records 0..issued-1 may exist
+	prefix   atomic.Int64 // records 0..prefix-1 exist
+	failures atomic.Int64
+	mu       sync.Mutex
+	pending  map[int64]int64 // acknowledged ranges start -> end beyond the prefix
+	blocked  int64           // the first failed write: the prefix never passes it
+}
+
+func (t *idTracker) init(base int64) {
+	t.issued.Store(base)
+	t.prefix.Store(base)
+	t.pending = map[int64]int64{}
+	t.blocked = math.MaxInt64
+}
+
+// take hands out n consecutive record numbers and returns the first.
+func (t *idTracker) take(n int64) int64 { return t.issued.Add(n) - n }
+
+// done records that records start..start+n-1 were acknowledged.
+func (t *idTracker) done(start, n int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if start >= t.blocked {
+		return // the prefix can never reach it
+	}
+	if start != t.prefix.Load() {
+		t.pending[start] = start + n
+		return
+	}
+	end := start + n
+	for {
+		next, ok := t.pending[end]
+		if !ok {
+			break
+		}
+		delete(t.pending, end)
+		end = next
+	}
+	t.prefix.Store(end)
+}
+
+// failed records that the write of start.. was not acknowledged: it may or
+// may not be stored, so the prefix stops there.
+func (t *idTracker) failed(start int64) {
+	t.failures.Add(1)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if start < t.blocked {
+		t.blocked = start
+		for s := range t.pending {
+			if s > start {
+				delete(t.pending, s)
+			}
+		}
+	}
+}
