@@ -154,15 +154,16 @@ func (x *executor) newResult(knee bool) *Result {
 		r.SLO = append(r.SLO, e.Text)
 	}
 	for _, c := range x.combos {
-		cr := CombinationResult{ID: c.ID, Label: c.Label, Levels: c.Levels, Engine: c.Engine, Settings: c.Sets, Baseline: c.Baseline, Runs: []RunRef{}}
+		cr := CombinationResult{ID: c.ID, Label: c.Label, Levels: c.Levels, Engine: c.Engine, Settings: c.Sets, Baseline: c.Baseline, ComparedTo: c.ComparedTo, Runs: []RunRef{}}
 		if c.Cluster != nil {
 			cr.Cluster = &ClusterInfo{Engine: c.Cluster.Engine, Nodes: max(c.Cluster.Nodes, 1), Replicas: c.Cluster.Replicas, Heap: c.Cluster.Heap, Roles: c.Cluster.Roles}
 		}
-		if c.Baseline {
+		if c.Baseline && r.Baseline == "" {
 			r.Baseline = c.ID
 		}
 		r.Combinations = append(r.Combinations, cr)
 	}
+	r.BaselineRule = s.BaselineRule(x.combos)
 	return r
 }
 
@@ -454,12 +455,6 @@ func (x *executor) progressDone(ref RunRef, extra string) {
 func (x *executor) finish(ctx context.Context, runErr error) (*Result, error) {
 	r := x.res
 	x.remaining = nil
-	baseline := 0
-	for i, c := range x.combos {
-		if c.Baseline {
-			baseline = i
-		}
-	}
 	sloFailed := 0
 	for ci := range r.Combinations {
 		cr := &r.Combinations[ci]
@@ -502,7 +497,7 @@ func (x *executor) finish(ctx context.Context, runErr error) (*Result, error) {
 		}
 	}
 	if r.Kind == KindMatrix {
-		r.Comparison = compare(r.Combinations, r.tables, baseline)
+		r.Comparison = compare(r.Combinations, r.tables)
 	}
 	code := results.ExitOK
 	var err error

@@ -21,8 +21,11 @@ type Combination struct {
 	Sets     []string     // key=value settings of its runs
 	Load     []Assign     // load fields (file's, then levels')
 	Cluster  *ClusterSpec // local cluster its runs need; nil for none
-	Baseline bool
-	pos      Pos
+	Baseline bool         // a reference others are compared with
+	// ComparedTo is the ID of the combination this one is compared with
+	// (its own for a reference).
+	ComparedTo string
+	pos        Pos
 }
 
 // LevelRef names a factor's level.
@@ -278,6 +281,9 @@ func (s *Spec) combination(d *decoder, v []int, name string, pos Pos) *Combinati
 		if p, _, _ := strings.Cut(a.Key, "."); contains(engines, p) && p != c.Engine {
 			continue // another engine's setting
 		}
+		if e, ok := set[a.Key]; ok && e.factor != "" {
+			continue // a level sets it
+		}
 		c.Sets = append(c.Sets, a.Key+"="+a.Value)
 	}
 	var cl map[string]string
@@ -343,18 +349,28 @@ func (s *Spec) engineNames() []string {
 	return names
 }
 
-// markBaseline finds the baseline combination (default: the first).
+// markBaseline sets every combination's reference. Without `baseline:`
+// it is the first combination; a name picks one combination; levels of
+// every factor pick one too, while levels of some factors only compare each
+// combination with the one that has those levels and its own levels of the
+// other factors (all else equal), e.g. {engine: sqlite} per test.
 func (s *Spec) markBaseline(d *decoder, combos []*Combination, vectors [][]int) {
+	single := func(ref *Combination) {
+		ref.Baseline = true
+		for _, c := range combos {
+			c.ComparedTo = ref.ID
+		}
+	}
 	b := s.Baseline
 	if b == nil {
-		combos[0].Baseline = true
+		single(combos[0])
 		return
 	}
 	if len(b.Levels) == 0 {
 		var labels []string
 		for _, c := range combos {
 			if c.Label == b.Name || c.ID == b.Name {
-				c.Baseline = true
+				single(c)
 				return
 			}
 			labels = append(labels, c.Label)
@@ -370,13 +386,49 @@ func (s *Spec) markBaseline(d *decoder, combos []*Combination, vectors [][]int) 
 	if !ok {
 		return
 	}
+	byVector := map[string]*Combination{}
 	for i, c := range combos {
-		if i < len(vectors) && fmt.Sprint(vectors[i]) == fmt.Sprint(v) {
-			c.Baseline = true
-			return
+		byVector[fmt.Sprint(vectors[i])] = c
+	}
+	for i, c := range combos {
+		t := append([]int(nil), vectors[i]...)
+		for fi, f := range s.Factors {
+			if _, ok := b.Levels[f.Name]; ok {
+				t[fi] = v[fi]
+			}
+		}
+		ref, ok := byVector[fmt.Sprint(t)]
+		if !ok {
+			var want []string
+			for fi, f := range s.Factors {
+				want = append(want, f.Name+"="+f.Levels[t[fi]].Label)
+			}
+			d.errAt(b.Pos, "baseline", "combination %s (%s) has no baseline: %s does not run; add it to combinations", c.ID, c.Label, strings.Join(want, " "))
+			continue
+		}
+		c.ComparedTo = ref.ID
+		ref.Baseline = true
+	}
+}
+
+// BaselineRule describes how combinations are compared, for people.
+func (s *Spec) BaselineRule(combos []*Combination) string {
+	b := s.Baseline
+	if b != nil && len(b.Levels) > 0 && len(b.Levels) < len(s.Factors) {
+		var parts []string
+		for _, f := range s.Factors {
+			if l, ok := b.Levels[f.Name]; ok {
+				parts = append(parts, f.Name+"="+l)
+			}
+		}
+		return "the combination with " + strings.Join(parts, " ") + ", all else equal"
+	}
+	for _, c := range combos {
+		if c.Baseline {
+			return c.ID + " " + c.Label
 		}
 	}
-	d.errAt(b.Pos, "baseline", "the baseline levels are not one of the combinations that run; add it to combinations")
+	return ""
 }
 
 // RunOptions are the runner options of one run of a combination; repeat

@@ -63,8 +63,13 @@ type Result struct {
 	Order       string          `json:"order"` // interleaved, randomized or grouped
 	Repeats     RepeatRule      `json:"repeats"`
 	Factors     []FactorInfo    `json:"factors"`
-	Baseline    string          `json:"baseline"` // ID of the baseline combination
-	SLO         []string        `json:"slo,omitempty"`
+	// Baseline is the ID of the baseline combination. With a baseline
+	// naming levels of some factors only, each combination is compared
+	// with its own (CombinationResult.ComparedTo) and Baseline is the
+	// first of them; BaselineRule says which in words.
+	Baseline     string   `json:"baseline"`
+	BaselineRule string   `json:"baseline_rule"`
+	SLO          []string `json:"slo,omitempty"`
 	// Confidence is the level of every interval; comparisons test at
 	// 1 - Confidence.
 	Confidence   float64             `json:"confidence"`
@@ -107,14 +112,15 @@ type FactorInfo struct {
 
 // CombinationResult is one combination: its levels, runs and SLO verdict.
 type CombinationResult struct {
-	ID       string       `json:"id"`
-	Label    string       `json:"label"`
-	Levels   []LevelRef   `json:"levels"`
-	Engine   string       `json:"engine"`
-	Settings []string     `json:"settings"` // key=value given to its runs
-	Baseline bool         `json:"baseline"`
-	Cluster  *ClusterInfo `json:"cluster,omitempty"`
-	Runs     []RunRef     `json:"runs"`
+	ID         string       `json:"id"`
+	Label      string       `json:"label"`
+	Levels     []LevelRef   `json:"levels"`
+	Engine     string       `json:"engine"`
+	Settings   []string     `json:"settings"`    // key=value given to its runs
+	Baseline   bool         `json:"baseline"`    // others are compared with it
+	ComparedTo string       `json:"compared_to"` // ID of the combination it is compared with
+	Cluster    *ClusterInfo `json:"cluster,omitempty"`
+	Runs       []RunRef     `json:"runs"`
 	// Converged says whether an until_ci_within rule was met (nil for a
 	// fixed count); CIHalfPct is the rule's metric's half-width then.
 	Converged *bool    `json:"converged,omitempty"`
@@ -173,7 +179,8 @@ type Row struct {
 	HigherIsBetter bool      `json:"higher_is_better"`
 	Values         []float64 `json:"values"` // one per measured repeat
 	Stat
-	Baseline     bool     `json:"baseline"`
+	Baseline     bool     `json:"baseline"`    // the row of a reference combination
+	ComparedTo   string   `json:"compared_to"` // ID of the baseline combination of this row
 	BaselineMean *float64 `json:"baseline_mean"`
 	Delta        *float64 `json:"delta"`     // mean - baseline mean
 	DeltaPct     *float64 `json:"delta_pct"` // relative to the baseline mean
@@ -262,12 +269,20 @@ func meanTable(tables []slo.Table) slo.Table {
 	return out
 }
 
-// compare computes the comparison rows of every combination against the
+// compare computes the comparison rows of every combination against its
 // baseline.
-func compare(combos []CombinationResult, tables [][]slo.Table, baseline int) []Row {
+func compare(combos []CombinationResult, tables [][]slo.Table) []Row {
 	var rows []Row
 	ops := opsOf(tables...)
+	index := map[string]int{}
+	for i, c := range combos {
+		index[c.ID] = i
+	}
 	for ci, c := range combos {
+		baseline, ok := index[c.ComparedTo]
+		if !ok {
+			baseline = ci
+		}
 		for _, op := range ops {
 			for _, m := range compared {
 				if op == slo.AllOps && !m.all {
@@ -278,7 +293,7 @@ func compare(combos []CombinationResult, tables [][]slo.Table, baseline int) []R
 					continue
 				}
 				r := Row{Combination: c.ID, Label: c.Label, Op: op, Metric: m.metric, Unit: m.unit, HigherIsBetter: m.higher,
-					Values: vs, Stat: Summarize(vs), Baseline: ci == baseline}
+					Values: vs, Stat: Summarize(vs), Baseline: ci == baseline, ComparedTo: combos[baseline].ID}
 				if ci == baseline {
 					r.Verdict = VerdictBaseline
 					rows = append(rows, r)

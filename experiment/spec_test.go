@@ -209,6 +209,34 @@ baseline: fast
 		t.Errorf("list %+v %+v", combos[0], combos[1])
 	}
 
+	// A baseline naming some factors: compared all else equal.
+	s = mustParse(t, `
+scenario: ycsb
+settings: {memory.latency: 1ms, ycsb.records: 10}
+factors:
+  test: [{label: reads, ycsb.workload: c}, {label: updates, ycsb.workload: a, ycsb.records: 20}]
+  engine: [sqlite, memory]
+baseline: {engine: sqlite}
+`)
+	combos, err = s.Matrix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range combos {
+		got = append(got, fmt.Sprintf("%s>%s:%v", c.ID, c.ComparedTo, c.Baseline))
+	}
+	if strings.Join(got, " ") != "c01>c01:true c02>c01:false c03>c03:true c04>c03:false" {
+		t.Errorf("partial baseline: %v", got)
+	}
+	if r := s.BaselineRule(combos); r != "the combination with engine=sqlite, all else equal" {
+		t.Errorf("rule %q", r)
+	}
+	// A level's setting replaces the file's; another engine's setting stays out.
+	if strings.Join(combos[3].Sets, " ") != "memory.latency=1ms ycsb.workload=a ycsb.records=20" || strings.Join(combos[2].Sets, " ") != "ycsb.workload=a ycsb.records=20" {
+		t.Errorf("sets %q / %q", combos[3].Sets, combos[2].Sets)
+	}
+
 	for _, tc := range []struct{ src, want string }{
 		{"scenario: ycsb\nfactors:\n  users: [1, 2]\ncombinations:\n  - {usres: 1}\n", `"usres" is not a factor; factors: users (did you mean "users"?)`},
 		{"scenario: ycsb\nfactors:\n  users: [1, 2]\ncombinations:\n  - {users: 3}\n", `"3" is not a level of users; levels: 1, 2`},
@@ -216,7 +244,7 @@ baseline: fast
 		{"scenario: ycsb\nfactors:\n  users: [1, 2]\nbaseline: {users: 3}\n", `x.yaml:4:19: baseline.users: "3" is not a level`},
 		{"scenario: ycsb\nfactors:\n  users: [1, 2]\nbaseline: users=3\n", `"users=3" names no combination`},
 		{"scenario: ycsb\nfactors:\n  users: [1, 2]\n  u2: [{users: 5}]\n", `users is set by factor users too`},
-		{"scenario: ycsb\nfactors:\n  users: [1, 2]\ncombinations: [{users: 2}]\nbaseline: {users: 1}\n", "not one of the combinations"},
+		{"scenario: ycsb\nfactors:\n  users: [1, 2]\ncombinations: [{users: 2}]\nbaseline: {users: 1}\n", "combination c01 (users=2) has no baseline: users=1 does not run"},
 	} {
 		s := mustParse(t, tc.src)
 		if _, err := s.Matrix(); err == nil || !strings.Contains(err.Error(), tc.want) {

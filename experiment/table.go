@@ -48,7 +48,11 @@ func writeComparison(w io.Writer, r *Result) {
 			ops = append(ops, row.Op)
 		}
 	}
-	fmt.Fprintf(w, "mean over repeats ± 95%% CI half-width; change vs baseline %s with Welch's t-test at 5%%\n", r.Baseline)
+	rule := r.BaselineRule
+	if rule == "" {
+		rule = r.Baseline
+	}
+	fmt.Fprintf(w, "mean over repeats ± 95%% CI half-width; change vs baseline (%s) with Welch's t-test at 5%%\n", rule)
 	for _, op := range ops {
 		metrics := []string{slo.Throughput, slo.P50, slo.P95, slo.P99}
 		title := op

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scalelab/scalelab/experiment"
+)
+
+func TestExperimentAndCheckCommands(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "xp.yaml")
+	src := `# a small matrix on the memory engine
+scenario: ycsb
+engine: memory
+settings: {ycsb.records: 100, memory.latency: 500us}
+load: {users: 1, duration: 200ms}
+factors:
+  users: [1, 2]
+repeats: 2
+slo: p95 < 1s, errors < 1%
+`
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, ctx, "experiment", "validate", file)
+	if code != 0 || !strings.Contains(out, "2 combinations") || !strings.Contains(out, "--users 2") {
+		t.Fatalf("validate: %d %s %s", code, out, errs)
+	}
+	xp := filepath.Join(dir, "out")
+	code, out, errs = run(t, ctx, "experiment", "run", file, "--out", xp)
+	if code != 0 || !strings.Contains(out, "all operations") || !strings.Contains(out, "c02 users=2") || !strings.Contains(errs, "[4/4] c02") {
+		t.Fatalf("experiment run: %d\n%s\n%s", code, out, errs)
+	}
+	if _, err := experiment.ReadResult(xp); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := run(t, ctx, "experiment", "show", xp); code != 0 || !strings.Contains(out, "status ok, 4 runs") {
+		t.Errorf("show: %d %s", code, out)
+	}
+	// The release gate: the experiment's own SLO passes, a stricter one fails.
+	if code, out, _ := run(t, ctx, "check", xp); code != 0 || !strings.Contains(out, "all checks passed") {
+		t.Errorf("check: %d %s", code, out)
+	}
+	code, out, _ = run(t, ctx, "check", xp, "--slo", "p50<1us for read")
+	if code != ExitCheckFailed || !strings.Contains(out, "FAIL c01 users=1") {
+		t.Errorf("check strict: %d %s", code, out)
+	}
+	runDir := filepath.Join(xp, "runs", "c01-r01")
+	if code, out, _ := run(t, ctx, "check", runDir, "--slo", "p50<1s", "--json"); code != 0 || !strings.Contains(out, `"pass": true`) {
+		t.Errorf("check run: %d %s", code, out)
+	}
+	if code, _, errs := run(t, ctx, "check", runDir, "--slo", "p99<"); code != ExitUsage || !strings.Contains(errs, "bad SLO") {
+		t.Errorf("check bad slo: %d %s", code, errs)
+	}
+	if code, _, errs := run(t, ctx, "check", dir); code != ExitUsage || !strings.Contains(errs, "not a results directory") {
+		t.Errorf("check non-results: %d %s", code, errs)
+	}
+	// run --slo: a failed objective is exit 1 and a run.json failure.
+	rd := filepath.Join(dir, "slo-run")
+	code, out, _ = run(t, ctx, "run", "ycsb", "--engine", "memory", "--ops", "300", "--set", "memory.latency=200us", "--slo", "p50<1ns for read", "--out", rd, "--progress", "off")
+	if code != ExitCheckFailed || !strings.Contains(out, "FAILED: SLO p50<1ns for read: p50 of read") {
+		t.Errorf("run --slo: %d %s", code, out)
+	}
+	if r := readRun(t, rd); r.ExitCode != 1 || len(r.Failures) != 1 {
+		t.Errorf("run.json %+v", r.Failures)
+	}
+	if code, _, errs := run(t, ctx, "run", "ycsb", "--slo", "p95 < soon", "--out", filepath.Join(dir, "never")); code != ExitUsage || !strings.Contains(errs, "--slo: bad SLO") {
+		t.Errorf("run bad --slo: %d %s", code, errs)
+	}
+}
+
+func TestExperimentBadInput(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	write := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	bad := write("bad.yaml", "scenario: ycsb\nrepeats: five\nordr: grouped\n")
+	for _, tc := range []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"experiment", "run", bad}, []string{"bad.yaml:2:10: repeats", "bad.yaml:3:1: unknown key \"ordr\"", `did you mean "order"`}},
+		{[]string{"experiment", "run", write("s.yaml", "scenario: nosuch\n")}, []string{"s.yaml:1:11: scenario: scenario nosuch is not available in this build"}},
+		{[]string{"experiment", "run", filepath.Join(dir, "missing.yaml")}, []string{"read experiment file"}},
+		{[]string{"experiment", "run"}, []string{"one FILE.yaml expected"}},
+		{[]string{"experiment", "frob"}, []string{`unknown subcommand "frob"`}},
+		{[]string{"experiment", "knee", write("k.yaml", "scenario: ycsb\nengine: memory\n")}, []string{"a knee search needs an SLO"}},
+		{[]string{"experiment", "knee", write("k2.yaml", "scenario: ycsb\nengine: memory\nslo: p95<1s\n"), "--on", "cpu"}, []string{"--on \"cpu\""}},
+		{[]string{"experimnt"}, []string{`did you mean "experiment"`}},
+	} {
+		code, _, errs := run(t, ctx, tc.args...)
+		if code != ExitUsage {
+			t.Errorf("%v: exit %d, want 2; %s", tc.args, code, errs)
+		}
+		for _, w := range tc.wants {
+			if !strings.Contains(errs, w) {
+				t.Errorf("%v: stderr %q lacks %q", tc.args, errs, w)
+			}
+		}
+	}
+}
