@@ -84,7 +84,7 @@ func (s *lineSpec) render() chart {
 		xf = fmtNum
 	}
 	var yt []float64
-	ya := axis{p0: chartH - marginBot, p1: marginTop + 8, log: s.LogY}
+	ya := axis{p0: chartH - marginBot, p1: marginTop + 20, log: s.LogY}
 	if s.LogY {
 		yt, ya.lo, ya.hi = logTicks(ylo, yhi)
 	} else {
@@ -138,7 +138,7 @@ func (s *lineSpec) render() chart {
 		c.Texts = append(c.Texts, svgText{X: (xa.p0 + xa.p1) / 2, Y: chartH - 4, Anchor: "middle", Class: "lbl", S: s.XLabel})
 	}
 	if s.YLabel != "" {
-		c.Texts = append(c.Texts, svgText{X: 4, Y: 12, Class: "lbl", S: s.YLabel})
+		c.Texts = append(c.Texts, svgText{X: 4, Y: 14, Class: "lbl", S: s.YLabel})
 	}
 	for _, r := range s.RefY {
 		if !okY(r.V) {
