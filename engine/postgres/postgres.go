@@ -428,6 +428,16 @@ func (c *Conn) Info(ctx context.Context) (engine.Info, error) {
 	return info, nil
 }
 
+// ReadPool returns the pool a read goes to when no user identity is known
+// (no read-your-writes): with read_from=replicas the replicas in turn,
+// else the primary.
+func (c *Conn) ReadPool() *pgxpool.Pool {
+	if c.opts.ReadFrom != "replicas" || len(c.replicas) == 0 {
+		return c.primary
+	}
+	return c.replicas[(c.next.Add(1)-1)%uint64(len(c.replicas))]
+}
+
 // Router sends one user's queries: writes to the primary; reads to the
 // primary, or with read_from=replicas to one replica (chosen round robin
 // when the router is made) unless the user wrote within the read-your-

@@ -21,7 +21,6 @@ func TestMain(m *testing.M) { pgtest.Main(m, 1, func(c *pgtest.Cluster) { pg = c
 func init() {
 	testEngines[postgres.Name] = &testEngine{
 		open: func(t *testing.T, set *setting.Set) engine.Conn {
-			pgtest.Skip(t, pg)
 			e, _ := engine.Lookup(postgres.Name)
 			c, err := e.Open(context.Background(), engine.Config{Target: pg.NewDatabase(t), Settings: set, Cluster: pg.State})
 			if err != nil {

@@ -66,7 +66,7 @@ func TestRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := s.Engines(); !slices.Equal(got, []string{"memory", "null", "sqlite"}) {
+	if got := s.Engines(); !slices.Equal(got, []string{"memory", "null", "postgres", "sqlite"}) {
 		t.Errorf("Engines() = %v", got)
 	}
 	// Every key is prefixed, and defaults parse.
@@ -100,7 +100,7 @@ func TestOpenErrors(t *testing.T) {
 	if err == nil || !errors.Is(err, errVerifyNull) {
 		t.Errorf("verify on null: %v", err)
 	}
-	_, err = (&Scenario{}).Open(context.Background(), scenario.Env{Engine: "postgres", Conn: e.conn, Settings: e.set})
+	_, err = (&Scenario{}).Open(context.Background(), scenario.Env{Engine: "nosuchengine", Conn: e.conn, Settings: e.set})
 	if !errors.Is(err, scenario.ErrEngineNotSupported) {
 		t.Errorf("unsupported engine: %v", err)
 	}

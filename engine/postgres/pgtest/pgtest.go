@@ -6,11 +6,9 @@ package pgtest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -168,32 +166,19 @@ func (c *Cluster) Exec(ctx context.Context, db string, stmts ...string) error {
 
 // Main runs a package's tests with a cluster of replicas replicas started
 // for them (FastSettings), passed to setup before the tests run, and
-// stopped after. Without the server binaries the cluster is nil: tests
-// skip themselves unless CI=true, where that is a failure.
+// stopped after. Without the server binaries the tests fail at once,
+// saying how to install them (`make setup` does).
 func Main(m *testing.M, replicas int, setup func(*Cluster)) {
 	c, err := Start(replicas, FastSettings)
 	if err != nil {
-		if !errors.Is(err, postgres.ErrNoBinaries) || os.Getenv("CI") == "true" {
-			fmt.Fprintln(os.Stderr, "pgtest: cannot start a PostgreSQL cluster:", err)
-			os.Exit(1)
-		}
-		fmt.Fprintln(os.Stderr, "pgtest: PostgreSQL tests skipped:", err)
+		fmt.Fprintln(os.Stderr, "pgtest: cannot start a PostgreSQL cluster for the tests:", err)
+		os.Exit(1)
 	}
 	setup(c)
 	code := m.Run()
-	if c != nil {
-		if err := c.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "pgtest: stop:", err)
-			code = max(code, 1)
-		}
+	if err := c.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "pgtest: stop:", err)
+		code = max(code, 1)
 	}
 	os.Exit(code)
-}
-
-// Skip skips t when c is nil (no server binaries outside CI).
-func Skip(t testing.TB, c *Cluster) {
-	t.Helper()
-	if c == nil {
-		t.Skip("PostgreSQL server binaries missing: " + strings.TrimSpace(postgres.InstallHint))
-	}
 }
