@@ -8,10 +8,21 @@ STATICCHECK_VERSION := v0.8.2
 
 all: build
 
-# setup: check the toolchain and fetch the Go modules (from the Go module proxy).
+# setup: check the toolchain, fetch the Go modules (from the Go module proxy)
+# and install Debian's PostgreSQL 15 server binaries when missing (the
+# postgres engine's local clusters and their tests run them).
+PG_BIN ?= /usr/lib/postgresql/15/bin
 setup:
 	@command -v $(GO) >/dev/null || { echo "scalelab needs Go 1.26+ (https://go.dev/dl) on PATH" >&2; exit 2; }
 	$(GO) mod download
+	@if [ ! -x $(PG_BIN)/initdb ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing PostgreSQL 15 (apt-get install postgresql) for the postgres engine"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+		else \
+			echo "note: the postgres engine and its tests need PostgreSQL 15 in $(PG_BIN): run  sudo apt-get install -y postgresql" >&2; \
+		fi; \
+	fi
 
 build: setup
 	$(GO) build -o $(BIN) ./cmd/scalelab
