@@ -1,0 +1,424 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/scalelab/scalelab/cluster"
+)
+
+func init() {
+	cluster.Register(&Provisioner{engine: OpenSearch})
+	cluster.Register(&Provisioner{engine: Elasticsearch})
+}
+
+// Provisioner starts local clusters of one distribution: one JVM per node
+// (so a node can be killed alone), every node on 127.0.0.1 with its own
+// free HTTP and transport ports, data and log under the cluster's
+// directory.
+//
+// Roles (--roles, one entry per node, '+' joins several): cm
+// (cluster-manager eligible, "master" on Elasticsearch), data (data and
+// ingest, as the search-cluster study's data nodes), ingest, coord
+// (coordinating only: no role), all (cm+data+ingest, the default). At least
+// one node must be cm. The cluster's target lists every node but dedicated
+// cluster managers, which clients should not load.
+//
+// Options (--opt key=value): exit_with_pid=PID stops the nodes when that
+// process ends (tests), delete_on_exit=true removes a node's directory when
+// it stops.
+type Provisioner struct {
+	engine string
+}
+
+var _ cluster.Provisioner = (*Provisioner)(nil)
+
+// Engine returns the engine name.
+func (p *Provisioner) Engine() string { return p.engine }
+
+// DefaultHeap is the JVM heap of a node when --heap is not given.
+const DefaultHeap = "512m"
+
+// AuthNote is the cluster's Auth text: these clusters run without
+// authentication, and why.
+const AuthNote = "none: nodes bind to 127.0.0.1 only; the codelibs runner artifacts carry no security plugin " +
+	"(OpenSearch's needs its own plugin jars and TLS certificates; Elasticsearch 7.10.2 security is X-Pack, not Apache-licensed)"
+
+var heapRE = regexp.MustCompile(`^[1-9][0-9]*[mMgG]$`)
+
+// nodeRoles is a node's roles in scalelab's words.
+type nodeRoles struct {
+	cm, data, ingest bool
+}
+
+func (r nodeRoles) String() string {
+	var parts []string
+	if r.cm {
+		parts = append(parts, "cm")
+	}
+	if r.data {
+		parts = append(parts, "data")
+	}
+	if r.ingest {
+		parts = append(parts, "ingest")
+	}
+	if len(parts) == 0 {
+		return "coord"
+	}
+	return strings.Join(parts, "+")
+}
+
+// server returns the node.roles list for the distribution.
+func (r nodeRoles) server(d *distribution) string {
+	var parts []string
+	if r.cm {
+		parts = append(parts, d.cmRole)
+	}
+	if r.data {
+		parts = append(parts, "data")
+	}
+	if r.ingest {
+		parts = append(parts, "ingest")
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// parseRoles resolves --nodes and --roles into one nodeRoles per node.
+func parseRoles(nodes int, roles []string) ([]nodeRoles, error) {
+	if len(roles) > 0 && nodes > 0 && len(roles) != nodes {
+		return nil, fmt.Errorf("--roles lists %d nodes but --nodes is %d", len(roles), nodes)
+	}
+	if nodes == 0 {
+		nodes = max(1, len(roles))
+	}
+	out := make([]nodeRoles, nodes)
+	cms := 0
+	for i := range out {
+		if len(roles) == 0 {
+			out[i] = nodeRoles{cm: true, data: true, ingest: true}
+			cms++
+			continue
+		}
+		for _, r := range strings.Split(strings.TrimSpace(roles[i]), "+") {
+			switch strings.TrimSpace(r) {
+			case "cm", "cluster_manager", "master":
+				out[i].cm = true
+			case "data":
+				out[i].data, out[i].ingest = true, true
+			case "ingest":
+				out[i].ingest = true
+			case "coord":
+			case "all":
+				out[i] = nodeRoles{cm: true, data: true, ingest: true}
+			default:
+				return nil, fmt.Errorf("--roles: node %d: unknown role %q; allowed: cm, data, ingest, coord, all, joined with '+' (e.g. cm,data,data)", i+1, r)
+			}
+		}
+		if out[i].cm {
+			cms++
+		}
+	}
+	if cms == 0 {
+		return nil, errors.New("--roles: at least one node must be cm (cluster-manager eligible)")
+	}
+	hasData := false
+	for _, r := range out {
+		hasData = hasData || r.data
+	}
+	if !hasData {
+		return nil, errors.New("--roles: at least one node must hold data")
+	}
+	return out, nil
+}
+
+// Up starts the nodes and waits until the cluster is green with every node.
+func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State) error {
+	d := distributions[p.engine]
+	roles, err := parseRoles(spec.Nodes, spec.Roles)
+	if err != nil {
+		return err
+	}
+	heap := spec.Heap
+	if heap == "" {
+		heap = DefaultHeap
+	}
+	if !heapRE.MatchString(heap) {
+		return fmt.Errorf("--heap %q: give a size such as 512m or 1g", heap)
+	}
+	var exitWith int
+	deleteOnExit := false
+	for k, v := range spec.Options {
+		switch k {
+		case "exit_with_pid":
+			if exitWith, err = strconv.Atoi(v); err != nil || exitWith <= 0 {
+				return fmt.Errorf("--opt exit_with_pid=%q: a process id expected", v)
+			}
+		case "delete_on_exit":
+			if deleteOnExit, err = strconv.ParseBool(v); err != nil {
+				return fmt.Errorf("--opt delete_on_exit=%q: true or false expected", v)
+			}
+		default:
+			return fmt.Errorf("--opt %s: unknown option; %s clusters take exit_with_pid and delete_on_exit", k, p.engine)
+		}
+	}
+	java, version, err := d.JDK()
+	if err != nil {
+		return err
+	}
+	cp, err := d.Classpath()
+	if err != nil {
+		return err
+	}
+
+	const host = "127.0.0.1"
+	type ports struct{ http, transport int }
+	nodePorts := make([]ports, len(roles))
+	used := map[int]bool{}
+	for i := range nodePorts {
+		for _, pp := range []*int{&nodePorts[i].http, &nodePorts[i].transport} {
+			for {
+				port, err := cluster.FreePort(host)
+				if err != nil {
+					return err
+				}
+				if !used[port] {
+					used[port] = true
+					*pp = port
+					break
+				}
+			}
+		}
+	}
+	var seeds, cms []string
+	for i, r := range roles {
+		seeds = append(seeds, fmt.Sprintf("%s:%d", host, nodePorts[i].transport))
+		if r.cm {
+			cms = append(cms, fmt.Sprintf("node%d", i+1))
+		}
+	}
+
+	st.Auth = AuthNote
+	var targets []string
+	for i, r := range roles {
+		name := fmt.Sprintf("node%d", i+1)
+		home := filepath.Join(st.Dir, name)
+		if err := os.MkdirAll(filepath.Join(home, "tmp"), 0o700); err != nil {
+			return fmt.Errorf("node %s: %w", name, err)
+		}
+		cmd := []string{java, "-Xms" + heap, "-Xmx" + heap}
+		cmd = append(cmd, commonJVMFlags...)
+		cmd = append(cmd, d.jvmFlags...)
+		cmd = append(cmd, "-Djava.io.tmpdir="+filepath.Join(home, "tmp"), "-cp", cp, d.mainClass, "--home", home)
+		if exitWith > 0 {
+			cmd = append(cmd, "--exit-with-pid", strconv.Itoa(exitWith))
+		}
+		if deleteOnExit {
+			cmd = append(cmd, "--delete-home-on-exit")
+		}
+		settings := []string{
+			"cluster.name=" + st.Name,
+			"node.name=" + name,
+			"node.roles=" + r.server(d),
+			"network.host=" + host,
+			"http.port=" + strconv.Itoa(nodePorts[i].http),
+			"transport.port=" + strconv.Itoa(nodePorts[i].transport),
+			"path.data=" + filepath.Join(home, "data"),
+			"path.logs=" + filepath.Join(home, "logs"),
+			"cluster.routing.allocation.disk.threshold_enabled=false",
+			"action.destructive_requires_name=false",
+		}
+		if len(roles) == 1 {
+			settings = append(settings, "discovery.type=single-node")
+		} else {
+			settings = append(settings,
+				"discovery.seed_hosts=["+strings.Join(seeds, ",")+"]",
+				d.initialCMs+"=["+strings.Join(cms, ",")+"]")
+		}
+		for _, s := range settings {
+			cmd = append(cmd, "-E"+s)
+		}
+		logFile := filepath.Join(st.Dir, name+".log")
+		pid, err := cluster.Start(cmd, home, logFile, nil)
+		if err != nil {
+			return fmt.Errorf("node %s: %w", name, err)
+		}
+		st.Nodes = append(st.Nodes, cluster.Node{
+			Name: name, Role: r.String(), PID: pid, Host: host, Port: nodePorts[i].http,
+			Ports:   map[string]int{"http": nodePorts[i].http, "transport": nodePorts[i].transport},
+			DataDir: home, LogFile: logFile, Cmd: cmd,
+		})
+		if r.data || r.ingest || !r.cm {
+			targets = append(targets, fmt.Sprintf("%s:%d", host, nodePorts[i].http))
+		}
+	}
+	st.Target = "http://" + strings.Join(targets, ",")
+	st.Params["distribution"] = p.engine
+	st.Params["heap"] = heap
+	st.Params["roles"] = rolesText(st.Nodes)
+	st.Params["java"] = fmt.Sprintf("%s (Java %d)", java, version)
+	if err := st.Save(); err != nil {
+		return err
+	}
+	if err := waitGreen(ctx, st, len(roles)); err != nil {
+		return err
+	}
+	if v, err := serverVersion(ctx, st.Nodes[0]); err == nil {
+		st.Params["version"] = v
+	}
+	return nil
+}
+
+func rolesText(nodes []cluster.Node) string {
+	var r []string
+	for _, n := range nodes {
+		r = append(r, n.Role)
+	}
+	return strings.Join(r, ",")
+}
+
+// httpGet fetches a node's URL path with a short timeout.
+func httpGet(ctx context.Context, n cluster.Node, path string, timeout time.Duration) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	u := fmt.Sprintf("http://%s%s", net.JoinHostPort(n.Host, strconv.Itoa(n.Port)), path)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	_, err = buf.ReadFrom(resp.Body)
+	return resp.StatusCode, buf.Bytes(), err
+}
+
+// health is the part of _cluster/health we read.
+type health struct {
+	Status        string `json:"status"`
+	NumberOfNodes int    `json:"number_of_nodes"`
+}
+
+// waitGreen waits until a node reports the cluster green with every node,
+// failing early when a node process dies (quoting its log's last lines).
+func waitGreen(ctx context.Context, st *cluster.State, nodes int) error {
+	dead := ""
+	isDead := func() bool {
+		for _, n := range st.Nodes {
+			if !cluster.Alive(n.PID) {
+				dead = n.Name
+				return true
+			}
+		}
+		return false
+	}
+	ready := func() bool {
+		for _, n := range st.Nodes {
+			status, body, err := httpGet(ctx, n, "/_cluster/health?wait_for_status=green&timeout=1s", 5*time.Second)
+			if err != nil || status != http.StatusOK {
+				continue
+			}
+			var h health
+			if json.Unmarshal(body, &h) == nil && h.Status == "green" && h.NumberOfNodes == nodes {
+				return true
+			}
+		}
+		return false
+	}
+	err := cluster.WaitFor(ctx, fmt.Sprintf("%d nodes and status green", nodes), time.Second, ready, isDead)
+	if err != nil && dead != "" {
+		for _, n := range st.Nodes {
+			if n.Name == dead {
+				return fmt.Errorf("%w\n%s: last lines of %s:\n%s", err, n.Name, n.LogFile, tail(n.LogFile, 15))
+			}
+		}
+	}
+	return err
+}
+
+// tail returns the last n lines of a file.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+func serverVersion(ctx context.Context, n cluster.Node) (string, error) {
+	_, body, err := httpGet(ctx, n, "/", 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	var root struct {
+		Version struct {
+			Distribution string `json:"distribution"`
+			Number       string `json:"number"`
+		} `json:"version"`
+	}
+	if err := json.Unmarshal(body, &root); err != nil {
+		return "", err
+	}
+	return root.Version.Number, nil
+}
+
+// Status reports each node: alive, and from the cluster's view its roles,
+// whether it is the elected cluster manager, its heap use and the cluster
+// health.
+func (p *Provisioner) Status(ctx context.Context, st *cluster.State) ([]cluster.NodeStatus, error) {
+	var out []cluster.NodeStatus
+	var catNodes []NodeInfo
+	healthStatus := "unreachable"
+	for _, n := range st.Nodes {
+		if !cluster.Alive(n.PID) {
+			continue
+		}
+		status, body, err := httpGet(ctx, n, "/_cat/nodes?format=json&h=name,node.role,master,ip,heap.percent", 5*time.Second)
+		if err != nil || status != http.StatusOK || json.Unmarshal(body, &catNodes) != nil {
+			continue
+		}
+		if _, body, err := httpGet(ctx, n, "/_cluster/health", 5*time.Second); err == nil {
+			var h health
+			if json.Unmarshal(body, &h) == nil {
+				healthStatus = h.Status
+			}
+		}
+		break
+	}
+	byName := map[string]NodeInfo{}
+	for _, ni := range catNodes {
+		byName[ni.Name] = ni
+	}
+	for _, n := range st.Nodes {
+		ns := cluster.NodeStatus{Node: n, Alive: cluster.Alive(n.PID), Detail: map[string]string{
+			"transport": strconv.Itoa(n.Ports["transport"]),
+			"auth":      "none",
+		}}
+		if ni, ok := byName[n.Name]; ok {
+			ns.Detail["server_roles"] = ni.Roles
+			ns.Detail["heap_used"] = ni.Heap + "%"
+			ns.Detail["cluster"] = healthStatus
+			if ni.Master == "*" {
+				ns.Detail["elected_cm"] = "yes"
+			}
+		} else if ns.Alive {
+			ns.Detail["cluster"] = "not joined"
+		}
+		out = append(out, ns)
+	}
+	return out, nil
+}

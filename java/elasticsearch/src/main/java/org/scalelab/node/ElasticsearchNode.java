@@ -1,0 +1,122 @@
+/*
+ * scalelab: starts ONE Elasticsearch node in this JVM (scalelab starts one JVM
+ * per node, so that a node can be killed alone).
+ */
+package org.scalelab.node;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import org.codelibs.elasticsearch.runner.node.ClusterRunnerNode;
+import org.elasticsearch.common.logging.LogConfigurator;
+import org.elasticsearch.common.settings.Settings;
+import org.elasticsearch.env.Environment;
+import org.elasticsearch.node.InternalSettingsPreparer;
+import org.elasticsearch.node.Node;
+import org.elasticsearch.plugins.Plugin;
+
+/**
+ * Starts one Elasticsearch node with the modules the codelibs runner loads from
+ * the classpath (its node class, without its several-nodes-per-JVM launcher).
+ *
+ * <p>Usage: {@code java -cp ... org.scalelab.node.ElasticsearchNode --home DIR -Ekey=value ...};
+ * a value in brackets ({@code -Enode.roles=[master,data]}) is a list.
+ * The node runs until the JVM gets SIGTERM, then closes cleanly.
+ */
+public final class ElasticsearchNode {
+
+    /** The modules of the Elasticsearch distribution, loaded as classpath plugins when present. */
+    static final String[] MODULES = {
+            "org.elasticsearch.search.aggregations.matrix.MatrixAggregationPlugin",
+            "org.elasticsearch.analysis.common.CommonAnalysisPlugin",
+            "org.elasticsearch.ingest.common.IngestCommonPlugin",
+            "org.elasticsearch.ingest.useragent.IngestUserAgentPlugin",
+            "org.elasticsearch.script.expression.ExpressionPlugin",
+            "org.elasticsearch.script.mustache.MustachePlugin",
+            "org.elasticsearch.painless.PainlessPlugin",
+            "org.elasticsearch.index.mapper.MapperExtrasPlugin",
+            "org.elasticsearch.join.ParentJoinPlugin",
+            "org.elasticsearch.percolator.PercolatorPlugin",
+            "org.elasticsearch.index.rankeval.RankEvalPlugin",
+            "org.elasticsearch.index.reindex.ReindexPlugin",
+            "org.elasticsearch.plugin.repository.url.URLRepositoryPlugin",
+            "org.elasticsearch.transport.Netty4Plugin",
+    };
+
+    private ElasticsearchNode() {
+    }
+
+    /**
+     * Entry point.
+     *
+     * @param args --home DIR and -Ekey=value settings
+     * @throws Exception when the node cannot start
+     */
+    public static void main(final String[] args) throws Exception {
+        final NodeArgs a = NodeArgs.parse(args);
+        final Settings.Builder b = Settings.builder();
+        a.settings.forEach((k, v) -> {
+            if (v instanceof List<?> l) {
+                b.putList(k, l.stream().map(Object::toString).toList());
+            } else {
+                b.put(k, v.toString());
+            }
+        });
+        final Path home = Paths.get(a.home).toAbsolutePath();
+        final Path config = home.resolve("config");
+        a.prepareHome(home, "elasticsearch.yml");
+        b.put("path.home", home.toString());
+        if (b.get("path.data") == null) {
+            b.put("path.data", home.resolve("data").toString());
+        }
+        if (b.get("path.logs") == null) {
+            b.put("path.logs", home.resolve("logs").toString());
+        }
+        final String nodeName = b.get("node.name");
+        final Environment env = InternalSettingsPreparer.prepareEnvironment(b.build(), Collections.emptyMap(), config,
+                () -> nodeName);
+        LogConfigurator.registerErrorListener();
+        LogConfigurator.configure(env);
+        Files.createDirectories(env.modulesFile());
+        Files.createDirectories(env.pluginsFile());
+
+        final List<Class<? extends Plugin>> plugins = new ArrayList<>();
+        for (final String m : MODULES) {
+            try {
+                plugins.add(Class.forName(m).asSubclass(Plugin.class));
+            } catch (final ClassNotFoundException e) {
+                System.err.println("scalelab-node: module " + m + " not on the classpath, skipped");
+            }
+        }
+        final Node node = new ClusterRunnerNode(env, plugins);
+        final CountDownLatch closed = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                node.close();
+                node.awaitClose(30, TimeUnit.SECONDS);
+            } catch (final Exception e) {
+                System.err.println("scalelab-node: close: " + e);
+            } finally {
+                a.deleteHomeIfAsked();
+                closed.countDown();
+            }
+        }, "scalelab-node-shutdown"));
+        a.startWatchdog();
+        try {
+            node.start();
+        } catch (final Throwable t) {
+            t.printStackTrace();
+            System.err.println("scalelab-node: failed to start: " + t);
+            a.deleteHomeIfAsked();
+            Runtime.getRuntime().halt(1);
+        }
+        System.out.println("scalelab-node: started " + nodeName + " (Elasticsearch " + org.elasticsearch.Version.CURRENT + ")");
+        closed.await();
+    }
+}

@@ -1,0 +1,123 @@
+/*
+ * scalelab: starts ONE OpenSearch node in this JVM (scalelab starts one JVM
+ * per node, so that a node can be killed alone).
+ */
+package org.scalelab.node;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import org.codelibs.opensearch.runner.node.OpenSearchRunnerNode;
+import org.opensearch.common.logging.LogConfigurator;
+import org.opensearch.common.settings.Settings;
+import org.opensearch.env.Environment;
+import org.opensearch.node.InternalSettingsPreparer;
+import org.opensearch.node.Node;
+import org.opensearch.plugins.Plugin;
+
+/**
+ * Starts one OpenSearch node with the modules the codelibs runner loads from
+ * the classpath (its node class, without its several-nodes-per-JVM launcher).
+ *
+ * <p>Usage: {@code java -cp ... org.scalelab.node.OpenSearchNode --home DIR -Ekey=value ...};
+ * a value in brackets ({@code -Enode.roles=[cluster_manager,data]}) is a list.
+ * The node runs until the JVM gets SIGTERM, then closes cleanly.
+ */
+public final class OpenSearchNode {
+
+    /** The modules of the OpenSearch distribution, loaded as classpath plugins when present. */
+    static final String[] MODULES = {
+            "org.opensearch.search.aggregations.matrix.MatrixAggregationModulePlugin",
+            "org.opensearch.analysis.common.CommonAnalysisModulePlugin",
+            "org.opensearch.geo.GeoModulePlugin",
+            "org.opensearch.ingest.common.IngestCommonModulePlugin",
+            "org.opensearch.ingest.useragent.IngestUserAgentModulePlugin",
+            "org.opensearch.script.expression.ExpressionModulePlugin",
+            "org.opensearch.script.mustache.MustacheModulePlugin",
+            "org.opensearch.painless.PainlessModulePlugin",
+            "org.opensearch.index.mapper.MapperExtrasModulePlugin",
+            "org.opensearch.join.ParentJoinModulePlugin",
+            "org.opensearch.percolator.PercolatorModulePlugin",
+            "org.opensearch.index.rankeval.RankEvalModulePlugin",
+            "org.opensearch.index.reindex.ReindexModulePlugin",
+            "org.opensearch.plugin.repository.url.URLRepositoryModulePlugin",
+            "org.opensearch.transport.Netty4ModulePlugin",
+    };
+
+    private OpenSearchNode() {
+    }
+
+    /**
+     * Entry point.
+     *
+     * @param args --home DIR and -Ekey=value settings
+     * @throws Exception when the node cannot start
+     */
+    public static void main(final String[] args) throws Exception {
+        final NodeArgs a = NodeArgs.parse(args);
+        final Settings.Builder b = Settings.builder();
+        a.settings.forEach((k, v) -> {
+            if (v instanceof List<?> l) {
+                b.putList(k, l.stream().map(Object::toString).toList());
+            } else {
+                b.put(k, v.toString());
+            }
+        });
+        final Path home = Paths.get(a.home).toAbsolutePath();
+        final Path config = home.resolve("config");
+        a.prepareHome(home, "opensearch.yml");
+        b.put("path.home", home.toString());
+        if (b.get("path.data") == null) {
+            b.put("path.data", home.resolve("data").toString());
+        }
+        if (b.get("path.logs") == null) {
+            b.put("path.logs", home.resolve("logs").toString());
+        }
+        final String nodeName = b.get("node.name");
+        final Environment env = InternalSettingsPreparer.prepareEnvironment(b.build(), Collections.emptyMap(), config,
+                () -> nodeName);
+        LogConfigurator.registerErrorListener();
+        LogConfigurator.configure(env);
+        Files.createDirectories(env.modulesDir());
+        Files.createDirectories(env.pluginsDir());
+
+        final List<Class<? extends Plugin>> plugins = new ArrayList<>();
+        for (final String m : MODULES) {
+            try {
+                plugins.add(Class.forName(m).asSubclass(Plugin.class));
+            } catch (final ClassNotFoundException e) {
+                System.err.println("scalelab-node: module " + m + " not on the classpath, skipped");
+            }
+        }
+        final Node node = new OpenSearchRunnerNode(env, plugins);
+        final CountDownLatch closed = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                node.close();
+                node.awaitClose(30, TimeUnit.SECONDS);
+            } catch (final Exception e) {
+                System.err.println("scalelab-node: close: " + e);
+            } finally {
+                a.deleteHomeIfAsked();
+                closed.countDown();
+            }
+        }, "scalelab-node-shutdown"));
+        a.startWatchdog();
+        try {
+            node.start();
+        } catch (final Throwable t) {
+            t.printStackTrace();
+            System.err.println("scalelab-node: failed to start: " + t);
+            a.deleteHomeIfAsked();
+            Runtime.getRuntime().halt(1);
+        }
+        System.out.println("scalelab-node: started " + nodeName + " (OpenSearch " + org.opensearch.Version.CURRENT + ")");
+        closed.await();
+    }
+}

@@ -1,0 +1,134 @@
+package logs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/engine/search"
+	"github.com/scalelab/scalelab/engine/search/searchtest"
+	"github.com/scalelab/scalelab/setting"
+)
+
+// The search engines run the conformance suite on a 1-node cluster of their
+// distribution that the test binary starts on first use (and that stops
+// when it exits); each test gets its own index prefix, dropped at its end.
+func init() {
+	for _, name := range []string{search.OpenSearch, search.Elasticsearch} {
+		testEngines[name] = &testEngine{
+			open:   func(t *testing.T, set *setting.Set) engine.Conn { return openSearchTest(t, name, set) },
+			exec:   execSearch,
+			settle: settleSearch,
+		}
+	}
+	// Both distributions share the storage code: one runs the variant in
+	// which searches see every acknowledged write (refresh after each).
+	testEngines[search.OpenSearch].variants = [][]string{{"opensearch.refresh=true", "opensearch.shards=2"}}
+}
+
+var searchTestSeq atomic.Int64
+
+func openSearchTest(t *testing.T, name string, set *setting.Set) engine.Conn {
+	t.Helper()
+	searchtest.Require(t, name)
+	target, err := searchtest.Shared(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := fmt.Sprintf("t%d-", searchTestSeq.Add(1))
+	if err := set.Apply(name + ".index_prefix=" + prefix); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := engine.Lookup(name)
+	c, err := e.Open(context.Background(), engine.Config{Target: target, Settings: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.(*search.Conn).DeleteIndex(context.Background(), prefix+"*"); err != nil {
+			t.Error(err)
+		}
+	})
+	return c
+}
+
+var (
+	sqlUpdate = regexp.MustCompile(`^UPDATE logs SET (\w+) = '([^']*)' WHERE id = (\d+)$`)
+	sqlDelete = regexp.MustCompile(`^DELETE FROM logs WHERE id = (\d+)$`)
+)
+
+// execSearch runs the suite's SQL statements (the two forms it uses) as
+// document updates and deletes, then refreshes.
+func execSearch(t *testing.T, c engine.Conn, stmts ...string) {
+	t.Helper()
+	ctx := context.Background()
+	sc := c.(*search.Conn)
+	index := sc.IndexName(searchIndex, "")
+	for _, s := range stmts {
+		if m := sqlUpdate.FindStringSubmatch(s); m != nil {
+			doc, _ := json.Marshal(map[string]string{m[1]: m[2]})
+			if err := sc.UpdateDoc(ctx, index, m[3], "", doc); err != nil {
+				t.Fatalf("%s: %v", s, err)
+			}
+			continue
+		}
+		if m := sqlDelete.FindStringSubmatch(s); m != nil {
+			status, body, err := sc.Do(ctx, "DELETE", "/"+index+"/_doc/"+m[1], "", nil)
+			if err != nil || status != 200 {
+				t.Fatalf("%s: HTTP %d %s %v", s, status, body, err)
+			}
+			continue
+		}
+		t.Fatalf("execSearch: statement %q not understood", s)
+	}
+	settleSearch(t, c)
+}
+
+// settleSearch refreshes the index: every acknowledged write is then
+// searchable.
+func settleSearch(t *testing.T, c engine.Conn) {
+	t.Helper()
+	sc := c.(*search.Conn)
+	if err := sc.Refresh(context.Background(), sc.IndexName(searchIndex, "")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSearchFreshness shows the refresh delay: with the default 1 s
+// refresh interval a probe's records become visible only after several
+// polls (the study's "about half a second"), with refresh=true at the first.
+func TestSearchFreshness(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{search.OpenSearch, search.Elasticsearch} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			for _, c := range []struct {
+				refresh string
+				check   func(polls float64) bool
+			}{
+				{"interval:1s", func(p float64) bool { return p >= 2 }},
+				{"true", func(p float64) bool { return p == 1 }},
+			} {
+				e := openEnv(t, name, name+".refresh="+c.refresh)
+				w := e.workload(t, "logs.records=100", "logs.freshness_records=200", "logs.freshness_rate=0",
+					"logs.freshness_poll=20ms", "logs.freshness_max_polls=500")
+				if err := w.Load(context.Background(), 2, nil); err != nil {
+					t.Fatal(err)
+				}
+				freshnessProbe(t, w.newSession(3))
+				f := w.Report()["freshness"].(map[string]any)
+				polls := f["polls"].(map[string]any)["mean"]
+				p, _ := strconv.ParseFloat(fmt.Sprint(polls), 64)
+				t.Logf("%s refresh=%s: freshness %v", name, c.refresh, f)
+				if !c.check(p) {
+					t.Errorf("refresh=%s: %v polls", c.refresh, polls)
+				}
+			}
+		})
+	}
+}
