@@ -65,7 +65,7 @@ th,td{border-bottom:1px solid var(--line);padding:.2rem .55rem;text-align:right;
 th{background:var(--bg2);font-weight:600}
 th:first-child,td:first-child,td.l,th.l{text-align:left}
 td.wrap{white-space:normal;overflow-wrap:anywhere;text-align:left;max-width:40rem}
-tr.changed td{font-weight:600}
+tr.changed td{font-weight:600}tr.grp td{border-top:2px solid #bbb}
 .better{color:var(--ok)}.worse{color:var(--bad)}.same{color:var(--mut)}
 .grid2{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,30rem),1fr));gap:.5rem 1.2rem}
 figure.chart{margin:.4rem 0 1rem;max-width:760px;break-inside:avoid;page-break-inside:avoid}
@@ -120,6 +120,12 @@ const layout = `{{define "head"}}<!DOCTYPE html>
 
 // funcs are the template helpers.
 var funcs = template.FuncMap{
+	"pct": func(v float64) float64 {
+		if v == 0 {
+			return 95
+		}
+		return 100 * v
+	},
 	"n": func(v float64) string {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return "0"

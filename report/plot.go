@@ -39,6 +39,7 @@ type lineSpec struct {
 	YFmt, XFmt     func(float64) string
 	XTicks         []float64 // fixed x ticks; nil for round numbers
 	XZero          bool      // start the x axis at 0 (time axes)
+	LogX           bool      // log10 x axis (loads that double)
 	Series         []lineSeries
 	RefY           []refLine // always inside the y range
 	Bands          []band
@@ -50,9 +51,10 @@ func (s *lineSpec) render() chart {
 	c := chart{Title: s.Title, Note: s.Note, W: chartW, H: chartH}
 	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	okY := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && (!s.LogY || v > 0) }
+	okX := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && (!s.LogX || v > 0) }
 	for _, ser := range s.Series {
 		for i, x := range ser.X {
-			if i >= len(ser.Y) || !okY(ser.Y[i]) || math.IsNaN(x) {
+			if i >= len(ser.Y) || !okY(ser.Y[i]) || !okX(x) {
 				continue
 			}
 			xlo, xhi = math.Min(xlo, x), math.Max(xhi, x)
@@ -90,9 +92,20 @@ func (s *lineSpec) render() chart {
 	} else {
 		yt, ya.lo, ya.hi = linearTicks(math.Min(0, ylo), yhi, 5)
 	}
-	xa := axis{p0: marginLeft, p1: chartW - marginRight}
+	xa := axis{p0: marginLeft, p1: chartW - marginRight, log: s.LogX}
 	xt := s.XTicks
-	if xt != nil {
+	if s.LogX {
+		xt, xa.lo, xa.hi = logTicks(xlo, xhi)
+		if len(xt) > 8 {
+			var thin []float64
+			for _, v := range xt {
+				if e := math.Log10(v); e == math.Round(e) {
+					thin = append(thin, v)
+				}
+			}
+			xt = thin
+		}
+	} else if xt != nil {
 		xa.lo, xa.hi = math.Min(xt[0], xlo), math.Max(xt[len(xt)-1], xhi)
 	} else {
 		from := xlo
@@ -156,15 +169,19 @@ func (s *lineSpec) render() chart {
 		var pb pathBuilder
 		for j, x := range ser.X {
 			y := math.NaN()
-			if j < len(ser.Y) && okY(ser.Y[j]) {
+			if j < len(ser.Y) && okY(ser.Y[j]) && okX(x) {
 				y = ya.px(ser.Y[j])
 			}
 			pb.point(xa.px(x), y)
 			if math.IsNaN(y) {
 				continue
 			}
-			if j < len(ser.Lo) && j < len(ser.Hi) && okY(ser.Lo[j]) && okY(ser.Hi[j]) {
-				px, lo, hi := xa.px(x), ya.px(ser.Lo[j]), ya.px(ser.Hi[j])
+			if j < len(ser.Lo) && j < len(ser.Hi) && okY(ser.Hi[j]) && !math.IsNaN(ser.Lo[j]) {
+				lov := ser.Lo[j]
+				if !okY(lov) { // a low end of 0 on a log axis: down to the axis
+					lov = ya.lo
+				}
+				px, lo, hi := xa.px(x), ya.px(lov), ya.px(ser.Hi[j])
 				c.Lines = append(c.Lines,
 					svgLine{X1: px, Y1: lo, X2: px, Y2: hi, Stroke: col, Class: "whisker"},
 					svgLine{X1: px - 4, Y1: lo, X2: px + 4, Y2: lo, Stroke: col, Class: "whisker"},
@@ -215,7 +232,8 @@ type barItem struct {
 type barSpec struct {
 	Title, Note string
 	XLabel      string
-	Fmt         func(float64) string
+	Fmt         func(float64) string // values
+	TickFmt     func(float64) string // axis ticks (default fmtNum)
 	Bars        []barItem
 	RefX        []refLine
 	Legend      []legendItem
@@ -229,9 +247,12 @@ func (s *barSpec) render() chart {
 		c.Empty = "no data to draw"
 		return c
 	}
-	f := s.Fmt
+	f, tf := s.Fmt, s.TickFmt
 	if f == nil {
 		f = fmtNum
+	}
+	if tf == nil {
+		tf = fmtNum
 	}
 	maxLabel := 0
 	hi := 0.0
@@ -245,7 +266,7 @@ func (s *barSpec) render() chart {
 	for _, r := range s.RefX {
 		hi = math.Max(hi, r.V)
 	}
-	labelW := math.Min(230, 12+6.6*float64(maxLabel))
+	labelW := math.Min(250, 12+6.6*float64(maxLabel))
 	top := 8.0
 	c.H = top + barRowH*float64(len(s.Bars)) + marginBot
 	ticks, _, nhi := linearTicks(0, hi*1.12, 5)
@@ -254,7 +275,7 @@ func (s *barSpec) render() chart {
 	for _, v := range ticks {
 		x := xa.px(v)
 		c.Lines = append(c.Lines, svgLine{X1: x, Y1: top, X2: x, Y2: plotBot, Class: "grid"})
-		c.Texts = append(c.Texts, svgText{X: x, Y: plotBot + 16, Anchor: "middle", Class: "tick", S: f(v)})
+		c.Texts = append(c.Texts, svgText{X: x, Y: plotBot + 16, Anchor: "middle", Class: "tick", S: tf(v)})
 	}
 	c.Lines = append(c.Lines, svgLine{X1: xa.p0, Y1: top, X2: xa.p0, Y2: plotBot, Class: "axis"})
 	for i, b := range s.Bars {
@@ -280,7 +301,7 @@ func (s *barSpec) render() chart {
 			end = math.Max(end, hi)
 		}
 		c.Texts = append(c.Texts,
-			svgText{X: xa.p0 - 6, Y: y + barRowH/2 + 4, Anchor: "end", Class: "tick", S: truncRunes(b.Label, 34)},
+			svgText{X: xa.p0 - 6, Y: y + barRowH/2 + 4, Anchor: "end", Class: "tick", S: truncRunes(b.Label, 38)},
 			svgText{X: end + 4, Y: y + barRowH/2 + 4, Class: "tick", S: f(b.V)})
 	}
 	for _, r := range s.RefX {

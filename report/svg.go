@@ -189,6 +189,9 @@ func trimNum(v float64, digits int) string {
 // fmtMsAxis labels a latency in milliseconds: "0.1 ms", "20 ms", "1 s".
 func fmtMsAxis(ms float64) string {
 	switch {
+	case ms == 0:
+		return "0"
+
 	case ms >= 1000:
 		return fmtNum(ms/1000) + " s"
 	case ms >= 1:

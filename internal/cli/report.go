@@ -16,9 +16,10 @@ const reportUsage = `Usage: scalelab report [--out FILE] DIR [DIR...]
 
 With one results directory of a run, rebuild its report.html (a run whose
 process died, run.json still saying "running", is first rebuilt from its
-streamed files and marked incomplete). With several, compare the runs side by
-side, the first as the baseline: a table on stdout and a page written to
---out (default compare.html).
+streamed files and marked incomplete). With an experiment's directory (holding
+experiment.json), write its report.html. With several runs' directories,
+compare them side by side, the first as the baseline: a table on stdout and a
+page written to --out (default compare.html).
 `
 
 // reportCmd is `scalelab report`.
@@ -76,8 +77,16 @@ func reportOne(dir, out string, stdout, stderr io.Writer) error {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return usageErr("report: %s is not a directory", dir)
 	}
+	if report.IsExperiment(dir) {
+		path, err := report.WriteExperiment(dir, out)
+		if err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		fmt.Fprintf(stdout, "report: %s\n", path)
+		return nil
+	}
 	if _, err := os.Stat(filepath.Join(dir, results.RunFile)); err != nil {
-		return usageErr("report: %s is not a results directory: no %s", dir, results.RunFile)
+		return usageErr("report: %s is not a results directory: no %s (nor %s)", dir, results.RunFile, report.ExperimentFile)
 	}
 	r, rebuilt, err := report.Rebuild(dir)
 	if err != nil {
