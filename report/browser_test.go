@@ -171,6 +171,21 @@ func TestReportInChromium(t *testing.T) {
 		"--set", "memory.latency_jitter=1ms", "--out", phases, "--progress", "off")
 	cmp := filepath.Join(root, "compare.html")
 	scalelab(t, "report", open, phases, "--out", cmp)
+	expFile, exp := filepath.Join(root, "exp.yaml"), filepath.Join(root, "exp")
+	q, _ := json.Marshal(xss)
+	if err := os.WriteFile(expFile, []byte(`name: browser
+scenario: ycsb
+engine: memory
+settings: {memory.latency: 1ms, memory.error_rate: 0.01, memory.error_message: `+string(q)+`}
+load: {duration: 700ms}
+factors: {users: [2, 4]}
+repeats: 2
+slo: [p99 < 500ms for read]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	scalelab(t, "experiment", "run", expFile, "--out", exp)
+	scalelab(t, "report", exp)
 
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(chrome), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
@@ -291,6 +306,18 @@ func TestReportInChromium(t *testing.T) {
 			t.Errorf("phases page: captions %q, %d of %d paths drawn", f.Captions, f.Drawn, f.Paths)
 		}
 		shoot(t, "report-phases.png", 1100, f.Height)
+	})
+	t.Run("experiment", func(t *testing.T) {
+		f := load(t, filepath.Join(exp, "report.html"), 1100)
+		for _, want := range []string{"(all): throughput (ops/s)", "read: p99 latency (ms)", "(all): throughput (ops/s) against users", "read: latency by percentile"} {
+			if !contains(f.Captions, want) {
+				t.Errorf("no chart %q among %q", want, f.Captions)
+			}
+		}
+		if f.Drawn != f.Paths || f.Charts < 6 || f.Wide != f.Charts || !f.HasText || f.Imgs != 0 || f.Handlers != 0 {
+			t.Errorf("experiment page: %+v", f)
+		}
+		shoot(t, "experiment.png", 1100, f.Height)
 	})
 	t.Run("comparison", func(t *testing.T) {
 		f := load(t, cmp, 1100)

@@ -464,6 +464,18 @@ func scalingCurves(r *expResult) []chart {
 			} else {
 				spec.YLabel = unit
 			}
+			var ticks []float64
+			for _, x := range lv {
+				ticks = append(ticks, x)
+			}
+			sort.Float64s(ticks)
+			if len(ticks) <= 12 {
+				spec.XTicks = ticks
+				spec.XFmt = fmtNum
+			}
+			if ticks[0] > 0 && ticks[len(ticks)-1]/ticks[0] >= 8 {
+				spec.LogX = true
+			}
 			for gi, key := range order {
 				pts := groups[key]
 				sort.Slice(pts, func(a, b int) bool { return pts[a].x < pts[b].x })
@@ -577,6 +589,15 @@ func kneeSection(k expKnee) kneeView {
 		loadName = k.On
 	}
 	logX := len(steps) > 1 && steps[len(steps)-1].Load/math.Max(steps[0].Load, 1e-9) >= 8
+	var loads []float64
+	for _, st := range steps {
+		if n := len(loads); n == 0 || loads[n-1] != st.Load {
+			loads = append(loads, st.Load)
+		}
+	}
+	if len(loads) > 10 {
+		loads = nil
+	}
 	var bands []band
 	if k.Load != nil && k.Broke != nil {
 		bands = []band{{*k.Load, *k.Broke, "knee"}}
@@ -622,7 +643,7 @@ func kneeSection(k expKnee) kneeView {
 			}
 		}
 		spec := lineSpec{Title: fmt.Sprintf("%s: %s against %s", kv.Label, ser.Name, loadName), XLabel: loadName, YFmt: yf,
-			LogX: logX, Bands: bands, Series: []lineSeries{ser},
+			LogX: logX, XTicks: loads, XFmt: fmtNum, Bands: bands, Series: []lineSeries{ser},
 			Note: "Mean over each step's repeats with its confidence interval; a missing point had too few samples for the figure."}
 		if fg.metric != "error_rate" && hi > 0 && hi/math.Max(lo, 1e-9) > 20 {
 			spec.LogY = true
@@ -641,7 +662,7 @@ func kneeSection(k expKnee) kneeView {
 		}
 		tp.Lo, tp.Hi = append(tp.Lo, l), append(tp.Hi, h)
 	}
-	spec := lineSpec{Title: kv.Label + ": throughput against " + loadName, XLabel: loadName, YLabel: "ops/s", LogX: logX, Bands: bands,
+	spec := lineSpec{Title: kv.Label + ": throughput against " + loadName, XLabel: loadName, YLabel: "ops/s", LogX: logX, XTicks: loads, XFmt: fmtNum, Bands: bands,
 		Series: []lineSeries{tp}}
 	if k.On == "rate" {
 		spec.Series = append(spec.Series, lineSeries{Name: "offered rate", Color: "#444444", Dash: true, X: tp.X, Y: tp.X})

@@ -94,7 +94,9 @@ func (s *lineSpec) render() chart {
 	}
 	xa := axis{p0: marginLeft, p1: chartW - marginRight, log: s.LogX}
 	xt := s.XTicks
-	if s.LogX {
+	if s.LogX && xt != nil {
+		xa.lo, xa.hi = math.Min(xt[0], xlo), math.Max(xt[len(xt)-1], xhi)
+	} else if s.LogX {
 		xt, xa.lo, xa.hi = logTicks(xlo, xhi)
 		if len(xt) > 8 {
 			var thin []float64
@@ -307,7 +309,11 @@ func (s *barSpec) render() chart {
 	for _, r := range s.RefX {
 		x := xa.px(r.V)
 		c.Lines = append(c.Lines, svgLine{X1: x, Y1: top, X2: x, Y2: plotBot, Class: "ref"})
-		c.Texts = append(c.Texts, svgText{X: x + 3, Y: plotBot - 3, Class: "reflbl", S: r.Label})
+		lbl := svgText{X: x + 3, Y: plotBot - 3, Class: "reflbl", S: r.Label}
+		if x > (xa.p0+xa.p1)/2 {
+			lbl.X, lbl.Anchor = x-3, "end"
+		}
+		c.Texts = append(c.Texts, lbl)
 	}
 	if s.XLabel != "" {
 		c.Texts = append(c.Texts, svgText{X: (xa.p0 + xa.p1) / 2, Y: c.H - 4, Anchor: "middle", Class: "lbl", S: s.XLabel})
