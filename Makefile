@@ -57,6 +57,8 @@ fuzz: setup
 	$(GO) test ./setting -run '^$$' -fuzz FuzzApply -fuzztime $(FUZZTIME)
 	$(GO) test ./load -run '^$$' -fuzz FuzzParsePhases -fuzztime $(FUZZTIME)
 	$(GO) test ./load -run '^$$' -fuzz FuzzParseThink -fuzztime $(FUZZTIME)
+	$(GO) test ./experiment -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
+	$(GO) test ./experiment/slo -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 
 # bench: the performance figures of the core (null engine, recorder, phases).
 bench: build

@@ -112,16 +112,26 @@ func Run(ctx context.Context, s *Spec, o Options) (*Result, error) {
 	x.notes(gs, knee, seed)
 	fmt.Fprintf(o.Stderr, "experiment %s: %s, %d combinations, %s, results in %s\n", s.Name, s.Scenario.Text, len(combos), x.describeRepeats(knee, search), dir)
 
-	var runErr error
-	for gi, g := range gs {
-		runErr = x.withCluster(ctx, gi, g, func(clusterName string) error {
+	run := func(g group) func(map[string]string) error {
+		return func(names map[string]string) error {
 			if knee {
-				return x.kneeGroup(ctx, g, clusterName, search)
+				return x.kneeGroup(ctx, g, names, search)
 			}
-			return x.matrixGroup(ctx, g, clusterName)
-		})
-		if runErr != nil {
-			break
+			return x.matrixGroup(ctx, g, names)
+		}
+	}
+	var runErr error
+	if s.ClusterLifetime == "experiment" {
+		all := group{}
+		for i := range combos {
+			all.combos = append(all.combos, i)
+		}
+		runErr = x.withClusters(ctx, gs, run(all))
+	} else {
+		for _, g := range gs {
+			if runErr = x.withClusters(ctx, []group{g}, run(g)); runErr != nil {
+				break
+			}
 		}
 	}
 	return x.finish(ctx, runErr)
@@ -178,6 +188,8 @@ func (x *executor) notes(gs []group, knee bool, seed uint64) {
 	switch {
 	case knee:
 		r.Notes = append(r.Notes, "knee search: each combination's load doubles until the SLO breaks, then bisects; every step runs its repeats back to back")
+	case x.s.Order == OrderInterleaved && clusters > 0 && x.s.ClusterLifetime == "experiment":
+		r.Notes = append(r.Notes, fmt.Sprintf("runs are interleaved across all combinations; the %d local clusters all run for the whole experiment (cluster_lifetime: experiment)", clusters))
 	case x.s.Order == OrderInterleaved && clusters > 0:
 		r.Notes = append(r.Notes, fmt.Sprintf("runs are interleaved within each cluster group (%d groups): each local cluster starts once, its combinations take turns run by run, then it stops", len(gs)))
 	case x.s.Order == OrderInterleaved:
@@ -203,52 +215,57 @@ func (x *executor) describeRepeats(knee bool, s Search) string {
 
 func (x *executor) save() error { return x.res.write(x.dir) }
 
-// withCluster starts a group's cluster (if it needs one), runs fn, and
-// stops the cluster whatever happened.
-func (x *executor) withCluster(ctx context.Context, gi int, g group, fn func(string) error) (err error) {
-	if g.spec == nil {
-		return fn("")
-	}
-	name := clusterName(g.spec.Engine, gi+1)
-	use := ClusterUse{Name: name, Engine: g.spec.Engine, Nodes: max(g.spec.Nodes, 1)}
-	for _, ci := range g.combos {
-		use.Combinations = append(use.Combinations, x.combos[ci].ID)
-	}
-	fmt.Fprintf(x.o.Stderr, "starting a %s cluster (%d nodes) for %s ...\n", g.spec.Engine, use.Nodes, strings.Join(use.Combinations, ", "))
-	start := time.Now()
-	st, err := startCluster(ctx, g.spec, name)
-	use.UpSeconds = time.Since(start).Seconds()
-	if err != nil {
-		use.Error, use.Stopped = err.Error(), true
-		x.res.Clusters = append(x.res.Clusters, use)
-		code := results.ExitUnfinished
-		if ctx.Err() != nil {
-			code = results.ExitInterrupted
+// withClusters starts the clusters of groups (those that need one), runs
+// fn with the cluster name of each cluster key, and stops every cluster
+// it started whatever happened.
+func (x *executor) withClusters(ctx context.Context, gs []group, fn func(map[string]string) error) (err error) {
+	names := map[string]string{}
+	for _, g := range gs {
+		if g.spec == nil {
+			continue
 		}
-		return &errAbort{results.WithCode(code, err)}
-	}
-	x.res.Clusters = append(x.res.Clusters, use)
-	idx := len(x.res.Clusters) - 1
-	_ = x.save()
-	defer func() {
-		serr := stopCluster(st)
-		x.res.Clusters[idx].Stopped = serr == nil
+		name := clusterName(g.spec.Engine, len(x.res.Clusters)+1)
+		use := ClusterUse{Name: name, Engine: g.spec.Engine, Nodes: max(g.spec.Nodes, 1)}
+		for _, ci := range g.combos {
+			use.Combinations = append(use.Combinations, x.combos[ci].ID)
+		}
+		fmt.Fprintf(x.o.Stderr, "starting a %s cluster (%d nodes) for %s ...\n", g.spec.Engine, use.Nodes, strings.Join(use.Combinations, ", "))
+		start := time.Now()
+		st, serr := startCluster(ctx, g.spec, name)
+		use.UpSeconds = time.Since(start).Seconds()
 		if serr != nil {
-			x.res.Clusters[idx].Error = serr.Error()
-			fmt.Fprintf(x.o.Stderr, "warning: %v; stop it with `scalelab cluster down %s`\n", serr, name)
-			if err == nil {
-				err = &errAbort{results.WithCode(results.ExitUnfinished, serr)}
+			use.Error, use.Stopped = serr.Error(), true
+			x.res.Clusters = append(x.res.Clusters, use)
+			code := results.ExitUnfinished
+			if ctx.Err() != nil {
+				code = results.ExitInterrupted
 			}
-			return
+			return &errAbort{results.WithCode(code, serr)}
 		}
-		fmt.Fprintf(x.o.Stderr, "stopped cluster %s\n", name)
-	}()
-	return fn(name)
+		x.res.Clusters = append(x.res.Clusters, use)
+		idx := len(x.res.Clusters) - 1
+		names[g.key] = name
+		_ = x.save()
+		defer func() {
+			serr := stopCluster(st)
+			x.res.Clusters[idx].Stopped = serr == nil
+			if serr != nil {
+				x.res.Clusters[idx].Error = serr.Error()
+				fmt.Fprintf(x.o.Stderr, "warning: %v; stop it with `scalelab cluster down %s`\n", serr, name)
+				if err == nil {
+					err = &errAbort{results.WithCode(results.ExitUnfinished, serr)}
+				}
+				return
+			}
+			fmt.Fprintf(x.o.Stderr, "stopped cluster %s\n", name)
+		}()
+	}
+	return fn(names)
 }
 
 // matrixGroup runs a group's combinations with the repeat rule, in the
 // file's order.
-func (x *executor) matrixGroup(ctx context.Context, g group, clusterName string) error {
+func (x *executor) matrixGroup(ctx context.Context, g group, names map[string]string) error {
 	attempts := x.attempts
 	x.remaining = func() int {
 		n := 0
@@ -259,7 +276,7 @@ func (x *executor) matrixGroup(ctx context.Context, g group, clusterName string)
 	}
 	one := func(ci int) error {
 		attempts[ci]++
-		return x.runRepeat(ctx, ci, attempts[ci], clusterName)
+		return x.runRepeat(ctx, ci, attempts[ci], names[clusterKey(x.combos[ci].Cluster)])
 	}
 	if x.s.Order == OrderGrouped {
 		for _, ci := range g.combos {

@@ -142,9 +142,9 @@ func applySearchLoad(o *runner.Options, on string, load float64) {
 	o.Args = commandLine(o)
 }
 
-func (x *executor) kneeGroup(ctx context.Context, g group, clusterName string, sr Search) error {
+func (x *executor) kneeGroup(ctx context.Context, g group, names map[string]string, sr Search) error {
 	for _, ci := range g.combos {
-		if err := x.knee(ctx, ci, clusterName, sr); err != nil {
+		if err := x.knee(ctx, ci, names[clusterKey(x.combos[ci].Cluster)], sr); err != nil {
 			return err
 		}
 	}

@@ -198,6 +198,7 @@ var compared = []struct {
 	{slo.Throughput, "ops/s", true, true},
 	{slo.Mean, "ms", false, false},
 	{slo.P50, "ms", false, false},
+	{slo.P90, "ms", false, false},
 	{slo.P95, "ms", false, false},
 	{slo.P99, "ms", false, false},
 	{slo.ErrorRate, "fraction", false, true},

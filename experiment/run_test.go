@@ -283,6 +283,21 @@ repeats: 2
 			t.Errorf("%s has no cluster", c.ID)
 		}
 	}
+
+	// cluster_lifetime: experiment interleaves across clusters.
+	r, _, err = runFile(t, context.Background(), src+"cluster_lifetime: experiment\n", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Clusters) != 2 || !r.Clusters[0].Stopped || !r.Clusters[1].Stopped {
+		t.Fatalf("clusters %+v", r.Clusters)
+	}
+	if c1, c3 := r.Combinations[0], r.Combinations[2]; !c3.Runs[0].Start.Before(c1.Runs[1].Start) {
+		t.Errorf("not interleaved across clusters: c03 r1 %v, c01 r2 %v", c3.Runs[0].Start, c1.Runs[1].Start)
+	}
+	if names, _ := cluster.List(); len(names) != 0 {
+		t.Errorf("clusters left behind: %v", names)
+	}
 }
 
 func TestClusterFailureAndInterrupt(t *testing.T) {

@@ -53,8 +53,12 @@ type Spec struct {
 	SLO         []SLO
 	Results     Value
 	Search      *Search
-	Profile     string   // the profile applied, if any
-	Profiles    []string // the profiles the file defines
+	// ClusterLifetime is "group" (default: each cluster runs only while its
+	// combinations run) or "experiment" (every cluster starts before the
+	// first run and stops after the last, so interleaving spans clusters).
+	ClusterLifetime string
+	Profile         string   // the profiles applied, comma-separated, if any
+	Profiles        []string // the profiles the file defines
 }
 
 // ClusterSpec asks for a local cluster of an engine, started before the
@@ -138,7 +142,7 @@ const (
 )
 
 var topKeys = []string{"name", "description", "scenario", "engine", "target", "settings", "load", "clusters",
-	"factors", "combinations", "repeats", "order", "baseline", "slo", "results", "search", "profiles"}
+	"factors", "combinations", "repeats", "order", "baseline", "slo", "results", "search", "profiles", "cluster_lifetime"}
 
 // LoadKeys are the load fields a file, a factor or a level may set.
 var LoadKeys = []string{"model", "users", "think", "duration", "warmup", "ops", "rate", "arrivals", "phases", "seed", "drain"}
@@ -191,7 +195,7 @@ func Parse(file string, data []byte, profile string) (*Spec, error) {
 		d.errorf(root, "", "the file must be a mapping of keys (%s), got %s", strings.Join(topKeys, ", "), kindName(root))
 		return nil, d.errs
 	}
-	s := &Spec{File: file, Source: data, Order: OrderInterleaved, Repeats: Repeats{Fixed: 3}, Combos: Combinations{Mode: "full"}}
+	s := &Spec{File: file, Source: data, Order: OrderInterleaved, ClusterLifetime: "group", Repeats: Repeats{Fixed: 3}, Combos: Combinations{Mode: "full"}}
 	base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	s.Name = base
 	root = d.applyProfile(s, root, profile)
@@ -258,6 +262,10 @@ func Parse(file string, data []byte, profile string) (*Spec, error) {
 			s.Results = d.str(e.v, e.key)
 		case "search":
 			d.search(s, e.v)
+		case "cluster_lifetime":
+			if v := d.enum(e.v, e.key, "group", "experiment"); v.Set {
+				s.ClusterLifetime = v.Text
+			}
 		case "profiles":
 			// applied above
 		}
@@ -314,6 +322,15 @@ func (d *decoder) applyProfile(s *Spec, root *yaml.Node, profile string) *yaml.N
 	if profile == "" {
 		return root
 	}
+	// Several profiles apply in order: --profile opensearch,study.
+	for _, name := range strings.Split(profile, ",") {
+		root = d.applyOne(s, root, profiles, byName, strings.TrimSpace(name))
+	}
+	s.Profile = profile
+	return root
+}
+
+func (d *decoder) applyOne(s *Spec, root, profiles *yaml.Node, byName map[string]*yaml.Node, profile string) *yaml.Node {
 	over, ok := byName[profile]
 	if !ok {
 		msg := fmt.Sprintf("--profile %q: the file defines no such profile", profile)
@@ -326,12 +343,11 @@ func (d *decoder) applyProfile(s *Spec, root *yaml.Node, profile string) *yaml.N
 		d.errAt(posOf(profiles), "profiles", "%s", msg)
 		return root
 	}
-	s.Profile = profile
 	return merge(root, over, 0)
 }
 
 // merge returns a copy of dst with src's keys laid over it: mappings merge
-// key by key, anything else is replaced.
+// key by key, ~ (null) removes a key, anything else is replaced.
 func merge(dst, src *yaml.Node, depth int) *yaml.Node {
 	out := *dst
 	out.Content = append([]*yaml.Node(nil), dst.Content...)
@@ -350,6 +366,11 @@ func merge(dst, src *yaml.Node, depth int) *yaml.Node {
 				continue
 			}
 			found = true
+			if sv.Kind == yaml.ScalarNode && sv.Tag == "!!null" {
+				// ~ removes the key.
+				out.Content = append(out.Content[:j:j], out.Content[j+2:]...)
+				break
+			}
 			if dv.Kind == yaml.MappingNode && sv.Kind == yaml.MappingNode {
 				out.Content[j+1] = merge(dv, sv, depth+1)
 			} else {
@@ -357,7 +378,7 @@ func merge(dst, src *yaml.Node, depth int) *yaml.Node {
 			}
 			break
 		}
-		if !found {
+		if !found && !(sv.Kind == yaml.ScalarNode && sv.Tag == "!!null") {
 			out.Content = append(out.Content, sk, sv)
 		}
 	}

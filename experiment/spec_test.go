@@ -319,6 +319,11 @@ profiles:
 	if s.Repeats.Fixed != 3 || len(s.Profiles) != 1 {
 		t.Errorf("without profile: %+v", s)
 	}
+	// ~ removes a key.
+	s, err = Parse("p.yaml", []byte(src+"  quick:\n    repeats: ~\n    load: {duration: ~}\n"), "quick")
+	if err != nil || s.Repeats.Fixed != 3 || len(s.Load) != 1 || s.Load[0].Key != "users" {
+		t.Errorf("removing keys: %+v %+v %v", s.Repeats, s.Load, err)
+	}
 	if _, err := Parse("p.yaml", []byte(src), "stdy"); err == nil || !strings.Contains(err.Error(), `--profile "stdy": the file defines no such profile; it defines: study (did you mean "study"?)`) {
 		t.Errorf("unknown profile: %v", err)
 	}

@@ -139,8 +139,10 @@ func deltaCell(row Row) string {
 		d = fmt.Sprintf("x%s", num(row.Mean / *row.BaselineMean))
 	case row.DeltaPct != nil:
 		d = fmt.Sprintf("%+.1f%%", *row.DeltaPct)
+	case row.Delta != nil && row.Metric == slo.ErrorRate:
+		d = signed(100**row.Delta) + " pp"
 	case row.Delta != nil:
-		d = fmt.Sprintf("%+g", *row.Delta)
+		d = signed(*row.Delta)
 	}
 	v := row.Verdict
 	if v == VerdictNoDifference {
@@ -150,6 +152,13 @@ func deltaCell(row Row) string {
 		return fmt.Sprintf("%s %s p%s", d, v, pval(*row.PValue))
 	}
 	return d + " " + v
+}
+
+func signed(v float64) string {
+	if v >= 0 {
+		return "+" + num(v)
+	}
+	return num(v)
 }
 
 func pval(p float64) string {

@@ -80,13 +80,14 @@ func (s *Spec) Validate() error {
 		case prefix == s.Scenario.Text:
 			return // scenario unavailable: reported above
 		default:
-			if _, ok := used[prefix]; ok {
-				if !available(prefix) {
-					return
-				}
-				e, _ := engine.Lookup(prefix)
+			if e, err := engine.Lookup(prefix); err == nil {
+				// An engine's setting, checked even when no run uses the
+				// engine (a profile may have taken it out).
 				specs = e.Settings()
 				break
+			}
+			if _, ok := used[prefix]; ok {
+				return // the engine is unavailable: reported above
 			}
 			var all []string
 			owners := []string{"scenario " + s.Scenario.Text}

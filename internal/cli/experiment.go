@@ -196,7 +196,7 @@ func printPlan(w io.Writer, s *experiment.Spec, repeats int) error {
 		fmt.Fprintf(w, "knee search on %s from %g to %g\n", s.Search.On, s.Search.Start, s.Search.Max)
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  id\tcombination\tengine\tcluster\tcommand (repeat 1)")
+	fmt.Fprintln(tw, "  id\tcombination\tvs\tengine\tcluster\tcommand (repeat 1)")
 	for _, c := range combos {
 		id := c.ID
 		if c.Baseline {
@@ -207,10 +207,14 @@ func printPlan(w io.Writer, s *experiment.Spec, repeats int) error {
 			cl = fmt.Sprintf("%d nodes", max(c.Cluster.Nodes, 1))
 		}
 		o := s.RunOptions(c, 1, "DIR", "")
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", id, c.Label, c.Engine, cl, strings.Join(o.Args[1:], " "))
+		vs := c.ComparedTo
+		if c.Baseline {
+			vs = "-"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", id, c.Label, vs, c.Engine, cl, strings.Join(o.Args[1:], " "))
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "* baseline")
+	fmt.Fprintln(w, "* baseline (vs: the combination each is compared with)")
 	return nil
 }
 
