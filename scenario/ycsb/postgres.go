@@ -3,10 +3,12 @@ package ycsb
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/engine/postgres"
@@ -25,6 +27,7 @@ func init() { openers[postgres.Name] = openPostgres }
 type pgStore struct {
 	c         *postgres.Conn
 	nf        int
+	prepared  bool
 	readAll   string
 	readOne   []string // by field
 	scanAll   string
@@ -41,7 +44,7 @@ func openPostgres(ctx context.Context, env scenario.Env, cfg *config) (store, er
 	if err != nil {
 		return nil, err
 	}
-	s := &pgStore{c: c, nf: cfg.fields}
+	s := &pgStore{c: c, nf: cfg.fields, prepared: c.Options().Prepared}
 	cols := make([]string, s.nf)
 	defs := make([]string, s.nf)
 	for f := range cols {
@@ -82,15 +85,42 @@ func openPostgres(ctx context.Context, env scenario.Env, cfg *config) (store, er
 
 func pgClassify(ctx context.Context, err error) error { return postgres.Classify(ctx, err) }
 
-// addRow copies the current row's raw values (key first when withKey) into
-// res. Text columns come back as their bytes.
-func (s *pgStore) addRow(rows pgx.Rows, key []byte, field int, res *result) {
-	raw := rows.RawValues()
+// rawQuery runs a read statement on a connection of p at the wire level
+// (pgconn): parameters and results as text bytes, no type mapping, which
+// keeps scalelab's own CPU per read low. The statement is prepared once per
+// connection under name (postgres.prepared), else sent unprepared. row is
+// called with each row's values, valid only during the call.
+func (s *pgStore) rawQuery(ctx context.Context, p *pgxpool.Pool, name, sql string, params [][]byte, row func(vals [][]byte)) error {
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	pc := c.Conn().PgConn()
+	var rr *pgconn.ResultReader
+	if s.prepared {
+		sd, err := c.Conn().Prepare(ctx, name, sql)
+		if err != nil {
+			return err
+		}
+		rr = pc.ExecStatement(ctx, sd, params, nil, nil) // no Describe: the columns are known
+	} else {
+		rr = pc.ExecParams(ctx, sql, params, nil, nil, nil)
+	}
+	for rr.NextRow() {
+		row(rr.Values())
+	}
+	_, err = rr.Close()
+	return err
+}
+
+// addRow copies a row's values (key first when key is nil) into res.
+func addRow(vals [][]byte, key []byte, field int, res *result) {
 	if key == nil {
-		key, raw = raw[0], raw[1:]
+		key, vals = vals[0], vals[1:]
 	}
 	i := res.addRow(key)
-	for j, v := range raw {
+	for j, v := range vals {
 		f := j
 		if field >= 0 {
 			f = field
@@ -102,40 +132,36 @@ func (s *pgStore) addRow(rows pgx.Rows, key []byte, field int, res *result) {
 }
 
 func (s *pgStore) read(ctx context.Context, key []byte, field int, res *result) error {
-	q := s.readAll
+	name, q := "ycsb_read", s.readAll
 	if field >= 0 {
-		q = s.readOne[field]
+		name, q = "ycsb_read_"+strconv.Itoa(field), s.readOne[field]
 	}
-	rows, err := s.c.ReadPool().Query(ctx, q, string(key))
+	params := [1][]byte{key}
+	found := false
+	err := s.rawQuery(ctx, s.c.ReadPool(), name, q, params[:], func(vals [][]byte) {
+		found = true
+		addRow(vals, key, field, res)
+	})
 	if err != nil {
 		return pgClassify(ctx, err)
 	}
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return pgClassify(ctx, err)
-		}
+	if !found {
 		return engine.ErrNotFound
 	}
-	s.addRow(rows, key, field, res)
-	rows.Close()
-	return pgClassify(ctx, rows.Err())
+	return nil
 }
 
 func (s *pgStore) scan(ctx context.Context, start []byte, n, field int, res *result) error {
-	q := s.scanAll
+	name, q := "ycsb_scan", s.scanAll
 	if field >= 0 {
-		q = s.scanOne[field]
+		name, q = "ycsb_scan_"+strconv.Itoa(field), s.scanOne[field]
 	}
-	rows, err := s.c.ReadPool().Query(ctx, q, string(start), n)
-	if err != nil {
-		return pgClassify(ctx, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		s.addRow(rows, nil, field, res)
-	}
-	return pgClassify(ctx, rows.Err())
+	var limit [20]byte
+	params := [2][]byte{start, strconv.AppendInt(limit[:0], int64(n), 10)}
+	err := s.rawQuery(ctx, s.c.ReadPool(), name, q, params[:], func(vals [][]byte) {
+		addRow(vals, nil, field, res)
+	})
+	return pgClassify(ctx, err)
 }
 
 func (s *pgStore) update(ctx context.Context, key []byte, field int, vals [][]byte) error {
