@@ -80,7 +80,6 @@ type Result struct {
 	Knees      []Knee        `json:"knees,omitempty"`    // knee experiments
 	Clusters   []ClusterUse  `json:"clusters,omitempty"` // local clusters started and stopped
 	Totals     ResultTotals  `json:"totals"`
-	files      []string      // written besides experiment.json
 	tables     [][]slo.Table // per combination, per measured run
 }
 
