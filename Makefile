@@ -4,7 +4,7 @@ BIN     := bin/scalelab
 PKGS    := ./...
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all setup build demo test lint unit fuzz bench clean tools
+.PHONY: all setup build demo test lint unit fuzz bench bench-report clean tools
 
 all: build
 
@@ -59,10 +59,15 @@ fuzz: setup
 	$(GO) test ./load -run '^$$' -fuzz FuzzParseThink -fuzztime $(FUZZTIME)
 	$(GO) test ./experiment -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 	$(GO) test ./experiment/slo -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
+	$(GO) test ./report -run '^$$' -fuzz FuzzIntervalLog -fuzztime $(FUZZTIME)
 
 # bench: the performance figures of the core (null engine, recorder, phases).
 bench: build
 	bash bench/core.sh
+
+# bench-report: the report page of a synthetic one-hour run (target: < 5 s).
+bench-report: setup
+	$(GO) test ./report -run '^$$' -bench OneHour -benchtime 3x
 
 clean:
 	rm -rf bin

@@ -2,6 +2,7 @@ package report
 
 import (
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/scalelab/scalelab/results"
@@ -27,11 +28,23 @@ func BenchmarkReportOneHour(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
+	cpu0 := cpuSeconds()
+	n := 0
 	for b.Loop() {
 		if err := WriteHTML(filepath.Join(dir, results.ReportFile), r, dir); err != nil {
 			b.Fatal(err)
 		}
+		n++
 	}
+	b.ReportMetric((cpuSeconds()-cpu0)/float64(n), "cpu-s/op")
+}
+
+// cpuSeconds is the process's user and system CPU time: on a loaded
+// machine it tells the work done apart from the wait for a processor.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }
 
 // BenchmarkReadIntervalLogOneHour times the interval log alone.

@@ -5,16 +5,26 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 )
 
+// maxListRows bounds the rows shown of a list in the scenario figures.
+const maxListRows = 100
+
 // scenarioFigures lays out run.json's scenario_report (what a scenario
-// measured beyond latencies, such as stale and fresh reads per operation):
-// single values in one table; maps of values grouped by their key sets,
-// so that maps over the same operations share one table with a column
-// each; anything deeper as compact JSON. When stale_reads and fresh_reads
-// are both there, a stale share column and bar chart are added.
-func scenarioFigures(rep map[string]any) ([]figTable, *chart) {
+// measured beyond latencies: stale and fresh reads per operation, the
+// delays of freshness probes, ground truths...), whatever its shape:
+//   - the single values of a map in one table;
+//   - maps of single values grouped by their keys, so that maps over the
+//     same operations (stale_reads, fresh_reads) or the same statistics
+//     (count, mean, p50, ...) share one table with a column each; with
+//     stale_reads and fresh_reads side by side, a stale share column and a
+//     bar chart;
+//   - lists of maps as tables with a row per item (and a chart of
+//     delay_ms per item, the freshness probes' delays);
+//   - deeper maps the same way, titled by their path.
+func scenarioFigures(rep map[string]any) ([]figTable, []chart) {
 	if len(rep) == 0 {
 		return nil, nil
 	}
@@ -26,12 +36,37 @@ func scenarioFigures(rep map[string]any) ([]figTable, *chart) {
 			rep = norm
 		}
 	}
-	names := make([]string, 0, len(rep))
-	for k := range rep {
-		names = append(names, k)
+	var fw figWalker
+	fw.walk("", rep)
+	return fw.tables, fw.charts
+}
+
+type figWalker struct {
+	tables []figTable
+	charts []chart
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
 	}
-	sort.Strings(names)
-	scalars := figTable{Title: "Figures", Cols: []string{"figure", "value"}, Wrap: true}
+	sort.Strings(keys)
+	return keys
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func (fw *figWalker) walk(path string, m map[string]any) {
+	scalars := figTable{Title: path, Cols: []string{"figure", "value"}, Wrap: true}
+	if path == "" {
+		scalars.Title = "Figures"
+	}
 	type group struct {
 		keys []string
 		cols []string
@@ -39,74 +74,144 @@ func scenarioFigures(rep map[string]any) ([]figTable, *chart) {
 	}
 	groups := map[string]*group{}
 	var order []string
-	for _, name := range names {
-		m, ok := rep[name].(map[string]any)
-		if !ok || !flat(m) || len(m) == 0 {
-			scalars.Rows = append(scalars.Rows, []string{name, figValue(rep[name])})
-			continue
-		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		sig := strings.Join(keys, "\x00")
-		g := groups[sig]
-		if g == nil {
-			g = &group{keys: keys}
-			groups[sig] = g
-			order = append(order, sig)
-		}
-		g.cols = append(g.cols, name)
-		g.maps = append(g.maps, m)
-	}
-	var out []figTable
-	var stale *chart
-	for _, sig := range order {
-		g := groups[sig]
-		t := figTable{Title: strings.Join(g.cols, ", "), Cols: append([]string{""}, g.cols...)}
-		si, fi := indexOf(g.cols, "stale_reads"), indexOf(g.cols, "fresh_reads")
-		share := si >= 0 && fi >= 0
-		if share {
-			t.Cols = append(t.Cols, "stale share")
-			t.Note = "stale share = stale_reads / (stale_reads + fresh_reads)"
-		}
-		var bars []barItem
-		for _, k := range g.keys {
-			row := []string{k}
-			for _, m := range g.maps {
-				row = append(row, figValue(m[k]))
+	var nested, lists []string
+	for _, k := range sortedKeys(m) {
+		switch v := m[k].(type) {
+		case map[string]any:
+			if len(v) == 0 || !flat(v) {
+				nested = append(nested, k)
+				continue
 			}
-			if share {
-				s, f := toFloat(g.maps[si][k]), toFloat(g.maps[fi][k])
-				frac := math.NaN()
-				if s+f > 0 {
-					frac = s / (s + f)
-				}
-				row = append(row, fmtPct(frac))
-				bars = append(bars, barItem{Label: k, V: frac * 100, Lo: math.NaN(), Hi: math.NaN(), Color: color(1),
-					Tip: fmt.Sprintf("%s: %s stale of %s reads", k, fmtNum(s), fmtNum(s+f))})
+			keys := sortedKeys(v)
+			sig := strings.Join(keys, "\x00")
+			g := groups[sig]
+			if g == nil {
+				g = &group{keys: keys}
+				groups[sig] = g
+				order = append(order, sig)
+			}
+			g.cols = append(g.cols, k)
+			g.maps = append(g.maps, v)
+		case []any:
+			if listOfMaps(v) {
+				lists = append(lists, k)
+			} else {
+				scalars.Rows = append(scalars.Rows, []string{k, figValue(v)})
+			}
+		default:
+			scalars.Rows = append(scalars.Rows, []string{k, figValue(v)})
+		}
+	}
+	if len(scalars.Rows) > 0 {
+		fw.tables = append(fw.tables, scalars)
+	}
+	for _, sig := range order {
+		fw.group(path, groups[sig].keys, groups[sig].cols, groups[sig].maps)
+	}
+	for _, k := range lists {
+		fw.list(joinPath(path, k), m[k].([]any))
+	}
+	for _, k := range nested {
+		fw.walk(joinPath(path, k), m[k].(map[string]any))
+	}
+}
+
+// group draws maps with the same keys as one table, a column per map.
+func (fw *figWalker) group(path string, keys, cols []string, maps []map[string]any) {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = joinPath(path, c)
+	}
+	t := figTable{Title: strings.Join(names, ", "), Cols: append([]string{""}, cols...)}
+	si, fi := indexOf(cols, "stale_reads"), indexOf(cols, "fresh_reads")
+	share := si >= 0 && fi >= 0
+	if share {
+		t.Cols = append(t.Cols, "stale share")
+		t.Note = "stale share = stale_reads / (stale_reads + fresh_reads)"
+	}
+	var bars []barItem
+	for _, k := range keys {
+		row := []string{k}
+		for _, m := range maps {
+			row = append(row, figValue(m[k]))
+		}
+		if share {
+			s, f := toFloat(maps[si][k]), toFloat(maps[fi][k])
+			frac := math.NaN()
+			if s+f > 0 {
+				frac = s / (s + f)
+			}
+			row = append(row, fmtPct(frac))
+			bars = append(bars, barItem{Label: k, V: frac * 100, Lo: math.NaN(), Hi: math.NaN(), Color: color(1),
+				Tip: fmt.Sprintf("%s: %s stale of %s reads", k, fmtNum(s), fmtNum(s+f))})
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	if share {
+		spec := barSpec{Title: "Stale reads" + strings.TrimPrefix(" ("+path+")", " ()"), XLabel: "% of reads that missed an acknowledged earlier write",
+			Fmt: func(v float64) string { return trimNum(v, 2) + "%" }, Bars: bars}
+		fw.charts = append(fw.charts, spec.render())
+	}
+	fw.tables = append(fw.tables, t)
+}
+
+// list draws a list of maps as a table with a row per item, and the
+// delay_ms of each item (freshness probes) as a chart.
+func (fw *figWalker) list(path string, items []any) {
+	colSet := map[string]bool{}
+	for _, it := range items {
+		for k := range it.(map[string]any) {
+			colSet[k] = true
+		}
+	}
+	cols := make([]string, 0, len(colSet))
+	for k := range colSet {
+		cols = append(cols, k)
+	}
+	sort.Strings(cols)
+	t := figTable{Title: path, Cols: append([]string{"#"}, cols...)}
+	var xs, delays []float64
+	for i, it := range items {
+		m := it.(map[string]any)
+		if d, ok := m["delay_ms"].(float64); ok {
+			xs, delays = append(xs, float64(i+1)), append(delays, d)
+		}
+		if i < maxListRows {
+			row := []string{strconv.Itoa(i + 1)}
+			for _, c := range cols {
+				row = append(row, figValue(m[c]))
 			}
 			t.Rows = append(t.Rows, row)
 		}
-		if share && stale == nil {
-			spec := barSpec{Title: "Stale reads", XLabel: "% of reads that missed an acknowledged earlier write",
-				Fmt: func(v float64) string { return trimNum(v, 2) + "%" }, Bars: bars}
-			c := spec.render()
-			stale = &c
-		}
-		out = append(out, t)
 	}
-	if len(scalars.Rows) > 0 {
-		out = append(out, scalars)
+	if len(items) > maxListRows {
+		t.Note = fmt.Sprintf("The first %d of %d.", maxListRows, len(items))
 	}
-	return out, stale
+	if len(delays) > 0 {
+		spec := lineSpec{Title: path + ": delay_ms of each", XLabel: "#", YLabel: "ms", YFmt: fmtNum,
+			Series: []lineSeries{{Name: "delay_ms", X: xs, Y: delays, Color: color(3), Markers: len(delays) <= 200}}}
+		fw.charts = append(fw.charts, spec.render())
+	}
+	fw.tables = append(fw.tables, t)
 }
 
 func flat(m map[string]any) bool {
 	for _, v := range m {
 		switch v.(type) {
 		case map[string]any, []any:
+			return false
+		}
+	}
+	return true
+}
+
+func listOfMaps(v []any) bool {
+	if len(v) == 0 {
+		return false
+	}
+	for _, it := range v {
+		m, ok := it.(map[string]any)
+		if !ok || !flat(m) {
 			return false
 		}
 	}
@@ -123,15 +228,7 @@ func indexOf(s []string, x string) int {
 }
 
 func toFloat(v any) float64 {
-	switch x := v.(type) {
-	case float64:
-		return x
-	case int:
-		return float64(x)
-	case int64:
-		return float64(x)
-	case json.Number:
-		f, _ := x.Float64()
+	if f, ok := v.(float64); ok {
 		return f
 	}
 	return 0
@@ -146,14 +243,15 @@ func figValue(v any) string {
 	case string:
 		return x
 	case bool:
-		return fmt.Sprint(x)
+		return strconv.FormatBool(x)
 	case float64:
-		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-			return fmt.Sprintf("%.0f", x)
+		switch {
+		case x == math.Trunc(x) && math.Abs(x) < 1e15:
+			return strconv.FormatFloat(x, 'f', 0, 64)
+		case math.Abs(x) >= 1000:
+			return fmtNum(x)
 		}
-		return fmtNum(x)
-	case int, int64, uint64:
-		return fmt.Sprint(x)
+		return strconv.FormatFloat(x, 'g', 4, 64)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -29,7 +29,7 @@ type runView struct {
 	Spectrum    chart
 	Concurrency *chart
 	Scenario    []figTable
-	StaleChart  *chart
+	ScenCharts  []chart
 	Settings    []fact
 	Notes       []string
 }
@@ -118,7 +118,7 @@ func buildRunView(r *results.Run, dir string) *runView {
 		snote += " Solid: latency from the intended start (includes waiting for a late start); dashed: service time from the actual start."
 	}
 	v.Spectrum = spectrumChart("Latency by percentile", lines, snote)
-	v.Scenario, v.StaleChart = scenarioFigures(r.ScenarioReport)
+	v.Scenario, v.ScenCharts = scenarioFigures(r.ScenarioReport)
 	keys := make([]string, 0, len(r.Settings))
 	for k := range r.Settings {
 		keys = append(keys, k)
@@ -439,7 +439,7 @@ var runTmpl = newTemplate("run", `{{define "run"}}{{template "head" .Meta}}
 {{template "chart" .Spectrum}}
 {{if .Scenario}}<h2>Scenario figures</h2>
 <p class="mut">Figures the scenario measured beyond latencies (freshness, stale reads, ...).</p>
-{{with .StaleChart}}{{template "chart" .}}{{end}}
+{{if .ScenCharts}}<div class="grid2">{{range .ScenCharts}}{{template "chart" .}}{{end}}</div>{{end}}
 {{range .Scenario}}{{template "table" .}}{{end}}{{end}}
 <h2>Settings</h2>
 <p class="mut">Every setting as resolved for this run; bold rows differ from the default.</p>
