@@ -13,6 +13,10 @@ import (
 	"github.com/scalelab/scalelab/setting"
 )
 
+// servers completes the engine configuration of server engines, whose
+// test files start the servers (postgres_test.go).
+var servers = map[string]func(t *testing.T, cfg engine.Config) engine.Config{}
+
 // openEngine opens a storing engine in a temporary directory with the
 // scenario's settings applied.
 func openEngine(t *testing.T, name string, sets ...string) (*Workload, scenario.Env) {
@@ -28,7 +32,11 @@ func openEngine(t *testing.T, name string, sets ...string) (*Workload, scenario.
 			t.Fatal(err)
 		}
 	}
-	conn, err := e.Open(ctx, engine.Config{Settings: set, Dir: t.TempDir()})
+	cfg := engine.Config{Settings: set, Dir: t.TempDir()}
+	if server, ok := servers[name]; ok {
+		cfg = server(t, cfg) // a server engine's target
+	}
+	conn, err := e.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,9 +53,9 @@ func openEngine(t *testing.T, name string, sets ...string) (*Workload, scenario.
 // conformance is the suite every engine implementing mhealth passes: it
 // loads patients, lives sessions through their weeks, and checks every
 // read against the independent computation.
-func conformance(t *testing.T, name string) {
+func conformance(t *testing.T, name string, sets ...string) {
 	ctx := context.Background()
-	w, _ := openEngine(t, name, KeyWeeks+"=2", KeyHoursPerWeek+"=60", KeyPatients+"=3")
+	w, _ := openEngine(t, name, append([]string{KeyWeeks + "=2", KeyHoursPerWeek + "=60", KeyPatients + "=3"}, sets...)...)
 	if err := w.Load(ctx, 2, func(int64) {}); err != nil {
 		t.Fatal(err)
 	}
