@@ -4,7 +4,7 @@ BIN     := bin/scalelab
 PKGS    := ./...
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all setup build demo test lint unit fuzz bench bench-report clean tools
+.PHONY: all setup build demo test lint unit fuzz bench bench-report bench-search clean tools java
 
 all: build
 
@@ -49,7 +49,23 @@ tools:
 		mvn -q -B dependency:get -Dartifact=$(HDR_ARTIFACT); \
 	else echo "note: java/mvn missing: the HdrHistogram tool test will be skipped (apt-get install default-jdk-headless maven)"; fi
 
-unit: setup tools
+# java: the OpenSearch and Elasticsearch node launchers (java/, one JVM per
+# node), fetching the codelibs runner jars from Maven Central once into
+# ~/.m2. OpenSearch 3 builds and runs on JDK 21+ (Temurin 25 on the machine
+# image), Elasticsearch 7.10.2 on Java 17 (default-jdk-headless).
+TEMURIN ?= /usr/lib/jvm/temurin-25-jdk-amd64
+JAVA_OS := java/opensearch/target/scalelab-opensearch-node.jar
+JAVA_ES := java/elasticsearch/target/scalelab-elasticsearch-node.jar
+java: $(JAVA_OS) $(JAVA_ES)
+$(JAVA_OS): java/pom.xml java/opensearch/pom.xml $(wildcard java/common/src/main/java/org/scalelab/node/*.java java/opensearch/src/main/java/org/scalelab/node/*.java)
+	@if ! command -v mvn >/dev/null; then echo "note: mvn missing: opensearch clusters unavailable (apt-get install -y maven)" >&2; \
+	elif [ ! -x $(TEMURIN)/bin/java ]; then echo "note: no JDK 21+ at $(TEMURIN): opensearch clusters unavailable (install Temurin 21+ or make TEMURIN=/path/to/jdk)" >&2; \
+	else JAVA_HOME=$(TEMURIN) mvn -q -B -f java/pom.xml -pl opensearch package && touch $@; fi
+$(JAVA_ES): java/pom.xml java/elasticsearch/pom.xml $(wildcard java/common/src/main/java/org/scalelab/node/*.java java/elasticsearch/src/main/java/org/scalelab/node/*.java)
+	@if ! command -v mvn >/dev/null || ! command -v java >/dev/null; then echo "note: java/mvn missing: elasticsearch clusters unavailable (apt-get install -y default-jdk-headless maven)" >&2; \
+	else mvn -q -B -f java/pom.xml -pl elasticsearch package && touch $@; fi
+
+unit: setup tools java
 	$(GO) test -race -count=1 $(PKGS)
 
 FUZZTIME ?= 10s
@@ -68,6 +84,10 @@ bench: build
 # bench-report: the report page of a synthetic one-hour run (target: < 5 s).
 bench-report: setup
 	$(GO) test ./report -run '^$$' -bench OneHour -benchtime 3x
+
+# bench-search: logs on 1-node vs 3-node OpenSearch clusters (bench/search.sh).
+bench-search: build java
+	bash bench/search.sh
 
 clean:
 	rm -rf bin
