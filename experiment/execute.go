@@ -189,7 +189,7 @@ func (x *executor) notes(gs []group, knee bool, seed uint64) {
 	case knee:
 		r.Notes = append(r.Notes, "knee search: each combination's load doubles until the SLO breaks, then bisects; every step runs its repeats back to back")
 	case x.s.Order == OrderInterleaved && clusters > 0 && x.s.ClusterLifetime == "experiment":
-		r.Notes = append(r.Notes, fmt.Sprintf("runs are interleaved across all combinations; the %d local clusters all run for the whole experiment (cluster_lifetime: experiment)", clusters))
+		r.Notes = append(r.Notes, fmt.Sprintf("runs are interleaved across all combinations; every local cluster (%d) runs for the whole experiment (cluster_lifetime: experiment)", clusters))
 	case x.s.Order == OrderInterleaved && clusters > 0:
 		r.Notes = append(r.Notes, fmt.Sprintf("runs are interleaved within each cluster group (%d groups): each local cluster starts once, its combinations take turns run by run, then it stops", len(gs)))
 	case x.s.Order == OrderInterleaved:

@@ -1,14 +1,18 @@
 package experiment
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	_ "github.com/scalelab/scalelab/engine/memory"
 	_ "github.com/scalelab/scalelab/engine/null"
 	_ "github.com/scalelab/scalelab/engine/sqlite"
+	_ "github.com/scalelab/scalelab/scenario/mhealth"
 	_ "github.com/scalelab/scalelab/scenario/ycsb"
 )
 
@@ -384,5 +388,40 @@ func TestMatrixLimits(t *testing.T) {
 	combos, err := s.Matrix()
 	if err != nil || len(combos) != 1+20*4 {
 		t.Errorf("max_changed 1 over 20 factors: %d, %v", len(combos), err)
+	}
+}
+
+// The example files parse with every profile, and those whose scenario and
+// engines this test binary has validate too.
+func TestExamples(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("../examples/*.yaml")
+	if err != nil || len(files) < 5 {
+		t.Fatalf("examples: %v %v", files, err)
+	}
+	runnable := map[string]bool{"social-mixes.yaml": true, "mhealth-users.yaml": true, "mhealth-knee.yaml": true}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(b, []byte("# ")) {
+			t.Errorf("%s: no comment block on the study", f)
+		}
+		s, err := Parse(f, b, "")
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		for _, p := range s.Profiles {
+			if _, err := Parse(f, b, p); err != nil {
+				t.Errorf("%s --profile %s: %v", f, p, err)
+			}
+		}
+		if runnable[filepath.Base(f)] {
+			if err := s.Validate(); err != nil {
+				t.Errorf("%s: %v", f, err)
+			}
+		}
 	}
 }
