@@ -74,7 +74,7 @@ func dial(engineName string, nodes []string, opts Options, password string) (*Co
 		Password:              password,
 		Transport:             tr,
 		DisableRetry:          true,
-		DiscoverNodesOnStart:  opensearch.ToPointer(false),
+		DiscoverNodesOnStart:  new(false),
 		MaxRetryClusterHealth: -1,
 		ConnectionPoolFunc: func(conns []*opensearchtransport.Connection, _ opensearchtransport.Selector) opensearchtransport.ConnectionPool {
 			return &rrPool{conns: conns}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -468,5 +470,46 @@ func TestWriteParameters(t *testing.T) {
 	defer mu.Unlock()
 	if strings.Join(queries, "\n") != strings.Join(want, "\n") {
 		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(queries, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestJDKErrors checks that a missing or too old JDK is an error naming
+// what to install, and that a suitable one is found by its release file.
+func TestJDKErrors(t *testing.T) {
+	fake := func(version string) string {
+		home := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(home, "bin"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(home, "bin", "java"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(home, "release"), []byte(`JAVA_VERSION="`+version+`"`+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return home
+	}
+	t.Setenv("PATH", "")
+	t.Setenv("JAVA_HOME", fake("17.0.15"))
+	osd := *distributions[OpenSearch]
+	osd.jdkDefaults = nil
+	t.Setenv(osd.jdkEnv, "")
+	if _, _, err := osd.JDK(); !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "needs JDK 21+") || !strings.Contains(err.Error(), "Java 17") {
+		t.Errorf("opensearch with only Java 17: %v", err)
+	}
+	t.Setenv(osd.jdkEnv, fake("25.0.3"))
+	if bin, v, err := osd.JDK(); err != nil || v != 25 || !strings.HasSuffix(bin, "/bin/java") {
+		t.Errorf("opensearch with Java 25: %s %d %v", bin, v, err)
+	}
+	es := *distributions[Elasticsearch]
+	es.jdkDefaults = nil
+	t.Setenv(es.jdkEnv, fake("25.0.3"))
+	t.Setenv("JAVA_HOME", "")
+	if _, _, err := es.JDK(); !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "JDK 11 to 17") {
+		t.Errorf("elasticsearch with only Java 25: %v", err)
+	}
+	t.Setenv("SCALELAB_JAVA_DIR", t.TempDir())
+	if _, err := es.Classpath(); !errors.Is(err, ErrNotInstalled) {
+		t.Errorf("launcher outside a java/ directory: %v", err)
 	}
 }
