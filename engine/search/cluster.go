@@ -35,9 +35,9 @@ func init() {
 // one node must be cm. The cluster's target lists every node but dedicated
 // cluster managers, which clients should not load.
 //
-// Options (--opt key=value): exit_with_pid=PID stops the nodes when that
-// process ends (tests), delete_on_exit=true removes a node's directory when
-// it stops.
+// Options (--opt key=value): jvm_options="-XX:... -D..." adds JVM flags to
+// every node, exit_with_pid=PID stops the nodes when that process ends
+// (tests), delete_on_exit=true removes a node's directory when it stops.
 type Provisioner struct {
 	engine string
 }
@@ -157,6 +157,7 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 		return fmt.Errorf("--heap %q: give a size such as 512m or 1g", heap)
 	}
 	var exitWith int
+	var jvmOptions []string
 	deleteOnExit := false
 	for k, v := range spec.Options {
 		switch k {
@@ -164,12 +165,19 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 			if exitWith, err = strconv.Atoi(v); err != nil || exitWith <= 0 {
 				return fmt.Errorf("--opt exit_with_pid=%q: a process id expected", v)
 			}
+		case "jvm_options":
+			jvmOptions = strings.Fields(v)
+			for _, o := range jvmOptions {
+				if !strings.HasPrefix(o, "-") {
+					return fmt.Errorf("--opt jvm_options=%q: %q is not a JVM flag", v, o)
+				}
+			}
 		case "delete_on_exit":
 			if deleteOnExit, err = strconv.ParseBool(v); err != nil {
 				return fmt.Errorf("--opt delete_on_exit=%q: true or false expected", v)
 			}
 		default:
-			return fmt.Errorf("--opt %s: unknown option; %s clusters take exit_with_pid and delete_on_exit", k, p.engine)
+			return fmt.Errorf("--opt %s: unknown option; %s clusters take jvm_options, exit_with_pid and delete_on_exit", k, p.engine)
 		}
 	}
 	java, version, err := d.JDK()
@@ -219,6 +227,7 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 		cmd := []string{java, "-Xms" + heap, "-Xmx" + heap}
 		cmd = append(cmd, commonJVMFlags...)
 		cmd = append(cmd, d.jvmFlags...)
+		cmd = append(cmd, jvmOptions...)
 		cmd = append(cmd, "-Djava.io.tmpdir="+filepath.Join(home, "tmp"), "-cp", cp, d.mainClass, "--home", home)
 		if exitWith > 0 {
 			cmd = append(cmd, "--exit-with-pid", strconv.Itoa(exitWith))
@@ -265,6 +274,9 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 	st.Target = "http://" + strings.Join(targets, ",")
 	st.Params["distribution"] = p.engine
 	st.Params["heap"] = heap
+	if len(jvmOptions) > 0 {
+		st.Params["jvm_options"] = strings.Join(jvmOptions, " ")
+	}
 	st.Params["roles"] = rolesText(st.Nodes)
 	st.Params["java"] = fmt.Sprintf("%s (Java %d)", java, version)
 	if err := st.Save(); err != nil {

@@ -59,7 +59,7 @@ func TestCluster(t *testing.T) {
 			cl := "t" + name[:2] + strconv.Itoa(os.Getpid())
 			start := time.Now()
 			out := scalelab(t, "cluster", "up", name, "--name", cl, "--nodes", "2", "--heap", searchtest.Heap,
-				"--opt", "exit_with_pid="+strconv.Itoa(os.Getpid()))
+				"--opt", "exit_with_pid="+strconv.Itoa(os.Getpid()), "--opt", "jvm_options="+searchtest.JVMOptions)
 			t.Logf("cluster up (2 nodes) took %.1fs:\n%s", time.Since(start).Seconds(), out)
 			st, err := cluster.Load(cl)
 			if err != nil {

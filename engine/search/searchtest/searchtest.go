@@ -25,6 +25,11 @@ import (
 // Heap is the JVM heap of a test node.
 const Heap = "384m"
 
+// JVMOptions are the test nodes' extra JVM flags: C1 only, which starts a
+// node in less than half the time on a loaded machine; tests are too short
+// for C2's code to pay off.
+const JVMOptions = "-XX:TieredStopAtLevel=1"
+
 // UpTimeout bounds a test cluster's start: JVMs start slowly on a loaded
 // machine.
 const UpTimeout = 5 * time.Minute
@@ -77,7 +82,7 @@ func up(engineName, dir string, spec cluster.Spec, deleteOnExit bool) (*cluster.
 	if spec.Heap == "" {
 		spec.Heap = Heap
 	}
-	spec.Options = map[string]string{"exit_with_pid": strconv.Itoa(os.Getpid())}
+	spec.Options = map[string]string{"exit_with_pid": strconv.Itoa(os.Getpid()), "jvm_options": JVMOptions}
 	if deleteOnExit {
 		spec.Options["delete_on_exit"] = "true"
 	}
