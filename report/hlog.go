@@ -82,7 +82,16 @@ type hlogLine struct {
 	tagIdx       int
 }
 
+// linesPerWorker is the least number of lines worth a decoding goroutine.
+const linesPerWorker = 256
+
 func parseIntervalLog(data []byte, warmupS float64) (*IntervalLog, error) {
+	return parseIntervalLogWorkers(data, warmupS, 0)
+}
+
+// parseIntervalLogWorkers parses with the given number of decoding
+// goroutines (0: one per processor, as the log's size warrants).
+func parseIntervalLogWorkers(data []byte, warmupS float64, workers int) (*IntervalLog, error) {
 	out := &IntervalLog{Hists: map[string]*hdr.Histogram{}}
 	if n := len(data); n > 0 && data[n-1] != '\n' {
 		cut := bytes.LastIndexByte(data, '\n')
@@ -142,7 +151,10 @@ func parseIntervalLog(data []byte, warmupS float64) (*IntervalLog, error) {
 		out.FirstS = 0
 	}
 
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(lines)/256))
+	if workers <= 0 {
+		workers = min(runtime.GOMAXPROCS(0), max(1, len(lines)/linesPerWorker))
+	}
+	workers = max(1, min(workers, len(lines)))
 	accs := make([][]*tagAcc, workers)
 	errs := make([]error, workers)
 	var wg sync.WaitGroup

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -144,18 +146,47 @@ func TestRunPageWithoutStreamedFiles(t *testing.T) {
 func TestLongRunIsAggregated(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	r, _ := synth{intervals: 1500, ops: []string{"read"}, perOp: 3}.write(t, dir)
+	var b strings.Builder
+	b.WriteString(metrics.SeriesHeader)
+	for i := 1; i <= 1500; i++ {
+		p99 := "2.5"
+		if i == 700 {
+			p99 = "950" // a spike must survive the bucketing
+		}
+		fmt.Fprintf(&b, "%d.000,1.000,read,100,1,100.0,1.2,%s,3.0,,0,0,false\n", i, p99)
+	}
+	if err := os.WriteFile(filepath.Join(dir, results.SeriesFile), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &results.Run{Status: results.StatusOK, Scenario: "s", Engine: "e", Load: results.Load{Model: "closed"}, Summary: map[string]metrics.OpSummary{}}
 	path := filepath.Join(dir, results.ReportFile)
 	if err := WriteHTML(path, r, dir); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(path)
-	if !strings.Contains(string(b), "Each point covers 3s of intervals") {
+	page, _ := os.ReadFile(path)
+	if !strings.Contains(string(page), "Each point covers 3s of intervals") {
 		t.Error("no aggregation note")
 	}
-	for _, d := range regexp.MustCompile(`<path d="([^"]*)"`).FindAllStringSubmatch(string(b), -1) {
-		if n := strings.Count(d[1], "L") + strings.Count(d[1], "M"); n > maxPoints+10 && !strings.Contains(d[1], "M0") {
+	for _, d := range regexp.MustCompile(`<path d="([^"]*)"`).FindAllStringSubmatch(string(page), -1) {
+		if n := strings.Count(d[1], "L") + strings.Count(d[1], "M"); n > maxPoints+10 {
 			t.Errorf("a line of %d points", n)
 		}
 	}
+	rows := bucketSeries(mustSeries(t, b.String()), 3)["read"]
+	peak := 0.0
+	for _, row := range rows {
+		peak = math.Max(peak, row.P99)
+	}
+	if len(rows) != 500 || peak != 950 || rows[0].Count != 300 || rows[0].Tput != 100 || rows[0].P50 != 1.2 {
+		t.Errorf("%d buckets, peak p99 %v, first %+v", len(rows), peak, rows[0])
+	}
+}
+
+func mustSeries(t *testing.T, data string) *series {
+	t.Helper()
+	s, err := parseSeries([]byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
