@@ -438,6 +438,38 @@ func (c *Conn) ReadPool() *pgxpool.Pool {
 	return c.replicas[(c.next.Add(1)-1)%uint64(len(c.replicas))]
 }
 
+// WaitReplicas returns once every replica has replayed the primary's WAL
+// up to its position when called: every write acknowledged before the call
+// is then visible on every replica.
+func (c *Conn) WaitReplicas(ctx context.Context) error {
+	if len(c.replicas) == 0 {
+		return nil
+	}
+	var lsn string
+	if err := c.primary.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&lsn); err != nil {
+		return fmt.Errorf("primary WAL position: %w", Classify(ctx, err))
+	}
+	for i, r := range c.replicas {
+		for {
+			var caught bool
+			// NULL: not in recovery (not a replica at all), nothing to wait for.
+			err := r.QueryRow(ctx, "SELECT COALESCE(pg_last_wal_replay_lsn() >= $1::pg_lsn, true)", lsn).Scan(&caught)
+			if err != nil {
+				return fmt.Errorf("replica %s WAL position: %w", c.opts.Replicas[i], Classify(ctx, err))
+			}
+			if caught {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("waiting for replica %s to replay up to %s: %w", c.opts.Replicas[i], lsn, ctx.Err())
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
 // Router sends one user's queries: writes to the primary; reads to the
 // primary, or with read_from=replicas to one replica (chosen round robin
 // when the router is made) unless the user wrote within the read-your-

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -112,35 +111,7 @@ func (s *pgStore) finishLoad(ctx context.Context, indexes bool) error {
 	if _, err := p.Exec(ctx, "ANALYZE logs"); err != nil {
 		return fmt.Errorf("analyze logs: %w", postgres.Classify(ctx, err))
 	}
-	return WaitReplicas(ctx, s.c)
-}
-
-// WaitReplicas returns once every replica of c has replayed the primary's
-// WAL up to its position when called.
-func WaitReplicas(ctx context.Context, c *postgres.Conn) error {
-	if len(c.Replicas()) == 0 {
-		return nil
-	}
-	var lsn string
-	if err := c.Primary().QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&lsn); err != nil {
-		return fmt.Errorf("primary WAL position: %w", postgres.Classify(ctx, err))
-	}
-	for i, r := range c.Replicas() {
-		for {
-			var caught bool
-			err := r.QueryRow(ctx, "SELECT COALESCE(pg_last_wal_replay_lsn() >= $1::pg_lsn, true)", lsn).Scan(&caught)
-			if err != nil {
-				return fmt.Errorf("replica %d WAL position: %w", i+1, postgres.Classify(ctx, err))
-			}
-			if caught {
-				break
-			}
-			if err := sleep(ctx, 20*time.Millisecond); err != nil {
-				return fmt.Errorf("waiting for replica %d to replay up to %s: %w", i+1, lsn, err)
-			}
-		}
-	}
-	return nil
+	return s.c.WaitReplicas(ctx)
 }
 
 func (s *pgStore) existing(ctx context.Context) (int64, int64, error) {

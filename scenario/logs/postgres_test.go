@@ -35,12 +35,12 @@ func init() {
 					t.Fatalf("%s: %v", s, err)
 				}
 			}
-			if err := WaitReplicas(context.Background(), pc); err != nil {
+			if err := pc.WaitReplicas(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 		},
 		settle: func(t *testing.T, c engine.Conn) {
-			if err := WaitReplicas(context.Background(), c.(*postgres.Conn)); err != nil {
+			if err := c.(*postgres.Conn).WaitReplicas(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 		},
