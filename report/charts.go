@@ -122,50 +122,109 @@ func warmupBand(warmupS float64) []band {
 	return []band{{0, warmupS, "warm-up"}}
 }
 
+// tick is a point of a run's timeline: the end of an interval with rows,
+// or (Empty) the first or the last of a stretch of intervals without any
+// (nothing ran: series.csv has rows only for operations with data).
+type tick struct {
+	T     float64
+	Empty bool
+}
+
+// timeline lists the interval ends of every operation's rows, marking
+// stretches longer than 1.5 steps with no row at all.
+func timeline(rows map[string][]seriesRow, step float64) []tick {
+	set := map[float64]bool{}
+	for _, rs := range rows {
+		for _, r := range rs {
+			set[r.T] = true
+		}
+	}
+	ts := make([]float64, 0, len(set))
+	for t := range set {
+		ts = append(ts, t)
+	}
+	sort.Float64s(ts)
+	out := make([]tick, 0, len(ts))
+	for i, t := range ts {
+		if i > 0 && t-ts[i-1] > 1.5*step {
+			a, b := ts[i-1]+step, t-step
+			out = append(out, tick{T: a, Empty: true})
+			if b > a+step/2 {
+				out = append(out, tick{T: b, Empty: true})
+			}
+		}
+		out = append(out, tick{T: t})
+	}
+	return out
+}
+
+// align puts an operation's values on the timeline, with missing where
+// the operation has no row: 0 for counts and rates (nothing ran), NaN for
+// percentiles (nothing to measure) so that the line breaks.
+func align(rs []seriesRow, tl []tick, val func(seriesRow) float64, missing float64) (xs, ys []float64) {
+	at := make(map[float64]int, len(rs))
+	for i, r := range rs {
+		at[r.T] = i
+	}
+	xs, ys = make([]float64, len(tl)), make([]float64, len(tl))
+	for i, tk := range tl {
+		xs[i], ys[i] = tk.T, missing
+		if j, ok := at[tk.T]; ok && !tk.Empty {
+			ys[i] = val(rs[j])
+		}
+	}
+	return xs, ys
+}
+
+// rate is a per-second figure of a row; rows shorter than a quarter
+// second (the run's stop, not merged with the interval before) are left
+// out rather than drawn as huge rates.
+func rate(n int64, r seriesRow) float64 {
+	if r.IntervalS < 0.25 {
+		return math.NaN()
+	}
+	return float64(n) / r.IntervalS
+}
+
 // latencyChart draws one operation's p50 and p99 (and service-time p99 in
 // open models) per interval on a log scale with the response-time limits.
-func latencyChart(op string, rows []seriesRow, open bool, warmupS float64, note string) chart {
-	x, p50, p99, svc := make([]float64, len(rows)), make([]float64, len(rows)), make([]float64, len(rows)), make([]float64, len(rows))
-	for i, r := range rows {
-		x[i], p50[i], p99[i], svc[i] = r.T, r.P50, r.P99, r.ServiceP99
-	}
+func latencyChart(op string, rows []seriesRow, tl []tick, open bool, warmupS float64, note string) chart {
+	nan := math.NaN()
+	x, p50 := align(rows, tl, func(r seriesRow) float64 { return r.P50 }, nan)
+	_, p99 := align(rows, tl, func(r seriesRow) float64 { return r.P99 }, nan)
 	spec := lineSpec{Title: op + ": latency over time", XLabel: "time since start", XZero: true, YLabel: "latency (log scale)",
 		LogY: true, YFmt: fmtMsAxis, XFmt: fmtSeconds, RefY: limits, Bands: warmupBand(warmupS),
 		Series: []lineSeries{{Name: "p50", X: x, Y: p50, Color: color(0)}, {Name: "p99", X: x, Y: p99, Color: color(1)}},
-		Note:   joinNotes("A gap means the interval had too few operations for the percentile.", note),
+		Note:   joinNotes("A gap means the interval had too few operations for the percentile, or none.", note),
 		Empty:  "no interval had enough operations to support a percentile"}
 	if open {
+		_, svc := align(rows, tl, func(r seriesRow) float64 { return r.ServiceP99 }, nan)
 		spec.Series = append(spec.Series, lineSeries{Name: "p99 service time", X: x, Y: svc, Color: color(2), Dash: true})
 	}
 	return spec.render()
 }
 
 // perOpChart draws one value per interval for every operation (and their
-// total when there are several).
-func perOpChart(title, ylabel string, ops []string, rows map[string][]seriesRow, val func(seriesRow) float64, total bool, warmupS float64, note string) chart {
+// total when there are several); an interval without a row is 0.
+func perOpChart(title, ylabel string, ops []string, rows map[string][]seriesRow, tl []tick, val func(seriesRow) float64, total bool, warmupS float64, note string) chart {
 	spec := lineSpec{Title: title, XLabel: "time since start", XZero: true, YLabel: ylabel, XFmt: fmtSeconds, Bands: warmupBand(warmupS), Note: note,
 		Empty: "no intervals to draw"}
-	sum := map[float64]float64{}
+	sum := make([]float64, len(tl))
 	for i, op := range ops {
-		rs := rows[op]
-		x, y := make([]float64, len(rs)), make([]float64, len(rs))
-		for j, r := range rs {
-			x[j], y[j] = r.T, val(r)
-			sum[r.T] += val(r)
+		x, y := align(rows[op], tl, val, 0)
+		for j, v := range y {
+			if !math.IsNaN(v) {
+				sum[j] += v
+			}
 		}
 		spec.Series = append(spec.Series, lineSeries{Name: op, X: x, Y: y, Color: color(i)})
 	}
 	if total && len(ops) > 1 {
-		ts := make([]float64, 0, len(sum))
-		for t := range sum {
-			ts = append(ts, t)
+		x := make([]float64, len(tl))
+		for i, tk := range tl {
+			x[i] = tk.T
 		}
-		sort.Float64s(ts)
-		y := make([]float64, len(ts))
-		for i, t := range ts {
-			y[i] = sum[t]
-		}
-		spec.Series = append(spec.Series, lineSeries{Name: "total", X: ts, Y: y, Color: "#444444", Dash: true})
+		spec.Series = append(spec.Series, lineSeries{Name: "total", X: x, Y: sum, Color: "#444444", Dash: true})
 	}
 	return spec.render()
 }

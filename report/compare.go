@@ -318,20 +318,18 @@ func compareThroughput(runs []*compared) chart {
 	for i, c := range runs {
 		width := bucketWidth(c.Ser)
 		rows := bucketSeries(c.Ser, width)
-		sum := map[float64]float64{}
+		tl := timeline(rows, width)
+		xs, ys := make([]float64, len(tl)), make([]float64, len(tl))
+		for j, tk := range tl {
+			xs[j] = tk.T
+		}
 		for _, rs := range rows {
-			for _, r := range rs {
-				sum[r.T] += r.Tput
+			_, y := align(rs, tl, func(r seriesRow) float64 { return rate(r.Count, r) }, 0)
+			for j, v := range y {
+				if !math.IsNaN(v) {
+					ys[j] += v
+				}
 			}
-		}
-		xs := make([]float64, 0, len(sum))
-		for t := range sum {
-			xs = append(xs, t)
-		}
-		sort.Float64s(xs)
-		ys := make([]float64, len(xs))
-		for j, t := range xs {
-			ys[j] = sum[t]
 		}
 		spec.Series = append(spec.Series, lineSeries{Name: c.Label, X: xs, Y: ys, Color: color(i)})
 	}

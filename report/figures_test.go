@@ -60,3 +60,36 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// TestTimelineGapsAndShortIntervals: intervals in which nothing ran have
+// no rows in series.csv; they chart as zero throughput (not a line drawn
+// across them), and the short interval at the stop is folded into the one
+// before it rather than charted as a huge rate.
+func TestTimelineGapsAndShortIntervals(t *testing.T) {
+	t.Parallel()
+	s, err := parseSeries([]byte("t_s,interval_s,op,count,errors,throughput_per_s,p50_ms,p99_ms\n" +
+		"1.000,1.000,a,100,0,100,1,,\n1.000,1.000,b,50,0,50,1,,\n" +
+		"11.000,1.000,b,0,1,0,,,\n11.006,0.006,b,0,7,0,,,\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := s.Rows["b"]; len(rows) != 2 || rows[1].Errors != 8 || rows[1].IntervalS < 1.005 {
+		t.Fatalf("short interval not merged: %+v", rows)
+	}
+	tl := timeline(s.Rows, 1)
+	var ts []float64
+	for _, tk := range tl {
+		ts = append(ts, tk.T)
+	}
+	if len(tl) != 4 || !tl[1].Empty || !tl[2].Empty || tl[1].T != 2 || tl[2].T != 10.006 {
+		t.Fatalf("timeline %+v", tl)
+	}
+	_, y := align(s.Rows["a"], tl, func(r seriesRow) float64 { return rate(r.Count, r) }, 0)
+	if y[0] != 100 || y[1] != 0 || y[2] != 0 || y[3] != 0 {
+		t.Errorf("a's throughput %v, want 100 then zeros", y)
+	}
+	_, e := align(s.Rows["b"], tl, func(r seriesRow) float64 { return rate(r.Errors, r) }, 0)
+	if e[3] > 8 {
+		t.Errorf("b's errors/s at the stop %v: the short interval inflated the rate", e[3])
+	}
+}

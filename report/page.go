@@ -86,7 +86,8 @@ p.empty{color:var(--mut);font-style:italic}
 footer{margin-top:2rem;color:var(--mut);font-size:.8rem}
 @media (max-width:640px){body{font-size:14px;padding:.4rem .6rem 1.5rem}svg text{font-size:19px}svg .bandlbl,svg .reflbl{font-size:17px}
 .facts{grid-template-columns:1fr}.facts dt{margin-top:.3rem}th,td{padding:.15rem .35rem}}
-@media print{body{max-width:none;font-size:11pt;padding:0}.scroll{overflow:visible}h2{break-after:avoid}
+@media print{body{max-width:none;font-size:10pt;padding:0}.scroll{overflow:visible}h2{break-after:avoid}
+table{font-size:7.5pt}th,td{padding:1px 3px}td.wrap{max-width:none}.grid2{display:block}
 table,figure{break-inside:avoid}.status{color:#000;border:1px solid #000;background:none!important}a{color:inherit;text-decoration:none}}
 `
 

@@ -82,24 +82,20 @@ func buildRunView(r *results.Run, dir string) *runView {
 	width := bucketWidth(ser)
 	rows := bucketSeries(ser, width)
 	note := aggregationNote(width)
+	tl := timeline(rows, width)
 	for _, op := range ops {
 		if len(rows[op]) > 0 {
-			v.Latency = append(v.Latency, latencyChart(op, rows[op], open, r.Load.WarmupS, note))
+			v.Latency = append(v.Latency, latencyChart(op, rows[op], tl, open, r.Load.WarmupS, note))
 		}
 	}
 	sops := seriesOps(ops, rows)
-	v.Throughput = perOpChart("Throughput over time", "operations/s", sops, rows, func(r seriesRow) float64 { return r.Tput }, true, r.Load.WarmupS, note)
+	v.Throughput = perOpChart("Throughput over time", "operations/s", sops, rows, tl, func(r seriesRow) float64 { return rate(r.Count, r) }, true, r.Load.WarmupS, note)
 	if r.Totals == nil || r.Totals.Errors > 0 || hasErrors(rows) {
-		c := perOpChart("Errors over time", "errors/s", sops, rows, func(r seriesRow) float64 {
-			if r.IntervalS <= 0 {
-				return math.NaN()
-			}
-			return float64(r.Errors) / r.IntervalS
-		}, true, r.Load.WarmupS, note)
+		c := perOpChart("Errors over time", "errors/s", sops, rows, tl, func(r seriesRow) float64 { return rate(r.Errors, r) }, true, r.Load.WarmupS, note)
 		v.Errors = &c
 	}
 	if r.Load.Model == "phases" {
-		c := sessionsChart(sops, rows, r.Load.WarmupS, note)
+		c := sessionsChart(sops, rows, tl, r.Load.WarmupS, note)
 		v.Concurrency = &c
 	}
 	var lines []spectrumLine
@@ -183,21 +179,16 @@ func hasErrors(rows map[string][]seriesRow) bool {
 	return false
 }
 
-func sessionsChart(ops []string, rows map[string][]seriesRow, warmupS float64, note string) chart {
-	at := map[float64]float64{}
+func sessionsChart(ops []string, rows map[string][]seriesRow, tl []tick, warmupS float64, note string) chart {
+	xs, ys := make([]float64, len(tl)), make([]float64, len(tl))
+	for i, tk := range tl {
+		xs[i], ys[i] = tk.T, math.NaN()
+	}
 	for _, op := range ops {
-		for _, r := range rows[op] {
-			at[r.T] = math.Max(at[r.T], float64(r.Sessions))
+		_, y := align(rows[op], tl, func(r seriesRow) float64 { return float64(r.Sessions) }, math.NaN())
+		for i, v := range y {
+			ys[i] = nanMax(ys[i], v)
 		}
-	}
-	xs := make([]float64, 0, len(at))
-	for t := range at {
-		xs = append(xs, t)
-	}
-	sort.Float64s(xs)
-	ys := make([]float64, len(xs))
-	for i, t := range xs {
-		ys[i] = at[t]
 	}
 	spec := lineSpec{Title: "Concurrent sessions over time", XLabel: "time since start", XZero: true, YLabel: "sessions", XFmt: fmtSeconds,
 		Bands: warmupBand(warmupS), Series: []lineSeries{{Name: "sessions in progress", X: xs, Y: ys, Color: color(3)}},

@@ -110,5 +110,36 @@ func parseSeries(data []byte) (*series, error) {
 		}
 		s.Rows[op] = append(s.Rows[op], r)
 	}
+	for op, rows := range s.Rows {
+		s.Rows[op] = mergeShort(rows)
+	}
 	return s, nil
+}
+
+// mergeShort folds an interval shorter than a quarter second (the last
+// one, cut by the stop) into the operation's interval just before it, so
+// that a few operations over a few milliseconds do not chart as a huge
+// rate.
+func mergeShort(rows []seriesRow) []seriesRow {
+	out := make([]seriesRow, 0, len(rows))
+	for _, r := range rows {
+		n := len(out)
+		if n == 0 || r.IntervalS <= 0 || r.IntervalS >= 0.25 || out[n-1].Warmup != r.Warmup || math.Abs(out[n-1].T-(r.T-r.IntervalS)) > 0.002 {
+			out = append(out, r)
+			continue
+		}
+		p := &out[n-1]
+		p.T = r.T
+		p.IntervalS += r.IntervalS
+		p.Count += r.Count
+		p.Errors += r.Errors
+		p.Late += r.Late
+		p.Tput = float64(p.Count) / p.IntervalS
+		if math.IsNaN(p.P50) {
+			p.P50 = r.P50
+		}
+		p.P99, p.Max, p.ServiceP99 = nanMax(p.P99, r.P99), nanMax(p.Max, r.Max), nanMax(p.ServiceP99, r.ServiceP99)
+		p.Sessions = r.Sessions
+	}
+	return out
 }
