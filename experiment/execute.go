@@ -229,7 +229,7 @@ func (x *executor) withClusters(ctx context.Context, gs []group, fn func(map[str
 		for _, ci := range g.combos {
 			use.Combinations = append(use.Combinations, x.combos[ci].ID)
 		}
-		fmt.Fprintf(x.o.Stderr, "starting a %s cluster (%d nodes) for %s ...\n", g.spec.Engine, use.Nodes, strings.Join(use.Combinations, ", "))
+		fmt.Fprintf(x.o.Stderr, "starting a local %s cluster (%d nodes) for %s ...\n", g.spec.Engine, use.Nodes, strings.Join(use.Combinations, ", "))
 		start := time.Now()
 		st, serr := startCluster(ctx, g.spec, name)
 		use.UpSeconds = time.Since(start).Seconds()
