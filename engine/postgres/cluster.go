@@ -283,7 +283,7 @@ func (u *osUser) reachable(ctx context.Context, dir string) error {
 	return nil
 }
 
-// node describes one server being set up.
+// nodeSetup describes one server being set up.
 type nodeSetup struct {
 	name, role string
 	port       int

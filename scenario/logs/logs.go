@@ -358,11 +358,11 @@ func (w *Workload) Load(ctx context.Context, workers int, progress func(n int64)
 func (w *Workload) Report() map[string]any {
 	out := map[string]any{
 		"ground_truth": map[string]any{
-			"records_before_run":   w.base,
-			"records_written":      w.ids.issued.Load() - w.base,
-			"acknowledged_prefix":  w.ids.prefix.Load(),
-			"failed_writes":        w.ids.failures.Load(),
-			"distinct_combination": Distinct,
+			"records_before_run":  w.base,
+			"records_written":     w.ids.issued.Load() - w.base,
+			"acknowledged_prefix": w.ids.prefix.Load(),
+			"failed_writes":       w.ids.failures.Load(),
+			"distinct_records":    Distinct,
 		},
 	}
 	if f := w.fresh.report(w.cfg); f != nil {
