@@ -318,6 +318,9 @@ slo: [p99 < 500ms for read]
 			t.Errorf("experiment page: %+v", f)
 		}
 		shoot(t, "experiment.png", 1100, f.Height)
+		if phone := load(t, filepath.Join(exp, "report.html"), 375); phone.ScrollW > phone.ClientW+1 || phone.TooWide > 0 {
+			t.Errorf("phone width: page %d px in %d px, %d charts overflow", phone.ScrollW, phone.ClientW, phone.TooWide)
+		}
 	})
 	t.Run("comparison", func(t *testing.T) {
 		f := load(t, cmp, 1100)
@@ -325,6 +328,9 @@ slo: [p99 < 500ms for read]
 			t.Errorf("compare page: %d charts, %d of %d paths drawn, captions %q", f.Charts, f.Drawn, f.Paths, f.Captions)
 		}
 		shoot(t, "compare.png", 1100, f.Height)
+		if phone := load(t, cmp, 375); phone.ScrollW > phone.ClientW+1 || phone.TooWide > 0 {
+			t.Errorf("phone width: page %d px in %d px, %d charts overflow", phone.ScrollW, phone.ClientW, phone.TooWide)
+		}
 	})
 }
 
