@@ -93,8 +93,8 @@ func conformance(t *testing.T, name string, sets ...string) {
 			t.Errorf("%s: operation %s never ran", name, operationNames[op])
 		}
 	}
-	if n := counts[OpActivityPost]; n != 5*2*60 {
-		t.Errorf("%s: %d posts, want %d", name, n, 5*2*60)
+	if n, want := counts[OpActivityPost], 5*w.cfg.weeks*w.cfg.hours; n != want {
+		t.Errorf("%s: %d posts, want %d", name, n, want)
 	}
 	if counts[OpPatientCreate] != 2 {
 		t.Errorf("%s: %d patients created by sessions, want 2", name, counts[OpPatientCreate])

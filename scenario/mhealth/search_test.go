@@ -1,0 +1,78 @@
+package mhealth
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/engine/search"
+	"github.com/scalelab/scalelab/engine/search/searchtest"
+)
+
+// The search engines run the suite on a 1-node cluster per distribution
+// that the test binary starts on first use and stops when it exits; each
+// test gets its own index prefix.
+var searchSeq atomic.Int64
+
+func init() {
+	for _, name := range []string{search.OpenSearch, search.Elasticsearch} {
+		servers[name] = func(t *testing.T, cfg engine.Config) engine.Config {
+			searchtest.Require(t, name)
+			target, err := searchtest.Shared(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cfg.Settings.Apply(fmt.Sprintf("%s.index_prefix=mh%d-", name, searchSeq.Add(1))); err != nil {
+				t.Fatal(err)
+			}
+			cfg.Target = target
+			return cfg
+		}
+	}
+}
+
+// TestConformanceSearch runs the suite where searches see every
+// acknowledged write (refresh after each), on both distributions, and on
+// OpenSearch also with one index per patient and routing by patient.
+func TestConformanceSearch(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{search.OpenSearch, search.Elasticsearch} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			conformance(t, name, name+".refresh=true", KeyHoursPerWeek+"=12")
+		})
+	}
+	t.Run("opensearch-per-user-routed", func(t *testing.T) {
+		t.Parallel()
+		conformance(t, search.OpenSearch, "opensearch.refresh=true", "opensearch.index_layout=per_user", "opensearch.routing=user", "opensearch.shards=2", KeyHoursPerWeek+"=12")
+	})
+}
+
+// TestStaleReadsWithPeriodicRefresh: with the default 1 s refresh, reads
+// right after a post miss it (stale, counted, not errors), and once the
+// index is refreshed every total is right.
+func TestStaleReadsWithPeriodicRefresh(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w, _ := openEngine(t, search.OpenSearch, KeyWeeks+"=1", KeyHoursPerWeek+"=8", KeyPatients+"=1")
+	if err := w.Load(ctx, 1, func(int64) {}); err != nil {
+		t.Fatal(err)
+	}
+	s := w.NewSession(0, 5).(*Session)
+	for {
+		if _, ok := s.Next(); !ok {
+			break
+		}
+		if err := s.Do(ctx); err != nil {
+			t.Fatalf("stale reads must not be errors by default: %v", err)
+		}
+	}
+	if w.stale[OpTotalsGet].Load() == 0 || w.stale[OpAchievementsGet].Load() == 0 {
+		t.Fatalf("no stale reads with a 1 s refresh: %v", w.Report())
+	}
+	if err := w.Check(ctx); err != nil {
+		t.Fatalf("check after refresh: %v", err)
+	}
+}
