@@ -114,8 +114,8 @@ const layout = `{{define "head"}}<!DOCTYPE html>
 {{- with .Note}}<p class="note">{{.}}</p>{{end}}</figure>
 {{end}}
 {{define "facts"}}<dl class="facts">{{range .}}<dt>{{.K}}</dt><dd{{with .Class}} class="{{.}}"{{end}}>{{.V}}</dd>{{end}}</dl>{{end}}
-{{define "table"}}{{if .Title}}<h3>{{.Title}}</h3>{{end}}<div class="scroll"><table><thead><tr>{{range .Cols}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
-{{$w := .Wrap}}{{range .Rows}}<tr>{{range $i, $c := .}}<td{{if and $w $i}} class="wrap"{{end}}>{{$c}}</td>{{end}}</tr>
+{{define "table"}}{{if .Title}}<h3>{{.Title}}</h3>{{end}}{{$w := .Wrap}}<div class="scroll"><table><thead><tr>{{range .Cols}}<th{{if $w}} class="l"{{end}}>{{.}}</th>{{end}}</tr></thead><tbody>
+{{range .Rows}}<tr>{{range $i, $c := .}}<td{{if and $w $i}} class="wrap"{{end}}>{{$c}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>{{with .Note}}<p class="mut small">{{.}}</p>{{end}}{{end}}
 `
 
