@@ -233,7 +233,9 @@ func sleep(ctx context.Context, d time.Duration) error {
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return nil
+		// On a loaded machine both may be ready by the time this runs; an
+		// operation that ends after its deadline has timed out.
+		return ctx.Err()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
