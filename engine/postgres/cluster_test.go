@@ -231,6 +231,33 @@ func TestLocalCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("wrong answers fail the run", func(t *testing.T) {
+		// Load, then move half the records to another machine behind
+		// scalelab's back: counts by machine no longer match the ground
+		// truth.
+		if code, out := run("run", "logs", "--engine", "postgres", "--cluster", "pg1", "--load-only", "--out", filepath.Join(t.TempDir(), "load"),
+			"--progress", "off", "--set", "logs.records=3000"); code != 0 {
+			t.Fatalf("load: exit %d\n%s", code, out)
+		}
+		err := withNode(st, st.Nodes[0], func(c *pgx.Conn) error {
+			_, err := c.Exec(context.Background(), "UPDATE logs SET machine = 'intruder' WHERE id % 2 = 0")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), "corrupt")
+		code, out := run("run", "logs", "--engine", "postgres", "--cluster", "pg1", "--ops", "200", "--out", dir, "--progress", "off",
+			"--set", "logs.load=false", "--set", "logs.mix=count_b:1,read:1")
+		if code != cli.ExitCheckFailed {
+			t.Fatalf("run over corrupted records: exit %d, want %d\n%s", code, cli.ExitCheckFailed, out)
+		}
+		r, err := results.Read(dir)
+		if err != nil || r.Status != results.StatusFailed || r.Summary["logs.count_b"].ErrorsByClass["integrity"] == 0 {
+			t.Fatalf("run.json: %v %+v", err, r)
+		}
+	})
+
 	t.Run("ycsb", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "ycsb")
 		code, out := run("run", "ycsb", "--engine", "postgres", "--cluster", "pg1", "--ops", "3000", "--out", dir, "--progress", "off",
