@@ -52,8 +52,11 @@ func (c *Conn) IndexSettings(extra map[string]any) map[string]any {
 }
 
 // CreateIndex (re)creates index with the engine's index settings, extra
-// settings and mappings (the JSON object of "mappings"), and waits until its
-// primaries are active. An existing index of that name is deleted first.
+// settings and mappings (the JSON object of "mappings"), and waits until
+// every shard copy the cluster can place is active (green when there are
+// enough data nodes for the replicas, else yellow with no shard still
+// initializing): a replica recovering during the run would skew it. An
+// existing index of that name is deleted first.
 func (c *Conn) CreateIndex(ctx context.Context, index string, mappings json.RawMessage, extra map[string]any) error {
 	if err := c.DeleteIndex(ctx, index); err != nil {
 		return err
@@ -68,6 +71,37 @@ func (c *Conn) CreateIndex(ctx context.Context, index string, mappings json.RawM
 	}
 	if err := c.call(ctx, http.MethodPut, "/"+url.PathEscape(index), "wait_for_active_shards=1", b, nil); err != nil {
 		return fmt.Errorf("create index %s: %w", index, err)
+	}
+	return c.waitActive(ctx, index)
+}
+
+// waitActive waits until index has every shard copy the cluster's data
+// nodes can hold.
+func (c *Conn) waitActive(ctx context.Context, index string) error {
+	nodes, err := c.CatNodes(ctx)
+	if err != nil {
+		return fmt.Errorf("wait for index %s: %w", index, err)
+	}
+	data := 0
+	for _, n := range nodes {
+		if strings.Contains(n.Roles, "d") {
+			data++
+		}
+	}
+	status := "yellow"
+	if c.opts.Replicas < data {
+		status = "green"
+	}
+	var h struct {
+		Status   string `json:"status"`
+		TimedOut bool   `json:"timed_out"`
+	}
+	q := "wait_for_status=" + status + "&wait_for_no_initializing_shards=true&wait_for_no_relocating_shards=true&timeout=120s"
+	if err := c.call(ctx, http.MethodGet, "/_cluster/health/"+url.PathEscape(index), q, nil, &h); err != nil {
+		return fmt.Errorf("wait for index %s: %w", index, err)
+	}
+	if h.TimedOut {
+		return fmt.Errorf("wait for index %s: not %s after 120 s (status %s)", index, status, h.Status)
 	}
 	return nil
 }
