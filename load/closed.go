@@ -86,6 +86,9 @@ func (c *Closed) user(r *Run, id int) {
 		end := metrics.Now()
 		lat := end - start
 		rec.Record(op, metrics.ClassOf(err), lat, lat, end-base)
+		if err != nil {
+			r.coll.NoteError(op, err)
+		}
 		last = end
 		budget--
 	}

@@ -130,6 +130,9 @@ func (m *Phases) session(r *Run, id uint64) {
 		rec.RecordLag(op, start-intended)
 		rec.Record(op, metrics.ClassOf(err), end-intended, end-start, end-base)
 		m.pool.Put(rec)
+		if err != nil {
+			r.coll.NoteError(op, err)
+		}
 		r.coll.OpEnded(op)
 		last = end
 	}

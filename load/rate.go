@@ -95,6 +95,9 @@ func (m *Rate) worker(r *Run, id int) {
 		err := sess.Do(ctx)
 		end := metrics.Now()
 		rec.Record(op, metrics.ClassOf(err), end-intended, end-start, end-base)
+		if err != nil {
+			r.coll.NoteError(op, err)
+		}
 		if poisson {
 			next += rng.ExpFloat64() * period
 		} else {

@@ -75,6 +75,7 @@ type Collector struct {
 	inflights []*atomic.Int64 // per op, for pooled recorders
 
 	stopAt      atomic.Int64 // Now()-base when the load stopped; 0 while running
+	errs        *errorSamples
 	sessions    atomic.Int64
 	maxSessions atomic.Int64
 
@@ -89,7 +90,7 @@ type Collector struct {
 
 // NewCollector returns a collector; Begin starts the clock.
 func NewCollector(cfg Config) *Collector {
-	c := &Collector{cfg: cfg, lagTotal: NewHist()}
+	c := &Collector{cfg: cfg, lagTotal: NewHist(), errs: newErrorSamples(len(cfg.Ops))}
 	c.totals = newOpStats(cfg.Ops, cfg.Open)
 	c.cur = &Interval{Ops: newOpStats(cfg.Ops, cfg.Open), Lag: NewHist()}
 	for range cfg.Ops {

@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -252,4 +254,22 @@ func BenchmarkNow(b *testing.B) {
 		s += Now()
 	}
 	_ = s
+}
+
+func TestErrorSamples(t *testing.T) {
+	t.Parallel()
+	c := NewCollector(Config{Ops: []string{"a", "b"}})
+	for i := 0; i < 100; i++ {
+		c.NoteError(0, fmt.Errorf("failure %d", i%7))
+		c.NoteError(0, errors.New("same"))
+	}
+	c.NoteError(1, errors.New(`dial postgres://scalelab:s3cret@127.0.0.1:5432/db: password=hunter2 refused`))
+	c.NoteError(1, nil)
+	got := c.ErrorSamples()
+	if len(got[0]) != MaxErrorSamples {
+		t.Fatalf("kept %d samples: %v", len(got[0]), got[0])
+	}
+	if len(got[1]) != 1 || strings.Contains(got[1][0], "s3cret") || strings.Contains(got[1][0], "hunter2") || !strings.Contains(got[1][0], "REDACTED") {
+		t.Fatalf("secret not redacted: %v", got[1])
+	}
 }

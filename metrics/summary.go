@@ -16,7 +16,8 @@ type OpSummary struct {
 	Count          int64            `json:"count"` // OK operations
 	Errors         int64            `json:"errors"`
 	ErrorsByClass  map[string]int64 `json:"errors_by_class"`
-	InFlight       int64            `json:"in_flight"` // still running at the stop
+	InFlight       int64            `json:"in_flight"`               // still running at the stop
+	ErrorSamples   []string         `json:"error_samples,omitempty"` // the first distinct error messages
 	Late           int64            `json:"late,omitempty"`
 	ThroughputPerS float64          `json:"throughput_per_s"`
 	MeanMs         *float64         `json:"mean_ms"`

@@ -23,6 +23,7 @@ type runView struct {
 	KPIs        []fact
 	Summary     figTable
 	ErrClasses  *figTable
+	ErrSamples  *figTable
 	Latency     []chart
 	Throughput  chart
 	Errors      *chart
@@ -78,6 +79,7 @@ func buildRunView(r *results.Run, dir string) *runView {
 	v.KPIs = runKPIs(r)
 	v.Summary = summaryTable(r, ops, open)
 	v.ErrClasses = errorTable(r, ops)
+	v.ErrSamples = errorSampleTable(r, ops)
 
 	width := bucketWidth(ser)
 	rows := bucketSeries(ser, width)
@@ -409,6 +411,22 @@ func errorTable(r *results.Run, ops []string) *figTable {
 	return t
 }
 
+// errorSampleTable lists what the store said: the first distinct error
+// messages of each operation (escaped like every string on the page).
+func errorSampleTable(r *results.Run, ops []string) *figTable {
+	t := &figTable{Title: "Error messages", Cols: []string{"operation", "message"}, Wrap: true,
+		Note: fmt.Sprintf("The first %d distinct messages of each operation, passwords redacted.", metrics.MaxErrorSamples)}
+	for _, op := range ops {
+		for _, m := range r.Summary[op].ErrorSamples {
+			t.Rows = append(t.Rows, []string{op, m})
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	return t
+}
+
 var runTmpl = newTemplate("run", `{{define "run"}}{{template "head" .Meta}}
 <h1>{{.Heading}} <span class="status {{.Run.Status}}">{{.Run.Status}}</span></h1>
 {{with .Run.Error}}<div class="alert"><b>Error:</b> {{.}}</div>{{end}}
@@ -421,6 +439,7 @@ var runTmpl = newTemplate("run", `{{define "run"}}{{template "head" .Meta}}
 <h2>Summary per operation</h2>
 {{template "table" .Summary}}
 {{with .ErrClasses}}{{template "table" .}}{{end}}
+{{with .ErrSamples}}{{template "table" .}}{{end}}
 <h2>Latency over time</h2>
 {{if .Latency}}<div class="grid2">{{range .Latency}}{{template "chart" .}}{{end}}</div>{{else}}<p class="empty">No intervals to draw.</p>{{end}}
 <h2>Throughput and errors over time</h2>

@@ -84,6 +84,14 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	totals, lag, measured := coll.Totals()
 	inflight := coll.InFlight()
 	summaries := metrics.Summarize(totals, measured, inflight)
+	samples := coll.ErrorSamples()
+	for i, name := range ops {
+		for j := range summaries {
+			if summaries[j].Op == name {
+				summaries[j].ErrorSamples = samples[i]
+			}
+		}
+	}
 	for _, s := range summaries {
 		doc.Summary[s.Op] = s
 	}

@@ -287,3 +287,33 @@ func TestMhealthOnDefaultEngine(t *testing.T) {
 		t.Fatalf("scenario_report %v", r.ScenarioReport)
 	}
 }
+
+// TestStoreErrorMessagesShownEscaped: what a store says reaches run.json
+// and the report, as text.
+func TestStoreErrorMessagesShownEscaped(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "r")
+	xss := "</script><img src=x onerror=alert(1)>"
+	code, out, errs := run(t, context.Background(), "run", "ycsb", "--engine", "memory", "--ops", "2000", "--set", "memory.error_rate=0.05",
+		"--set", "memory.error_message="+xss, "--out", dir, "--progress", "off")
+	if code != 0 {
+		t.Fatalf("exit %d %s %s", code, out, errs)
+	}
+	r := readRun(t, dir)
+	found := false
+	for _, s := range r.Summary {
+		for _, m := range s.ErrorSamples {
+			found = found || strings.Contains(m, xss)
+		}
+	}
+	if !found {
+		t.Fatalf("no error sample carries the store's message: %+v", r.Summary)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(page), "<img src=x") || !strings.Contains(string(page), "&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;") {
+		t.Fatal("the store's message is not shown escaped in report.html")
+	}
+}
