@@ -77,10 +77,6 @@ func TestTimelineGapsAndShortIntervals(t *testing.T) {
 		t.Fatalf("short interval not merged: %+v", rows)
 	}
 	tl := timeline(s.Rows, 1)
-	var ts []float64
-	for _, tk := range tl {
-		ts = append(ts, tk.T)
-	}
 	if len(tl) != 4 || !tl[1].Empty || !tl[2].Empty || tl[1].T != 2 || tl[2].T != 10.006 {
 		t.Fatalf("timeline %+v", tl)
 	}
