@@ -77,7 +77,9 @@ func writeComparison(w io.Writer, r *Result) {
 					continue
 				}
 				any = true
-				cells[1] = strconv.Itoa(row.N)
+				if n, _ := strconv.Atoi(cells[1]); row.N > n {
+					cells[1] = strconv.Itoa(row.N) // repeats measured; a percentile may be undefined in some
+				}
 				cells = append(cells, meanCI(row), deltaCell(row))
 			}
 			if any {
@@ -131,7 +133,7 @@ func deltaCell(row Row) string {
 	case row.Baseline:
 		return "baseline"
 	case row.Verdict == VerdictInsufficient:
-		return "n/a (1 repeat)"
+		return "n/a (<2 repeats)"
 	}
 	d := ""
 	switch {
