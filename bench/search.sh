@@ -37,8 +37,11 @@ field() { # field FILE PYTHON-EXPRESSION-ON-r
 run() { # run NAME CLUSTER SHARDS ARGS...
   local name=$1 cl=$2 shards=$3
   shift 3
-  bin/scalelab run logs --engine "$engine" --cluster "$cl" --progress off --out "$out/$cl-$name" \
-    --set logs.records="$records" --set "$engine.shards=$shards" --set "$engine.replicas=0" "$@" >/dev/null 2>&1
+  if ! bin/scalelab run logs --engine "$engine" --cluster "$cl" --progress off --out "$out/$cl-$name" \
+    --set logs.records="$records" --set "$engine.shards=$shards" --set "$engine.replicas=0" "$@" >"$out/$cl-$name.log" 2>&1; then
+    cat "$out/$cl-$name.log" >&2
+    exit 1
+  fi
 }
 
 for nodes in 1 3; do
@@ -49,7 +52,10 @@ for nodes in 1 3; do
   echo "== $nodes node(s), $shards shard(s)"
   clusters+=("$cl")
   start=$(date +%s.%N)
-  bin/scalelab cluster up "$engine" --name "$cl" --nodes "$nodes" --heap "$heap" >/dev/null 2>&1
+  if ! bin/scalelab cluster up "$engine" --name "$cl" --nodes "$nodes" --heap "$heap" >"$out/$cl-up.log" 2>&1; then
+    cat "$out/$cl-up.log" >&2
+    exit 1
+  fi
   python3 -c "import sys,time; print('cluster up: %.1f s' % (time.time() - float(sys.argv[1])))" "$start"
 
   run write "$cl" "$shards" --set logs.mix=write:1 --users "$users" --duration "${secs}s" --warmup 5s
