@@ -208,6 +208,37 @@ func checkSettings(t *testing.T, name string, st *cluster.State) {
 	if got, err := cn.GetSettings(ctx, cn.IndexName("never", "")); err != nil || got["index.refresh_interval"] != "-1" || got["index.number_of_replicas"] != "0" {
 		t.Errorf("refresh=none, replicas=0: settings %v, %v", got, err)
 	}
+	// force_merge: after the load, one segment per shard.
+	cm := open(t, name, st, "force_merge=true", "index_prefix=set-", "replicas=0", "refresh=none")
+	merged := cm.IndexName("merged", "")
+	if err := cm.CreateIndex(ctx, merged, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 { // three refreshes, three segments
+		if err := cm.IndexDoc(ctx, merged, strconv.Itoa(i), "", []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := cm.Refresh(ctx, merged); err != nil {
+			t.Fatal(err)
+		}
+	}
+	segments := func() int {
+		var segs []map[string]string
+		status, body, err := cm.Do(ctx, "GET", "/_cat/segments/"+merged, "format=json", nil)
+		if err != nil || status != 200 || json.Unmarshal(body, &segs) != nil {
+			t.Fatalf("segments: %d %s %v", status, body, err)
+		}
+		return len(segs)
+	}
+	if n := segments(); n != 3 {
+		t.Logf("before the merge: %d segments", n)
+	}
+	if err := cm.AfterLoad(ctx, merged); err != nil {
+		t.Fatal(err)
+	}
+	if n := segments(); n != 1 {
+		t.Errorf("force_merge=true: %d segments after the load, want 1", n)
+	}
 	if err := c.DeleteIndex(ctx, "set-*"); err != nil {
 		t.Fatal(err)
 	}
