@@ -473,12 +473,14 @@ func (c *Conn) WaitReplicas(ctx context.Context) error {
 // Router sends one user's queries: writes to the primary; reads to the
 // primary, or with read_from=replicas to one replica (chosen round robin
 // when the router is made) unless the user wrote within the read-your-
-// writes window. A Router belongs to one session (one goroutine).
+// writes window. Make one per user (scenario session): it is safe for
+// concurrent use, but its window then covers the writes of every goroutine
+// sharing it.
 type Router struct {
 	c         *Conn
 	replica   *pgxpool.Pool // nil: reads go to the primary
 	window    int64         // ns
-	lastWrite int64         // metrics.Now of the user's last write; 0 never
+	lastWrite atomic.Int64  // metrics.Now of the user's last write; 0 never
 }
 
 // NewRouter returns a router for one user.
@@ -497,14 +499,17 @@ func (r *Router) Writer() *pgxpool.Pool { return r.c.primary }
 // go to the primary.
 func (r *Router) Wrote() {
 	if r.replica != nil && r.window > 0 {
-		r.lastWrite = metrics.Now()
+		r.lastWrite.Store(metrics.Now())
 	}
 }
 
 // Reader returns the pool the user's next read goes to and whether it is
 // the primary.
 func (r *Router) Reader() (*pgxpool.Pool, bool) {
-	if r.replica == nil || (r.lastWrite != 0 && metrics.Now()-r.lastWrite < r.window) {
+	if r.replica == nil {
+		return r.c.primary, true
+	}
+	if last := r.lastWrite.Load(); last != 0 && metrics.Now()-last < r.window {
 		return r.c.primary, true
 	}
 	return r.replica, false

@@ -7,9 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
@@ -170,4 +173,57 @@ func TestBinDir(t *testing.T) {
 	if _, err := BinDir(); !errors.Is(err, ErrNoBinaries) || !strings.Contains(err.Error(), "apt-get install -y postgresql") {
 		t.Errorf("missing binaries: %v", err)
 	}
+}
+
+func TestRouter(t *testing.T) {
+	t.Parallel()
+	p0, p1, p2 := &pgxpool.Pool{}, &pgxpool.Pool{}, &pgxpool.Pool{}
+	c := &Conn{primary: p0, replicas: []*pgxpool.Pool{p1, p2}, opts: Options{ReadFrom: "replicas", RYWWindow: time.Hour}}
+	r1, r2 := c.NewRouter(), c.NewRouter()
+	if p, primary := r1.Reader(); p != p1 || primary {
+		t.Errorf("first user reads %p (primary %t), want the first replica", p, primary)
+	}
+	if p, _ := r2.Reader(); p != p2 {
+		t.Error("second user does not read the second replica")
+	}
+	if r1.Writer() != p0 {
+		t.Error("writes must go to the primary")
+	}
+	r1.Wrote()
+	if p, primary := r1.Reader(); p != p0 || !primary {
+		t.Error("a read within the window after the user's write must go to the primary")
+	}
+	if p, primary := r1.OthersReader(); p != p1 || primary {
+		t.Error("others see the user's writes through the replica")
+	}
+	if p, _ := r2.Reader(); p != p2 {
+		t.Error("another user's write moved this user's reads")
+	}
+	if c.ReadPool() == p0 {
+		t.Error("ReadPool with replicas gave the primary")
+	}
+	// No window: reads stay on the replica; read_from=primary: always the primary.
+	c.opts.RYWWindow = 0
+	r3 := c.NewRouter()
+	r3.Wrote()
+	if _, primary := r3.Reader(); primary {
+		t.Error("ryw_window=0 still sent the read to the primary")
+	}
+	c.opts.ReadFrom = "primary"
+	if p, primary := c.NewRouter().Reader(); p != p0 || !primary || c.ReadPool() != p0 {
+		t.Error("read_from=primary read elsewhere")
+	}
+	// Safe for concurrent use (run with -race).
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 1000 {
+				r1.Wrote()
+				r1.Reader()
+			}
+		}()
+	}
+	wg.Wait()
 }
