@@ -2,7 +2,6 @@ package report
 
 import (
 	"math"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -198,26 +197,19 @@ func (s *lineSpec) render() chart {
 			if ser.Dash {
 				p.Class = "dash"
 			}
-			if pb.segs > 0 && strings.Count(d, "L") == 0 && !ser.Markers {
-				// a single point: draw it as a dot
-				c.Circles = append(c.Circles, svgCircle{X: xa.px(ser.X[firstFinite(ser.Y)]), Y: ya.px(ser.Y[firstFinite(ser.Y)]), Fill: col, Tip: ser.Name})
-			}
 			c.Paths = append(c.Paths, p)
+		}
+		if !ser.Markers {
+			// points with no neighbour (gaps around them) are dots
+			for _, pt := range pb.isolated {
+				c.Circles = append(c.Circles, svgCircle{X: pt[0], Y: pt[1], Fill: col, Tip: ser.Name})
+			}
 		}
 		if ser.Name != "" {
 			c.Legend = append(c.Legend, legendItem{Color: col, Dash: ser.Dash, Label: ser.Name})
 		}
 	}
 	return c
-}
-
-func firstFinite(v []float64) int {
-	for i, x := range v {
-		if !math.IsNaN(x) && !math.IsInf(x, 0) {
-			return i
-		}
-	}
-	return 0
 }
 
 // barItem is one bar with an optional whisker from Lo to Hi.

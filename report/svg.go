@@ -211,27 +211,49 @@ func fmtSeconds(s float64) string {
 }
 
 // pathBuilder accumulates SVG path data from points; a NaN breaks the line.
+// A run of one point between breaks has no length to draw: it is kept in
+// isolated instead, for the caller to draw as a dot.
 type pathBuilder struct {
-	b    strings.Builder
-	pen  bool
-	segs int
+	b        strings.Builder
+	n        int     // points in the current run
+	fx, fy   float64 // the run's first point
+	isolated [][2]float64
+}
+
+func (p *pathBuilder) write(cmd byte, x, y float64) {
+	p.b.WriteByte(cmd)
+	p.b.WriteString(strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64))
+	p.b.WriteByte(',')
+	p.b.WriteString(strconv.FormatFloat(math.Round(y*10)/10, 'f', -1, 64))
 }
 
 func (p *pathBuilder) point(x, y float64) {
 	if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(y, 0) {
-		p.pen = false
+		p.endRun()
 		return
 	}
-	if p.pen {
-		p.b.WriteByte('L')
-	} else {
-		p.b.WriteByte('M')
-		p.segs++
+	switch p.n {
+	case 0:
+		p.fx, p.fy = x, y
+	case 1:
+		p.write('M', p.fx, p.fy)
+		p.write('L', x, y)
+	default:
+		p.write('L', x, y)
 	}
-	p.b.WriteString(strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64))
-	p.b.WriteByte(',')
-	p.b.WriteString(strconv.FormatFloat(math.Round(y*10)/10, 'f', -1, 64))
-	p.pen = true
+	p.n++
 }
 
-func (p *pathBuilder) String() string { return p.b.String() }
+func (p *pathBuilder) endRun() {
+	if p.n == 1 {
+		p.isolated = append(p.isolated, [2]float64{p.fx, p.fy})
+	}
+	p.n = 0
+}
+
+// String ends the last run and returns the path data ("" when no run has
+// two points).
+func (p *pathBuilder) String() string {
+	p.endRun()
+	return p.b.String()
+}
