@@ -10,5 +10,6 @@ import (
 	_ "github.com/scalelab/scalelab/engine/sqlite"
 	_ "github.com/scalelab/scalelab/scenario/logs"
 	_ "github.com/scalelab/scalelab/scenario/mhealth"
+	_ "github.com/scalelab/scalelab/scenario/search"
 	_ "github.com/scalelab/scalelab/scenario/ycsb"
 )
