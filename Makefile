@@ -4,7 +4,7 @@ BIN     := bin/scalelab
 PKGS    := ./...
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all setup build demo test lint unit fuzz bench bench-report bench-search clean tools java
+.PHONY: all setup build demo test lint unit fuzz bench bench-report bench-search clean tools test-deps java
 
 all: build
 
@@ -44,10 +44,25 @@ lint: setup
 # tools: HdrHistogram's Java jar, with which a test proves intervals.hlog is
 # readable by HdrHistogram's own HistogramLogProcessor (needs java and mvn).
 HDR_ARTIFACT := org.hdrhistogram:HdrHistogram:2.2.2
-tools:
+tools: test-deps
 	@if command -v mvn >/dev/null && command -v java >/dev/null; then \
 		mvn -q -B dependency:get -Dartifact=$(HDR_ARTIFACT); \
 	else echo "note: java/mvn missing: the HdrHistogram tool test will be skipped (apt-get install default-jdk-headless maven)"; fi
+
+# test-deps: the Debian packages the integration tests need (a JDK and
+# Maven for the search-engine nodes and HdrHistogram's tool, Chromium for
+# the report's browser test), installed when missing and running as root;
+# otherwise it prints the command to run.
+TEST_PKGS_CHECK := java:default-jdk-headless mvn:maven chromium:chromium
+test-deps:
+	@missing=""; for pair in $(TEST_PKGS_CHECK); do cmd=$${pair%%:*}; pkg=$${pair#*:}; \
+		command -v $$cmd >/dev/null || missing="$$missing $$pkg"; done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing$$missing for the tests"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+		else echo "note: the integration tests need:$$missing; run  sudo apt-get install -y$$missing" >&2; fi; \
+	fi
 
 # java: the OpenSearch and Elasticsearch node launchers (java/, one JVM per
 # node), fetching the codelibs runner jars from Maven Central once into
