@@ -179,8 +179,11 @@ func TestRateCannotKeepUp(t *testing.T) {
 }
 
 // TestInterruptInProcess: cancelling the context (what the first Ctrl-C
-// does) finishes the results directory within 2 s, status interrupted,
-// exit 3.
+// does) finishes the results directory promptly, status interrupted, exit
+// 3. By design that takes the 1 s drain plus the last interval (about
+// 1.1 s on an idle machine); the bound here is 5 s so that a starved CI
+// machine does not flake, while a stop that waited out the 1-minute run
+// still fails.
 func TestInterruptInProcess(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "r")
@@ -194,7 +197,7 @@ func TestInterruptInProcess(t *testing.T) {
 	code, _, _ := run(t, ctx, "run", "ycsb", "--engine", "memory", "--duration", "1m", "--set", "memory.latency=1ms", "--set", "ycsb.records=50", "--out", dir, "--progress", "off")
 	took := time.Since(at)
 	r := readRun(t, dir)
-	if code != ExitInterrupted || r.Status != "interrupted" || r.ExitCode != 3 || took > 2*time.Second {
+	if code != ExitInterrupted || r.Status != "interrupted" || r.ExitCode != 3 || took > stopBound {
 		t.Fatalf("exit %d status %s after %s", code, r.Status, took)
 	}
 	if s := r.Summary["read"]; s.Count == 0 || s.Count+s.Errors+s.InFlight != s.Started {
@@ -214,6 +217,10 @@ func TestInterruptDuringLoad(t *testing.T) {
 		t.Fatalf("exit %d status %s load %+v: %s", code, r.Status, r.LoadPhase, stderr)
 	}
 }
+
+// stopBound is how long the tests allow between the first Ctrl-C and a
+// finished results directory (see TestInterruptInProcess).
+const stopBound = 5 * time.Second
 
 // TestSignals builds the binary and sends real SIGINTs: one finishes the
 // results directory (exit 3); two in a row quit at once, leaving the
@@ -240,7 +247,7 @@ func TestSignals(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	took := time.Since(sent)
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || took > 2*time.Second {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || took > stopBound {
 		t.Fatalf("one SIGINT: %v after %s", err, took)
 	}
 	if r := readRun(t, dir); r.Status != "interrupted" || r.ExitCode != 3 {
