@@ -371,7 +371,7 @@ func TestErrorClasses(t *testing.T) {
 			w.WriteHeader(503)
 			fmt.Fprint(w, `{"error":{"type":"unavailable_shards_exception","reason":"primary shard is not active"},"status":503}`)
 		case "/logs/_doc/4":
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(2 * time.Second) // well past the timeout, even on a starved machine
 		case "/logs/_doc/5":
 			w.WriteHeader(400)
 			fmt.Fprint(w, `{"error":{"type":"mapper_parsing_exception","reason":"failed to parse"},"status":400}`)
@@ -386,7 +386,9 @@ func TestErrorClasses(t *testing.T) {
 		}
 		return true
 	})
-	c, err := open(t, OpenSearch, f.URL, "opensearch.timeout=100ms")
+	// The timeout also bounds the first request (GET /): generous enough
+	// for a loaded machine, well below the slow request's 2 s.
+	c, err := open(t, OpenSearch, f.URL, "opensearch.timeout=500ms")
 	if err != nil {
 		t.Fatal(err)
 	}

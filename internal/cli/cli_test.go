@@ -97,7 +97,9 @@ func TestRunWritesResultsDirectory(t *testing.T) {
 		}
 	}
 	r := readRun(t, dir)
-	if r.Status != "ok" || r.ExitCode != 0 || r.MeasuredS < 1.3 || r.MeasuredS > 1.7 || r.Process == nil {
+	// The measured window is the 1.5 s after the warm-up, plus at most the
+	// drain at the stop (1 s) on a starved machine.
+	if r.Status != "ok" || r.ExitCode != 0 || r.MeasuredS < 1.3 || r.MeasuredS > 2.7 || r.Process == nil {
 		t.Fatalf("status %s exit %d measured %.2f", r.Status, r.ExitCode, r.MeasuredS)
 	}
 	for _, op := range []string{"read", "update"} {
