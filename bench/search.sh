@@ -6,17 +6,17 @@
 #  3. freshness: the study's probe (10,000 records with one new timestamp
 #     written at about 2,000/s by 8 writers, then a count every 100 ms until
 #     all are visible), five probes one after the other;
-# and stops the cluster. Shards follow the log study: 1 on one node, 6 on
-# the cluster; no replicas.
+# and stops the cluster. One node runs with 1 shard (the log study's single
+# node) and with 6; the cluster with 6 (the study's clusters); no replicas.
 # Usage: bash bench/search.sh [seconds per measured run, default 30]
 # Environment: HEAP (per node, default 1g), USERS (default 16), RECORDS
-# (loaded before each run, default 200000), ENGINE (default opensearch).
+# (loaded before each run, default 100000), ENGINE (default opensearch).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-30}
 heap=${HEAP:-1g}
 users=${USERS:-16}
-records=${RECORDS:-200000}
+records=${RECORDS:-100000}
 engine=${ENGINE:-opensearch}
 make -s build java >/dev/null
 out=$(mktemp -d /tmp/scalelab-bench-search.XXXXXX)
@@ -44,12 +44,14 @@ run() { # run NAME CLUSTER SHARDS ARGS...
   fi
 }
 
+# configurations: nodes:shards. The log study used 1 shard on one node and
+# 6 on clusters; 6 shards on one node separates the effect of the shard
+# count (each shard has its own translog, fsynced per write request) from
+# that of the node count.
 for nodes in 1 3; do
   cl="bench$nodes"
-  shards=1
-  [ "$nodes" -gt 1 ] && shards=6
   echo
-  echo "== $nodes node(s), $shards shard(s)"
+  echo "== $nodes node(s), heap $heap each"
   clusters+=("$cl")
   start=$(date +%s.%N)
   if ! bin/scalelab cluster up "$engine" --name "$cl" --nodes "$nodes" --heap "$heap" >"$out/$cl-up.log" 2>&1; then
@@ -57,16 +59,19 @@ for nodes in 1 3; do
     exit 1
   fi
   python3 -c "import sys,time; print('cluster up: %.1f s' % (time.time() - float(sys.argv[1])))" "$start"
+  shard_counts="6"
+  [ "$nodes" -eq 1 ] && shard_counts="1 6"
+  for shards in $shard_counts; do
+    echo "-- $shards shard(s), no replicas"
+    run "write$shards" "$cl" "$shards" --set logs.mix=write:1 --users "$users" --duration "${secs}s" --warmup 5s
+    field "$out/$cl-write$shards/run.json" "'writes: %.0f/s, mean %.2f ms, p99 %.2f ms, errors %d' % (r['summary']['logs.write']['throughput_per_s'], r['summary']['logs.write']['mean_ms'], r['summary']['logs.write']['p99_ms'], r['summary']['logs.write']['errors'])"
 
-  run write "$cl" "$shards" --set logs.mix=write:1 --users "$users" --duration "${secs}s" --warmup 5s
-  field "$out/$cl-write/run.json" "'writes: %.0f/s, mean %.2f ms, p99 %.2f ms, errors %d' % (r['summary']['logs.write']['throughput_per_s'], r['summary']['logs.write']['mean_ms'], r['summary']['logs.write']['p99_ms'], r['summary']['logs.write']['errors'])"
+    run "read$shards" "$cl" "$shards" --set logs.mix=read:1 --users "$users" --duration "${secs}s" --warmup 5s
+    field "$out/$cl-read$shards/run.json" "'reads by id: %.0f/s, mean %.2f ms, p99 %.2f ms, errors %d' % (r['summary']['logs.read']['throughput_per_s'], r['summary']['logs.read']['mean_ms'], r['summary']['logs.read']['p99_ms'], r['summary']['logs.read']['errors'])"
 
-  run read "$cl" "$shards" --set logs.mix=read:1 --users "$users" --duration "${secs}s" --warmup 5s
-  field "$out/$cl-read/run.json" "'reads by id: %.0f/s, mean %.2f ms, p99 %.2f ms, errors %d' % (r['summary']['logs.read']['throughput_per_s'], r['summary']['logs.read']['mean_ms'], r['summary']['logs.read']['p99_ms'], r['summary']['logs.read']['errors'])"
-
-  run fresh "$cl" "$shards" --set logs.mix=freshness:1 --users 1 --ops 10
-  field "$out/$cl-fresh/run.json" "(lambda f: 'freshness (default 1 s refresh): %d probes, %d failed; delay mean %.0f ms, min %.0f, max %.0f; polls mean %.1f' % (f['probes'], f['failed_probes'], f['delay_ms']['mean'], f['delay_ms']['min'], f['delay_ms']['max'], f['polls']['mean']))(r['scenario_report']['freshness'])"
-
+    run "fresh$shards" "$cl" "$shards" --set logs.mix=freshness:1 --users 1 --ops 10
+    field "$out/$cl-fresh$shards/run.json" "(lambda f, w: 'freshness (default 1 s refresh): %d probes, %d failed; delay mean %.0f ms, min %.0f, max %.0f; polls mean %.1f; probe writes %.0f/s' % (f['probes'], f['failed_probes'], f['delay_ms']['mean'], f['delay_ms']['min'], f['delay_ms']['max'], f['polls']['mean'], w))(r['scenario_report']['freshness'], 10000 / (r['summary']['logs.freshness_write']['mean_ms'] / 1000))"
+  done
   bin/scalelab cluster down "$cl" >/dev/null
   clusters=()
 done
