@@ -134,28 +134,39 @@ func Gone(st *cluster.State) error {
 	return nil
 }
 
-var shared struct {
-	sync.Mutex
-	targets map[string]string
-	errs    map[string]error
+// sharedEntry is the shared cluster of one distribution, started once.
+type sharedEntry struct {
+	once   sync.Once
+	target string
+	err    error
 }
+
+var (
+	sharedMu      sync.Mutex
+	sharedEntries = map[string]*sharedEntry{}
+	cleanOnce     sync.Once
+)
 
 // Shared returns the target of a 1-node cluster of engineName started on
 // first use and shared by the whole test binary; its node stops and deletes
-// its data when the test binary exits. Safe for concurrent use.
+// its data when the test binary exits. Safe for concurrent use; the two
+// distributions start in parallel.
 func Shared(engineName string) (string, error) {
-	shared.Lock()
-	defer shared.Unlock()
-	if t, ok := shared.targets[engineName]; ok {
-		return t, nil
+	sharedMu.Lock()
+	e, ok := sharedEntries[engineName]
+	if !ok {
+		e = &sharedEntry{}
+		sharedEntries[engineName] = e
 	}
-	if err, ok := shared.errs[engineName]; ok {
-		return "", err
-	}
-	if shared.targets == nil {
-		shared.targets, shared.errs = map[string]string{}, map[string]error{}
-		cleanStale()
-	}
+	sharedMu.Unlock()
+	e.once.Do(func() {
+		cleanOnce.Do(cleanStale)
+		e.target, e.err = startShared(engineName)
+	})
+	return e.target, e.err
+}
+
+func startShared(engineName string) (string, error) {
 	err := search.Installed(engineName)
 	var st *cluster.State
 	if err == nil {
@@ -168,11 +179,8 @@ func Shared(engineName string) (string, error) {
 		if st != nil {
 			_ = cluster.StopAll(st, 10*time.Second)
 		}
-		err = fmt.Errorf("shared %s test cluster: %w", engineName, err)
-		shared.errs[engineName] = err
-		return "", err
+		return "", fmt.Errorf("shared %s test cluster: %w", engineName, err)
 	}
-	shared.targets[engineName] = st.Target
 	return st.Target, nil
 }
 
