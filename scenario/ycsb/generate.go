@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // This file holds the random generators of YCSB's CoreWorkload, written from
@@ -348,8 +347,10 @@ func (l *skewedLatest) next(r *rng) uint64 {
 	return last - l.z.next(r)
 }
 
-// ackWindow bounds how many insert key numbers may be handed out and not yet
-// acknowledged; it is far above the number of sessions in flight.
+// ackWindow is the size of the lock-free ring of acknowledgements; it is far
+// above the number of sessions in flight. An acknowledgement further ahead
+// than that (a session starved while others ran on) goes to an overflow set
+// under the lock instead of waiting, so ack never blocks on another session.
 const ackWindow = 1 << 16
 
 // ackCounter hands out insert key numbers and tracks which have been
@@ -357,15 +358,16 @@ const ackWindow = 1 << 16
 // (YCSB's AcknowledgedCounterGenerator). last is the highest key number
 // below which every key has been acknowledged.
 type ackCounter struct {
-	next   atomic.Uint64 // next key number to hand out
-	limit  atomic.Uint64 // every key number < limit is acknowledged
-	mu     sync.Mutex    // held by the goroutine advancing limit
-	window [ackWindow]atomic.Bool
+	next     atomic.Uint64       // next key number to hand out
+	limit    atomic.Uint64       // every key number < limit is acknowledged; changed only under mu
+	mu       sync.Mutex          // held by the goroutine advancing limit
+	overflow map[uint64]struct{} // acknowledged numbers >= limit+ackWindow when acked; under mu
+	window   [ackWindow]atomic.Bool
 }
 
 // newAckCounter starts at start: key numbers below it count as acknowledged.
 func newAckCounter(start uint64) *ackCounter {
-	c := &ackCounter{}
+	c := &ackCounter{overflow: map[uint64]struct{}{}}
 	c.next.Store(start)
 	c.limit.Store(start)
 	return c
@@ -385,13 +387,20 @@ func (c *ackCounter) last() uint64 {
 }
 
 // ack acknowledges k, a number returned by take, and advances last over any
-// contiguous run of acknowledged numbers.
+// contiguous run of acknowledged numbers. It never waits for other sessions.
 func (c *ackCounter) ack(k uint64) {
-	for k-c.limit.Load() >= ackWindow { // too far ahead: wait for the window
-		c.advance()
+	if k-c.limit.Load() >= ackWindow {
+		c.mu.Lock()
+		// limit only grows, and only under mu: decide again while holding it.
 		if k-c.limit.Load() >= ackWindow {
-			sleepBriefly()
+			c.overflow[k] = struct{}{}
+			c.mu.Unlock()
+			// An ack at limit may have found the lock taken by us and left
+			// the walk to whoever held it: walk on its behalf.
+			c.advance()
+			return
 		}
+		c.mu.Unlock()
 	}
 	c.window[k%ackWindow].Store(true)
 	c.advance()
@@ -400,8 +409,14 @@ func (c *ackCounter) ack(k uint64) {
 func (c *ackCounter) advance() {
 	for c.mu.TryLock() {
 		l := c.limit.Load()
-		for c.window[l%ackWindow].Load() {
-			c.window[l%ackWindow].Store(false)
+		for {
+			if c.window[l%ackWindow].Load() {
+				c.window[l%ackWindow].Store(false)
+			} else if _, ok := c.overflow[l]; ok {
+				delete(c.overflow, l)
+			} else {
+				break
+			}
 			l++
 		}
 		c.limit.Store(l)
@@ -413,5 +428,3 @@ func (c *ackCounter) advance() {
 		}
 	}
 }
-
-func sleepBriefly() { time.Sleep(50 * time.Microsecond) }

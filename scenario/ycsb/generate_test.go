@@ -337,6 +337,28 @@ func TestAckCounter(t *testing.T) {
 	if want := uint64(103 + 8*20_000 - 1); c.last() != want {
 		t.Fatalf("last %d, want %d", c.last(), want)
 	}
+
+	// A starved session: one number held while others take and acknowledge
+	// far more than the ring holds. Acks must not wait (the CI machine once
+	// deadlocked here when they did), and last jumps once the held one lands.
+	held := c.take()
+	var after []uint64
+	for range 3 * ackWindow {
+		after = append(after, c.take())
+	}
+	for i := len(after) - 1; i >= 0; i-- { // newest first: the furthest ahead
+		c.ack(after[i])
+	}
+	if c.last() != held-1 {
+		t.Fatalf("last %d with %d unacknowledged, want %d", c.last(), held, held-1)
+	}
+	c.ack(held)
+	if want := after[len(after)-1]; c.last() != want {
+		t.Fatalf("last %d after the starved ack, want %d", c.last(), want)
+	}
+	if len(c.overflow) != 0 {
+		t.Fatalf("%d numbers left in the overflow set", len(c.overflow))
+	}
 }
 
 func TestOpMix(t *testing.T) {
