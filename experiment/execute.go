@@ -81,9 +81,12 @@ func Run(ctx context.Context, s *Spec, o Options) (*Result, error) {
 		dir = s.Results.Text
 	}
 	if dir == "" {
-		dir = filepath.Join("scalelab-results", fmt.Sprintf("%s-%s", sanitize(s.Name), time.Now().Format("20060102-150405")))
-	}
-	if err := results.Create(dir); err != nil {
+		base := filepath.Join("scalelab-results", fmt.Sprintf("%s-%s", sanitize(s.Name), time.Now().Format("20060102-150405")))
+		var err error
+		if dir, err = results.CreateUnique(base); err != nil {
+			return nil, results.WithCode(results.ExitUnfinished, err)
+		}
+	} else if err := results.Create(dir); err != nil {
 		return nil, results.WithCode(results.ExitUsage, err)
 	}
 	if err := results.WriteFileAtomic(filepath.Join(dir, SpecFile), s.Source); err != nil {

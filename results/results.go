@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -150,6 +151,27 @@ func Create(dir string) error {
 		return fmt.Errorf("create results directory: %w", err)
 	}
 	return nil
+}
+
+// CreateUnique makes a new results directory named base, or base-2, base-3,
+// ... when that name is taken (two runs started in the same second), and
+// returns the name it made. Each candidate is created with an exclusive
+// mkdir, so concurrent processes never share a directory.
+func CreateUnique(base string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
+		return "", fmt.Errorf("create results directory: %w", err)
+	}
+	dir := base
+	for i := 2; ; i++ {
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || i > 1000 {
+			return "", fmt.Errorf("create results directory: %w", err)
+		}
+		dir = fmt.Sprintf("%s-%d", base, i)
+	}
 }
 
 // WriteJSON writes v as indented JSON to path atomically: a temp file in the

@@ -33,6 +33,7 @@ type Plan struct {
 	opts     load.Options
 	dir      string
 	cluster  *cluster.State // --cluster
+	autoDir  bool           // dir is the default name: take the next free one
 }
 
 // NewPlan resolves scenario, engine, settings and load model, reporting
@@ -87,7 +88,7 @@ func NewPlan(f *Options) (*Plan, error) {
 	if dir == "" {
 		dir = filepath.Join("scalelab-results", fmt.Sprintf("%s-%s-%s", scen.Name(), eng.Name(), time.Now().Format("20060102-150405")))
 	}
-	return &Plan{flags: f, scen: scen, eng: eng, settings: set, model: model, opts: opts, dir: dir, cluster: cl}, nil
+	return &Plan{flags: f, scen: scen, eng: eng, settings: set, model: model, opts: opts, dir: dir, cluster: cl, autoDir: f.Out == ""}, nil
 }
 
 // Dir returns the results directory the run writes.
@@ -208,7 +209,13 @@ func (p *Plan) Execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 
 func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writer) (*results.Run, error) {
 	f := p.flags
-	if err := results.Create(p.dir); err != nil {
+	if p.autoDir {
+		dir, err := results.CreateUnique(p.dir)
+		if err != nil {
+			return nil, results.WithCode(results.ExitUnfinished, err)
+		}
+		p.dir = dir
+	} else if err := results.Create(p.dir); err != nil {
 		return nil, results.WithCode(results.ExitUsage, err)
 	}
 	doc := &results.Run{
