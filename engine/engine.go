@@ -60,6 +60,9 @@ var (
 	ErrIntegrity = metrics.WithClass(metrics.Integrity, errors.New("integrity check failed"))
 	// ErrUnreachable means the store could not be reached at all.
 	ErrUnreachable = errors.New("engine unreachable")
+	// ErrConfig means the engine's configuration (the target, a setting) is
+	// invalid: a usage error (exit code 2), not a failure of the store.
+	ErrConfig = errors.New("invalid engine configuration")
 )
 
 var engines = registry.New[Engine]("engine")

@@ -273,6 +273,9 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	}
 	conn, err := p.eng.Open(ctx, cfg)
 	if err != nil {
+		if errors.Is(err, engine.ErrConfig) || errors.Is(err, setting.ErrBadValue) {
+			return finish(results.StatusFailed, results.WithCode(results.ExitUsage, fmt.Errorf("connect to %s: %w", p.eng.Name(), err)))
+		}
 		return finish(results.StatusFailed, results.WithCode(results.ExitUnfinished, fmt.Errorf("connect to %s: %w", p.eng.Name(), err)))
 	}
 	defer conn.Close()

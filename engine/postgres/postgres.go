@@ -150,7 +150,7 @@ func OptionsFrom(set *setting.Set) Options {
 
 // ErrConfig is wrapped by errors about a target or settings that cannot
 // work (no target, a password on the command line, a bad replica address).
-var ErrConfig = errors.New("postgres configuration")
+var ErrConfig = fmt.Errorf("postgres: %w", engine.ErrConfig)
 
 // Open connects a pool to the primary (cfg.Target, the --cluster's primary,
 // or the libpq environment PGHOST... when neither is given) and one to each

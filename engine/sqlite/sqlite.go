@@ -135,10 +135,10 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 // OpenFile opens the database file at path with the given options.
 func OpenFile(ctx context.Context, path string, o Options) (*Conn, error) {
 	if strings.ContainsRune(path, '?') {
-		return nil, fmt.Errorf("open sqlite %s: %w: the file path must not contain '?'", path, engine.ErrUnreachable)
+		return nil, fmt.Errorf("open sqlite %s: %w: the file path must not contain '?'", path, engine.ErrConfig)
 	}
 	if strings.HasPrefix(path, "file:") {
-		return nil, fmt.Errorf("open sqlite %s: %w: give a plain file path, not a file: URI", path, engine.ErrUnreachable)
+		return nil, fmt.Errorf("open sqlite %s: %w: give a plain file path, not a file: URI", path, engine.ErrConfig)
 	}
 	n := o.MaxConns
 	if n <= 0 {

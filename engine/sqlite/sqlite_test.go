@@ -110,18 +110,21 @@ func TestPragmasOnEveryConnection(t *testing.T) {
 func TestBadTarget(t *testing.T) {
 	t.Parallel()
 	e := &sqlite.Engine{}
-	for _, target := range []string{
-		filepath.Join(t.TempDir(), "what?.db"),
-		"file:x.db",
-		filepath.Join(t.TempDir(), "no", "such", "dir", "x.db"),
+	for _, c := range []struct {
+		target string
+		want   error // a malformed target is a usage error; a missing directory is not
+	}{
+		{filepath.Join(t.TempDir(), "what?.db"), engine.ErrConfig},
+		{"file:x.db", engine.ErrConfig},
+		{filepath.Join(t.TempDir(), "no", "such", "dir", "x.db"), engine.ErrUnreachable},
 	} {
-		_, err := e.Open(ctx, engine.Config{Target: target})
+		_, err := e.Open(ctx, engine.Config{Target: c.target})
 		if err == nil {
-			t.Errorf("Open(%q) succeeded", target)
+			t.Errorf("Open(%q) succeeded", c.target)
 			continue
 		}
-		if !errors.Is(err, engine.ErrUnreachable) {
-			t.Errorf("Open(%q): %v does not wrap ErrUnreachable", target, err)
+		if !errors.Is(err, c.want) {
+			t.Errorf("Open(%q): %v does not wrap %v", c.target, err, c.want)
 		}
 	}
 }

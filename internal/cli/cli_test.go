@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -65,6 +66,32 @@ func TestBadInputExit2(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "never")); err == nil {
 		t.Error("a results directory was created for bad input")
+	}
+}
+
+// A malformed --target is found when the engine opens it, after the
+// results directory exists: still a usage error, recorded in run.json.
+func TestBadTargetExit2(t *testing.T) {
+	t.Parallel()
+	for i, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "logs", "--engine", "postgres", "--target", "bogus::x"}, "target"},
+		{[]string{"run", "logs", "--engine", "opensearch", "--target", "ftp://127.0.0.1:9200"}, "scheme must be http or https"},
+		{[]string{"run", "ycsb", "--engine", "sqlite", "--target", "file:x.db"}, "not a file: URI"},
+	} {
+		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
+		code, _, stderr := run(t, context.Background(), append(tc.args, "--duration", "1s", "--out", dir)...)
+		if code != ExitUsage {
+			t.Errorf("%v: exit %d, want 2; stderr %s", tc.args, code, stderr)
+		}
+		if !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: stderr %q lacks %q", tc.args, stderr, tc.want)
+		}
+		if r := readRun(t, dir); r.ExitCode != ExitUsage || r.Status != results.StatusFailed {
+			t.Errorf("%v: run.json exit %d status %s, want 2 and failed", tc.args, r.ExitCode, r.Status)
+		}
 	}
 }
 
