@@ -296,55 +296,20 @@ func (w *Workload) Load(ctx context.Context, workers int, progress func(n int64)
 	if n == 0 {
 		return nil
 	}
-	workers = int(min(max(int64(workers), 1), (n+loadBatch-1)/loadBatch))
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg         sync.WaitGroup
-		mu         sync.Mutex
-		firstErr   error
-		progressMu sync.Mutex
-	)
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		mu.Unlock()
-		cancel()
-	}
-	for i := range workers {
-		lo, hi := n*int64(i)/int64(workers), n*int64(i+1)/int64(workers)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			batch := make([]Record, 0, loadBatch)
-			var buf []byte
-			for k := lo; k < hi; {
-				if err := ctx.Err(); err != nil {
-					fail(fmt.Errorf("logs load: %w", err))
-					return
-				}
-				batch = batch[:0]
-				for ; k < hi && len(batch) < loadBatch; k++ {
-					batch = append(batch, Record{})
-					buf = fill(&batch[len(batch)-1], k, buf)
-				}
-				if err := w.st.insertBatch(ctx, batch); err != nil {
-					fail(fmt.Errorf("logs load: %w", err))
-					return
-				}
-				if progress != nil {
-					progressMu.Lock()
-					progress(int64(len(batch)))
-					progressMu.Unlock()
-				}
+	err := scenario.LoadRanges(ctx, n, workers, loadBatch, progress, func() func(context.Context, int64, int64) error {
+		batch := make([]Record, 0, loadBatch)
+		var buf []byte
+		return func(ctx context.Context, lo, hi int64) error {
+			batch = batch[:0]
+			for k := lo; k < hi; k++ {
+				batch = append(batch, Record{})
+				buf = fill(&batch[len(batch)-1], k, buf)
 			}
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
+			return w.st.insertBatch(ctx, batch)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("logs load: %w", err)
 	}
 	if err := w.st.finishLoad(ctx, w.cfg.indexes); err != nil {
 		return fmt.Errorf("logs load: %w", err)

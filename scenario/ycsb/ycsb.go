@@ -23,7 +23,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"sync"
 
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
@@ -326,53 +325,20 @@ func (w *Workload) Load(ctx context.Context, workers int, progress func(n int64)
 	if !w.cfg.load || w.cfg.records == 0 {
 		return nil
 	}
-	n := w.cfg.records
-	workers = int(min(max(uint64(workers), 1), n))
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg         sync.WaitGroup
-		mu         sync.Mutex
-		firstErr   error
-		progressMu sync.Mutex
-	)
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		mu.Unlock()
-		cancel()
-	}
-	for i := range workers {
-		lo, hi := n*uint64(i)/uint64(workers), n*uint64(i+1)/uint64(workers)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			b := newBatch(w.cfg.fields, loadBatchSize)
-			for k := lo; k < hi; {
-				if err := ctx.Err(); err != nil {
-					fail(fmt.Errorf("ycsb load: %w", err))
-					return
-				}
-				b.reset()
-				for ; k < hi && b.n < loadBatchSize; k++ {
-					w.addRecord(b, k)
-				}
-				if err := w.st.insertBatch(ctx, b); err != nil {
-					fail(fmt.Errorf("ycsb load: %w", err))
-					return
-				}
-				if progress != nil {
-					progressMu.Lock()
-					progress(int64(b.n))
-					progressMu.Unlock()
-				}
+	err := scenario.LoadRanges(ctx, int64(w.cfg.records), workers, loadBatchSize, progress, func() func(context.Context, int64, int64) error {
+		b := newBatch(w.cfg.fields, loadBatchSize)
+		return func(ctx context.Context, lo, hi int64) error {
+			b.reset()
+			for k := lo; k < hi; k++ {
+				w.addRecord(b, uint64(k))
 			}
-		}()
+			return w.st.insertBatch(ctx, b)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("ycsb load: %w", err)
 	}
-	wg.Wait()
-	return firstErr
+	return nil
 }
 
 // addRecord appends record k, with all its fields, to b.
