@@ -3,6 +3,7 @@ package cli
 // Engines and scenarios register themselves from init; importing them here
 // is the only edit adding one needs outside its own package.
 import (
+	_ "github.com/scalelab/scalelab/engine/cassandra"
 	_ "github.com/scalelab/scalelab/engine/memory"
 	_ "github.com/scalelab/scalelab/engine/null"
 	_ "github.com/scalelab/scalelab/engine/postgres"
