@@ -1,0 +1,407 @@
+package fault
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/results"
+)
+
+// Config tunes a Session; zero values take the defaults.
+type Config struct {
+	// Poll is the watcher's polling period (default 500 ms).
+	Poll time.Duration
+	// Grace is a restart's wait between TERM and KILL (default 10 s).
+	Grace time.Duration
+	// MaxEvents bounds the recorded events (default 1000); later ones are
+	// counted in a last event.
+	MaxEvents int
+}
+
+// Session injects the faults of one run into a cluster and records node
+// events and health changes. Start it at the start of the load; call
+// EndLoad when the load ends, optionally WaitHealthy, then Close.
+type Session struct {
+	cfg    Config
+	origin time.Time
+	specs  []Spec
+
+	mu       sync.Mutex // guards everything below and st.Nodes' PIDs
+	st       *cluster.State
+	faults   []results.Fault
+	events   []results.Event
+	dropped  int
+	alive    map[string]bool
+	health   cluster.Health
+	healthOK bool // the last poll saw green with every live node a member
+	lastHS   string
+	lastF    float64 // latest injection or lift, seconds; <0 none yet
+	healthyS float64 // first healthy poll started after lastF; <0 none
+	ended    bool
+
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	stopped map[int]bool // fault index -> node still SIGSTOPped
+	polled  chan struct{}
+}
+
+// Start begins watching st and schedules specs relative to origin (the
+// start of the load). st is copied: the session updates its copy's PIDs
+// (and saves it) when it restarts a node.
+func Start(st *cluster.State, specs []Spec, origin time.Time, cfg Config) *Session {
+	if cfg.Poll <= 0 {
+		cfg.Poll = 500 * time.Millisecond
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = 10 * time.Second
+	}
+	if cfg.MaxEvents <= 0 {
+		cfg.MaxEvents = 1000
+	}
+	cp := *st
+	cp.Nodes = append([]cluster.Node(nil), st.Nodes...)
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Session{cfg: cfg, origin: origin, specs: specs, st: &cp, alive: map[string]bool{},
+		lastF: -1, healthyS: -1, cancel: cancel, stopped: map[int]bool{}, polled: make(chan struct{}, 1)}
+	for _, sp := range specs {
+		f := results.Fault{Spec: sp.Text, Kind: string(sp.Kind), Node: sp.Node, AtS: sp.At.Seconds(), Outcome: "not reached"}
+		if sp.Kind == Stop {
+			f.ForS = sp.For.Seconds()
+		}
+		s.faults = append(s.faults, f)
+	}
+	for _, n := range cp.Nodes {
+		s.alive[n.Name] = true
+	}
+	s.wg.Add(1)
+	go s.watch(ctx)
+	for i := range specs {
+		s.wg.Add(1)
+		go s.schedule(ctx, i)
+	}
+	return s
+}
+
+// now is the time since the origin in seconds.
+func (s *Session) now() float64 { return time.Since(s.origin).Seconds() }
+
+func ptr(v float64) *float64 { return &v }
+
+// event records an event; s.mu must be held.
+func (s *Session) event(kind, node, detail string) {
+	if len(s.events) >= s.cfg.MaxEvents {
+		s.dropped++
+		return
+	}
+	s.events = append(s.events, results.Event{TS: s.now(), Kind: kind, Node: node, Detail: detail})
+}
+
+// node returns the index of a node in the state; s.mu must be held.
+func (s *Session) node(name string) int {
+	for i, n := range s.st.Nodes {
+		if n.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// signal sends sig to a node's process group and to the process.
+func signal(pid int, sig syscall.Signal) error {
+	if pid <= 0 {
+		return fmt.Errorf("no process id")
+	}
+	gerr := syscall.Kill(-pid, sig)
+	perr := syscall.Kill(pid, sig)
+	if gerr != nil && perr != nil {
+		return fmt.Errorf("signal %v to pid %d: %w", sig, pid, perr)
+	}
+	return nil
+}
+
+// schedule waits for fault i's time, then injects it.
+func (s *Session) schedule(ctx context.Context, i int) {
+	defer s.wg.Done()
+	sp := s.specs[i]
+	t := time.NewTimer(time.Until(s.origin.Add(sp.At)))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return
+	case <-t.C:
+	}
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return
+	}
+	f := &s.faults[i]
+	f.InjectedS = ptr(s.now())
+	s.lastF = *f.InjectedS
+	s.healthyS = -1
+	idx := s.node(sp.Node)
+	pid := s.st.Nodes[idx].PID
+	var err error
+	switch sp.Kind {
+	case Kill:
+		err = signal(pid, syscall.SIGKILL)
+		s.event(results.EventFault, sp.Node, fmt.Sprintf("%s: SIGKILL pid %d", sp.Text, pid))
+	case Stop:
+		err = signal(pid, syscall.SIGSTOP)
+		if err == nil {
+			s.stopped[i] = true
+		}
+		s.event(results.EventFault, sp.Node, fmt.Sprintf("%s: SIGSTOP pid %d for %s", sp.Text, pid, sp.For))
+	case Restart:
+		s.event(results.EventFault, sp.Node, fmt.Sprintf("%s: TERM pid %d (KILL after %s), then start again", sp.Text, pid, s.cfg.Grace))
+	}
+	s.finish(f, err)
+	s.mu.Unlock()
+	switch sp.Kind {
+	case Stop:
+		if err != nil {
+			return
+		}
+		t := time.NewTimer(sp.For)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		s.mu.Lock()
+		s.resume(i)
+		s.mu.Unlock()
+	case Restart:
+		s.restart(i, idx, pid)
+	}
+}
+
+// finish sets a fault's outcome; s.mu must be held.
+func (s *Session) finish(f *results.Fault, err error) {
+	f.Outcome = "done"
+	if err != nil {
+		f.Outcome, f.Error = "failed", err.Error()
+	}
+}
+
+// resume lifts stop fault i if its node is still stopped; s.mu must be held.
+func (s *Session) resume(i int) {
+	if !s.stopped[i] {
+		return
+	}
+	delete(s.stopped, i)
+	sp := s.specs[i]
+	pid := s.st.Nodes[s.node(sp.Node)].PID
+	f := &s.faults[i]
+	if err := signal(pid, syscall.SIGCONT); err != nil {
+		f.Outcome, f.Error = "failed", "resume: "+err.Error()
+	}
+	f.EndedS = ptr(s.now())
+	s.lastF, s.healthyS = *f.EndedS, -1
+	s.event(results.EventFault, sp.Node, fmt.Sprintf("%s: SIGCONT pid %d", sp.Text, pid))
+}
+
+// restart stops node idx (TERM, grace, KILL) and starts it again with its
+// recorded command, saving the new PID in the cluster state.
+func (s *Session) restart(i, idx, pid int) {
+	err := cluster.Stop(pid, s.cfg.Grace)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := &s.faults[i]
+	n := s.st.Nodes[idx]
+	if err == nil && s.alive[n.Name] {
+		// Seen here so that a quick restart between two polls is not missed.
+		s.event(results.EventNodeDown, n.Name, fmt.Sprintf("process %d gone (stopped for the restart)", pid))
+		s.alive[n.Name] = false
+	}
+	if err == nil && len(n.Cmd) == 0 {
+		err = fmt.Errorf("node %s has no recorded command to start it again (a cluster from an older scalelab?)", n.Name)
+	}
+	if err == nil {
+		dir := n.DataDir
+		if fi, serr := os.Stat(dir); serr != nil || !fi.IsDir() {
+			dir = s.st.Dir
+		}
+		var newPID int
+		if newPID, err = cluster.Start(n.Cmd, dir, n.LogFile, n.Env); err == nil {
+			s.st.Nodes[idx].PID = newPID
+			if serr := s.st.Save(); serr != nil {
+				s.event(results.EventFault, n.Name, "cluster state not saved: "+serr.Error())
+			}
+			f.EndedS = ptr(s.now())
+			s.lastF, s.healthyS = *f.EndedS, -1
+			s.event(results.EventFault, n.Name, fmt.Sprintf("%s: started again, pid %d", f.Spec, newPID))
+		}
+	}
+	if err != nil {
+		f.Outcome, f.Error = "failed", fmt.Sprintf("restart %s: %v", n.Name, err)
+		s.event(results.EventFault, n.Name, f.Error)
+	}
+}
+
+// snapshot copies the cluster state for a health probe; s.mu must be held.
+func (s *Session) snapshot() *cluster.State {
+	cp := *s.st
+	cp.Nodes = append([]cluster.Node(nil), s.st.Nodes...)
+	return &cp
+}
+
+// watch polls the nodes' processes and the cluster's health.
+func (s *Session) watch(ctx context.Context) {
+	defer s.wg.Done()
+	t := time.NewTicker(s.cfg.Poll)
+	defer t.Stop()
+	for {
+		s.poll(ctx)
+		select {
+		case s.polled <- struct{}{}:
+		default:
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// poll takes one look at the cluster.
+func (s *Session) poll(ctx context.Context) {
+	s.mu.Lock()
+	st := s.snapshot()
+	s.mu.Unlock()
+	began := s.now()
+	live := 0
+	alive := map[string]bool{}
+	for _, n := range st.Nodes {
+		alive[n.Name] = cluster.Alive(n.PID)
+		if alive[n.Name] {
+			live++
+		}
+	}
+	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	h, err := cluster.CheckHealth(hctx, st)
+	cancel()
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		h = cluster.Health{Status: cluster.Unreachable, Of: len(st.Nodes), Detail: map[string]string{"error": err.Error()}}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range st.Nodes {
+		if alive[n.Name] != s.alive[n.Name] {
+			if alive[n.Name] {
+				s.event(results.EventNodeUp, n.Name, fmt.Sprintf("process %d running", n.PID))
+			} else {
+				s.event(results.EventNodeDown, n.Name, fmt.Sprintf("process %d gone", n.PID))
+			}
+			s.alive[n.Name] = alive[n.Name]
+		}
+	}
+	s.health = h
+	if hs := h.String(); hs != s.lastHS {
+		s.event(results.EventHealth, "", hs)
+		s.lastHS = hs
+	}
+	// Healthy: green with every running process a member (right after a
+	// kill the engine may still count the dead node and say green).
+	s.healthOK = h.Healthy() && h.Nodes == live
+	if s.healthOK && s.lastF >= 0 && s.healthyS < 0 && began >= s.lastF {
+		s.healthyS = s.now()
+	}
+}
+
+// EndLoad cancels the faults not yet injected (outcome "not reached") and
+// lifts every stop still in effect, so no node is left hung. The watcher
+// goes on until Close.
+func (s *Session) EndLoad() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ended = true
+	idx := make([]int, 0, len(s.stopped))
+	for i := range s.stopped {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		s.resume(i)
+	}
+}
+
+// Pending reports whether a restart is still in progress.
+func (s *Session) pendingRestart() bool {
+	for i, sp := range s.specs {
+		f := s.faults[i]
+		if sp.Kind == Restart && f.InjectedS != nil && f.EndedS == nil && f.Outcome == "done" {
+			return true
+		}
+	}
+	return false
+}
+
+// WaitHealthy waits, up to bound, until a poll that started after the last
+// fault saw the cluster healthy (green, every running node a member),
+// calling progress about every second with the time waited and the last
+// health. It returns how long it waited and whether the cluster was
+// healthy.
+func (s *Session) WaitHealthy(ctx context.Context, bound time.Duration, progress func(waited time.Duration, h cluster.Health)) (time.Duration, bool) {
+	start := time.Now()
+	deadline := start.Add(bound)
+	lastProgress := start
+	for {
+		s.mu.Lock()
+		// A poll must have started after now: the state before the wait
+		// may be stale.
+		ok := s.healthOK && !s.pendingRestart() && len(s.stopped) == 0 && (s.lastF < 0 || s.healthyS >= 0)
+		h := s.health
+		s.mu.Unlock()
+		if ok {
+			return time.Since(start), true
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return time.Since(start), false
+		}
+		if progress != nil && time.Since(lastProgress) >= time.Second {
+			progress(time.Since(start), h)
+			lastProgress = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+		case <-s.polled:
+		case <-time.After(s.cfg.Poll):
+		}
+	}
+}
+
+// Close stops the watcher and the schedule (lifting any stop still in
+// effect) and returns the faults, the events in time order and the
+// recovery figures (waited is what WaitHealthy returned, timedOut whether
+// it hit its bound).
+func (s *Session) Close(waited time.Duration, timedOut bool) ([]results.Fault, []results.Event, *results.Recovery) {
+	s.EndLoad()
+	s.cancel()
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dropped > 0 {
+		s.events = append(s.events, results.Event{TS: s.now(), Kind: results.EventHealth, Detail: fmt.Sprintf("%d more events not recorded", s.dropped)})
+	}
+	sort.SliceStable(s.events, func(i, j int) bool { return s.events[i].TS < s.events[j].TS })
+	rec := &results.Recovery{Health: s.health.String(), WaitedS: waited.Seconds(), TimedOut: timedOut}
+	if s.lastF >= 0 {
+		rec.LastFaultS = ptr(s.lastF)
+		if s.healthyS >= 0 {
+			rec.HealthyS = ptr(s.healthyS)
+			rec.TimeToHealthyS = ptr(s.healthyS - s.lastF)
+		}
+	}
+	return s.faults, s.events, rec
+}

@@ -1,0 +1,114 @@
+package fault
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scalelab/scalelab/cluster"
+)
+
+func TestParse(t *testing.T) {
+	t.Parallel()
+	good := []struct {
+		in   string
+		want Spec
+	}{
+		{"kill:node2@60s", Spec{Kind: Kill, Node: "node2", At: 60 * time.Second}},
+		{"stop:node2@60s+30s", Spec{Kind: Stop, Node: "node2", At: 60 * time.Second, For: 30 * time.Second}},
+		{"restart:node3@1m30s", Spec{Kind: Restart, Node: "node3", At: 90 * time.Second}},
+		{" KILL:node1@0s ", Spec{Kind: Kill, Node: "node1"}},
+	}
+	for _, g := range good {
+		s, err := Parse(g.in)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", g.in, err)
+			continue
+		}
+		if s.Kind != g.want.Kind || s.Node != g.want.Node || s.At != g.want.At || s.For != g.want.For || s.Text != g.in {
+			t.Errorf("Parse(%q) = %+v, want %+v", g.in, s, g.want)
+		}
+	}
+	bad := []struct{ in, says string }{
+		{"kill", "no ':'"},
+		{"crash:node2@1s", `unknown kind "crash"`},
+		{"kill:node2", "no '@TIME'"},
+		{"kill:@1s", "no node name"},
+		{"kill:node2@soon", `"soon" is not a duration`},
+		{"kill:node2@-1s", "negative"},
+		{"stop:node2@1s", "stop needs +DURATION"},
+		{"kill:node2@1s+2s", "only for stop"},
+		{"stop:node2@1s+0s", "must be positive"},
+		{"stop:node2@1s+x", `"x" is not a duration`},
+	}
+	for _, b := range bad {
+		_, err := Parse(b.in)
+		if err == nil || !strings.Contains(err.Error(), b.says) || !strings.Contains(err.Error(), "KIND:NODE@TIME") {
+			t.Errorf("Parse(%q) error %v, want one saying %q with the grammar", b.in, err, b.says)
+		}
+	}
+}
+
+func TestParseList(t *testing.T) {
+	t.Parallel()
+	specs, err := ParseList([]string{"kill:node2@5s,stop:node3@6s+1s", "restart:node1@7s"})
+	if err != nil || len(specs) != 3 || specs[1].Kind != Stop || specs[2].Node != "node1" {
+		t.Fatalf("ParseList = %+v, %v", specs, err)
+	}
+	if specs[1].String() != "stop:node3@6s+1s" {
+		t.Errorf("String() = %q", specs[1].String())
+	}
+	if _, err := ParseList([]string{"kill:node2@5s,bad"}); err == nil {
+		t.Error("ParseList accepted a bad element")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	st := &cluster.State{Name: "c1", Nodes: []cluster.Node{{Name: "node1"}, {Name: "node2"}, {Name: "node3"}}}
+	spec := func(s string) []Spec {
+		sp, err := Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []Spec{sp}
+	}
+	cases := []struct {
+		specs  []Spec
+		st     *cluster.State
+		runFor time.Duration
+		says   string
+	}{
+		{spec("kill:node2@5s"), st, 10 * time.Second, ""},
+		{spec("kill:node2@5s"), st, 0, ""}, // --ops only: no time check
+		{nil, nil, 0, ""},
+		{spec("kill:node2@5s"), nil, 10 * time.Second, "--cluster"},
+		{spec("kill:node9@5s"), st, 10 * time.Second, "its nodes: node1, node2, node3"},
+		{spec("kill:node2@10s"), st, 10 * time.Second, "not before the end of the 10s run"},
+	}
+	for _, c := range cases {
+		err := Validate(c.specs, c.st, c.runFor)
+		if c.says == "" && err != nil {
+			t.Errorf("Validate(%v): %v", c.specs, err)
+		}
+		if c.says != "" && (err == nil || !strings.Contains(err.Error(), c.says)) {
+			t.Errorf("Validate(%v) = %v, want an error saying %q", c.specs, err, c.says)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"kill:node2@60s", "stop:node2@60s+30s", "restart:n@1m", "x:y@z+w"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		s, err := Parse(in)
+		if err != nil {
+			return
+		}
+		again, err := Parse(s.String())
+		if err != nil || again.Kind != s.Kind || again.Node != s.Node || again.At != s.At || again.For != s.For {
+			t.Fatalf("%q parsed to %+v, whose String %q parses to %+v, %v", in, s, s.String(), again, err)
+		}
+	})
+}
