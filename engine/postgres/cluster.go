@@ -607,3 +607,66 @@ func (Provisioner) Down(ctx context.Context, st *cluster.State) error {
 	}
 	return nil
 }
+
+var _ cluster.HealthChecker = Provisioner{}
+
+// Health asks the primary (2 s timeouts, so a hung node does not hold the
+// probe) which replicas stream: green when every running replica streams,
+// yellow when one does not, red when the primary does not answer. Nodes
+// counts the primary and the streaming replicas.
+func (Provisioner) Health(ctx context.Context, st *cluster.State) (cluster.Health, error) {
+	h := cluster.Health{Status: cluster.Red, Of: len(st.Nodes), Detail: map[string]string{}}
+	pw, err := st.Password()
+	if err != nil {
+		return h, err
+	}
+	var primary *cluster.Node
+	for i := range st.Nodes {
+		if st.Nodes[i].Role == RolePrimary {
+			primary = &st.Nodes[i]
+		}
+	}
+	if primary == nil || !cluster.Alive(primary.PID) {
+		h.Detail["primary"] = "down"
+		return h, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	streaming := map[string]bool{}
+	err = withConn(ctx, primary.Port, pw, ClusterDB, func(c *pgx.Conn) error {
+		rows, err := c.Query(ctx, "SELECT application_name FROM pg_stat_replication WHERE state = 'streaming'")
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var app string
+			if err := rows.Scan(&app); err != nil {
+				return err
+			}
+			streaming[app] = true
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		h.Detail["primary"] = "not answering"
+		return h, nil
+	}
+	h.Status, h.Nodes = cluster.Green, 1
+	for _, n := range st.Nodes {
+		if n.Role != RoleReplica {
+			continue
+		}
+		switch {
+		case streaming[n.Name]:
+			h.Nodes++
+			h.Detail[n.Name] = "streaming"
+		case cluster.Alive(n.PID):
+			h.Status = cluster.Yellow
+			h.Detail[n.Name] = "not streaming"
+		default:
+			h.Detail[n.Name] = "down"
+		}
+	}
+	return h, nil
+}

@@ -434,3 +434,39 @@ func (p *Provisioner) Status(ctx context.Context, st *cluster.State) ([]cluster.
 	}
 	return out, nil
 }
+
+var _ cluster.HealthChecker = (*Provisioner)(nil)
+
+// Health asks the running nodes in turn for _cluster/health (2 s each, so
+// a hung node does not hold the probe) and returns the first answer: the
+// cluster's status, its node count and its unassigned shards. A node that
+// answers without an elected cluster manager makes the health red.
+func (p *Provisioner) Health(ctx context.Context, st *cluster.State) (cluster.Health, error) {
+	h := cluster.Health{Status: cluster.Unreachable, Of: len(st.Nodes)}
+	for _, n := range st.Nodes {
+		if !cluster.Alive(n.PID) {
+			continue
+		}
+		status, body, err := httpGet(ctx, n, "/_cluster/health", 2*time.Second)
+		if err != nil {
+			continue
+		}
+		if status != http.StatusOK {
+			h.Status, h.Detail = cluster.Red, map[string]string{"cluster_manager": "none"}
+			continue
+		}
+		var r struct {
+			health
+			Unassigned int `json:"unassigned_shards"`
+		}
+		if err := json.Unmarshal(body, &r); err != nil {
+			continue
+		}
+		h = cluster.Health{Status: r.Status, Nodes: r.NumberOfNodes, Of: len(st.Nodes)}
+		if r.Unassigned > 0 {
+			h.Detail = map[string]string{"unassigned_shards": strconv.Itoa(r.Unassigned)}
+		}
+		return h, nil
+	}
+	return h, nil
+}
