@@ -12,5 +12,6 @@ import (
 	_ "github.com/scalelab/scalelab/scenario/logs"
 	_ "github.com/scalelab/scalelab/scenario/mhealth"
 	_ "github.com/scalelab/scalelab/scenario/search"
+	_ "github.com/scalelab/scalelab/scenario/social"
 	_ "github.com/scalelab/scalelab/scenario/ycsb"
 )

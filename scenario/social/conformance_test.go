@@ -1,0 +1,286 @@
+package social
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/scalelab/scalelab/engine"
+	_ "github.com/scalelab/scalelab/engine/memory"
+	_ "github.com/scalelab/scalelab/engine/null"
+	_ "github.com/scalelab/scalelab/engine/sqlite"
+	"github.com/scalelab/scalelab/metrics"
+	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/setting"
+)
+
+// servers completes the engine configuration of server engines, whose test
+// files start the servers (postgres_test.go, search_test.go...).
+var servers = map[string]func(t testing.TB, cfg engine.Config) engine.Config{}
+
+// env is an engine opened for a test, with its settings.
+type env struct {
+	name string
+	conn engine.Conn
+	set  *setting.Set
+}
+
+// openEngine opens an engine in a temporary directory with assignments
+// applied to the engine's and the scenario's settings.
+func openEngine(t testing.TB, name string, assignments ...string) *env {
+	t.Helper()
+	e, err := engine.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := setting.NewSet(append(e.Settings(), (&Scenario{}).Settings()...)...)
+	for _, a := range assignments {
+		if err := set.Apply(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := engine.Config{Settings: set, Dir: t.TempDir()}
+	if server, ok := servers[name]; ok {
+		cfg = server(t, cfg)
+	}
+	c, err := e.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &env{name: name, conn: c, set: set}
+}
+
+// workload opens the social workload after applying more assignments.
+func (e *env) workload(t testing.TB, assignments ...string) *Workload {
+	t.Helper()
+	w, err := e.open(assignments...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
+func (e *env) open(assignments ...string) (*Workload, error) {
+	for _, a := range assignments {
+		if err := e.set.Apply(a); err != nil {
+			return nil, err
+		}
+	}
+	w, err := (&Scenario{}).Open(context.Background(), scenario.Env{Engine: e.name, Conn: e.conn, Settings: e.set, Seed: 42})
+	if err != nil {
+		return nil, err
+	}
+	return w.(*Workload), nil
+}
+
+// storingEngines are the engines of Engines() that keep data: all but null.
+func storingEngines() []string {
+	var out []string
+	for _, name := range (&Scenario{}).Engines() {
+		if name != "null" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// testMix does every operation often, so that a short run exercises
+// inserts, deletes and scans, which the study's mixes make rare.
+var testMix = [numOps]float64{OpRead: 0.4, OpUpdate: 0.2, OpInsert: 0.15, OpDelete: 0.1, OpScan: 0.15}
+
+const conformanceUsers = 2000
+
+// conformance is the suite every engine implementing social passes: load,
+// read back, scans, concurrent sessions with every operation and the
+// friend walk, the end-of-run check, and lost or foreign writes caught.
+func conformance(t *testing.T, name string, assignments ...string) {
+	ctx := context.Background()
+	e := openEngine(t, name, assignments...)
+	w := e.workload(t, fmt.Sprint(KeyUsers, "=", conformanceUsers), KeyKeys+"=social", KeyGraphM+"=4", KeyMaxScanLength+"=30")
+	if w.LoadSize() != conformanceUsers {
+		t.Fatalf("LoadSize %d", w.LoadSize())
+	}
+	var loaded atomic.Int64
+	if err := w.Load(ctx, 3, func(n int64) { loaded.Add(n) }); err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Load() != conformanceUsers {
+		t.Fatalf("progress reported %d users, want %d", loaded.Load(), conformanceUsers)
+	}
+	if n, err := w.st.count(ctx); err != nil || n != conformanceUsers {
+		t.Fatalf("count after load: %d (%v)", n, err)
+	}
+
+	// Every loaded user reads back whole.
+	var u User
+	for k := range uint64(conformanceUsers) {
+		if err := w.st.read(ctx, Key(k), &u); err != nil {
+			t.Fatalf("reading loaded user %d: %v", k, err)
+		}
+		if want := NewUser(42, k); u != want {
+			t.Fatalf("user %d reads back as %+v, want %+v", k, u, want)
+		}
+	}
+
+	// Scans return users in key order from the start key, as many as asked.
+	all := make([]string, conformanceUsers)
+	for k := range all {
+		all[k] = Key(uint64(k))
+	}
+	for _, start := range []string{all[0], all[17], all[conformanceUsers-3], "u", "u00000009999", "v"} {
+		var got []string
+		err := w.st.scan(ctx, start, 30, func(u *User) error {
+			got = append(got, u.ID)
+			return w.verify(mustKeyNumber(t, u.ID), u)
+		})
+		if err != nil {
+			t.Fatalf("scan(%s): %v", start, err)
+		}
+		i, _ := slices.BinarySearch(all, start)
+		if want := all[i:min(i+30, len(all))]; !slices.Equal(got, want) {
+			t.Fatalf("scan(%s, 30): %d users %.3v, want %d %.3v", start, len(got), got, len(want), want)
+		}
+	}
+
+	// An update changes the status and last_seen, and nothing else.
+	if err := w.st.update(ctx, Key(5), "gone fishing", 1234); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.st.read(ctx, Key(5), &u); err != nil {
+		t.Fatal(err)
+	}
+	want := NewUser(42, 5)
+	want.Status, want.LastSeen = "gone fishing", 1234
+	if u != want {
+		t.Fatalf("after update: %+v, want %+v", u, want)
+	}
+
+	// Sessions in parallel doing every operation: the only errors are
+	// not_found of users another session deleted meanwhile.
+	w.ops = newOpChooser(testMix)
+	const sessions, ops = 4, 250
+	var wg sync.WaitGroup
+	var counts [numOps]atomic.Int64
+	for i := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := w.NewSession(uint64(i), uint64(i)+1000).(*Session)
+			for range ops {
+				op, ok := s.Next()
+				if !ok {
+					t.Error("session ended")
+					return
+				}
+				counts[op].Add(1)
+				if err := s.Do(ctx); err != nil && !(errors.Is(err, engine.ErrNotFound) && w.ks.isGone(s.n) && metrics.ClassOf(err) == metrics.NotFound) {
+					t.Errorf("%s: %v (class %v)", operationNames[op], err, metrics.ClassOf(err))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for op := range numOps {
+		if counts[op].Load() == 0 {
+			t.Errorf("no %s in %d operations", operationNames[op], sessions*ops)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	if err := w.Check(ctx); err != nil {
+		t.Fatalf("check after the sessions: %v", err)
+	}
+	rep := w.Report()
+	users := rep["users"].(map[string]any)
+	if users["inserted"].(int64) == 0 || users["deleted"].(int64) == 0 || users["insert_failed"].(int64) != 0 || users["delete_failed"].(int64) != 0 {
+		t.Errorf("report: %v", users)
+	}
+	walk := rep["walk"].(map[string]any)
+	if walk["friend_steps"].(int64) == 0 || walk["starts"].(int64) != sessions {
+		t.Errorf("walk report: %v", walk)
+	}
+
+	// Inserted users read back; deleted ones are gone.
+	for k := uint64(0); k < w.ks.size(); k++ {
+		err := w.st.read(ctx, Key(k), &u)
+		switch {
+		case w.ks.isGone(k):
+			if !errors.Is(err, engine.ErrNotFound) || metrics.ClassOf(err) != metrics.NotFound {
+				t.Fatalf("deleted user %d: read %v", k, err)
+			}
+		case err != nil:
+			t.Fatalf("user %d: %v", k, err)
+		case u.Name != nameOf(42, k):
+			t.Fatalf("user %d named %q", k, u.Name)
+		}
+	}
+
+	// A loaded user deleted behind the scenario's back is a lost write: the
+	// session's read says integrity, and so does the check.
+	victim := uint64(0)
+	for w.ks.isGone(victim) {
+		victim++
+	}
+	if err := w.st.remove(ctx, Key(victim)); err != nil {
+		t.Fatal(err)
+	}
+	s := w.NewSession(99, 99).(*Session)
+	s.op, s.prepared, s.n, s.key = OpRead, true, victim, Key(victim)
+	if err := s.Do(ctx); !errors.Is(err, engine.ErrIntegrity) || metrics.ClassOf(err) != metrics.Integrity {
+		t.Errorf("read of a lost user: %v (class %v)", err, metrics.ClassOf(err))
+	}
+	if err := w.Check(ctx); !errors.Is(err, engine.ErrIntegrity) {
+		t.Errorf("check with a lost user: %v", err)
+	}
+	// A user stored under another's key is a foreign write.
+	impostor := NewUser(42, conformanceUsers+500)
+	impostor.ID = Key(victim)
+	if err := w.st.insert(ctx, &impostor); err != nil {
+		t.Fatal(err)
+	}
+	s.op, s.prepared = OpRead, true
+	if err := s.Do(ctx); !errors.Is(err, engine.ErrIntegrity) || impostor.Name == nameOf(42, victim) {
+		t.Errorf("read of a user with another's document: %v", err)
+	}
+	// Reopening without a load counts what is there and checks the delta.
+	w2 := e.workload(t, KeyLoad+"=false", KeyKeys+"=uniform")
+	if w2.baseCount != int64(conformanceUsers)+w.insertsOK.Load()-w.deletesOK.Load() {
+		t.Errorf("reopened: %d users counted", w2.baseCount)
+	}
+	if err := w2.Check(ctx); err != nil {
+		t.Errorf("check of the reopened workload: %v", err)
+	}
+}
+
+func mustKeyNumber(t *testing.T, key string) uint64 {
+	n, ok := KeyNumber(key)
+	if !ok {
+		t.Fatalf("bad key %q", key)
+	}
+	return n
+}
+
+func TestConformanceMemory(t *testing.T) { t.Parallel(); conformance(t, "memory") }
+func TestConformanceSQLite(t *testing.T) { t.Parallel(); conformance(t, "sqlite") }
+
+// TestEnginesCovered fails when an engine of Engines() has no conformance
+// test in this package.
+func TestEnginesCovered(t *testing.T) {
+	covered := map[string]bool{"memory": true, "sqlite": true, "null": true}
+	for name := range servers {
+		covered[name] = true
+	}
+	for _, name := range (&Scenario{}).Engines() {
+		if !covered[name] {
+			t.Errorf("engine %s has no conformance test", name)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package social
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// keyspace tracks which user numbers exist, so that sessions choose users
+// that should be there: users 0..base-1 are loaded; inserts take numbers
+// from base up; a delete marks its user gone before it is sent, and an
+// insert that failed marks its number gone, so no session reads them as if
+// they had to exist. A read that still finds nothing (it raced a delete) is
+// counted not_found, and the workload's report says whether the user had
+// been deleted.
+type keyspace struct {
+	base  uint64        // users loaded (numbers below it exist unless deleted)
+	next  atomic.Uint64 // next number an insert takes
+	limit atomic.Uint64 // every number below it is settled: loaded or insert finished
+
+	mu      sync.Mutex          // guards pending; inserts are rare
+	pending map[uint64]struct{} // finished inserts at or above limit
+
+	gone  sync.Map // user number -> struct{}: deleted, or insert failed
+	ngone atomic.Int64
+}
+
+func newKeyspace(base uint64) *keyspace {
+	k := &keyspace{base: base, pending: map[uint64]struct{}{}}
+	k.next.Store(base)
+	k.limit.Store(base)
+	return k
+}
+
+// take returns a fresh user number for an insert.
+func (k *keyspace) take() uint64 { return k.next.Add(1) - 1 }
+
+// settle records that the insert of n finished (ok: the store acknowledged
+// it); choosers see n once every smaller number has settled too.
+func (k *keyspace) settle(n uint64, ok bool) {
+	if !ok {
+		k.markGone(n)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.pending[n] = struct{}{}
+	l := k.limit.Load()
+	for {
+		if _, done := k.pending[l]; !done {
+			break
+		}
+		delete(k.pending, l)
+		l++
+	}
+	k.limit.Store(l)
+}
+
+// size returns the count of user numbers choosers may pick from: 0..size-1.
+func (k *keyspace) size() uint64 { return k.limit.Load() }
+
+// markGone records that n no longer exists (or never did); it reports
+// false when n was already gone.
+func (k *keyspace) markGone(n uint64) bool {
+	if _, loaded := k.gone.LoadOrStore(n, struct{}{}); loaded {
+		return false
+	}
+	k.ngone.Add(1)
+	return true
+}
+
+// isGone reports whether n was deleted or its insert failed.
+func (k *keyspace) isGone(n uint64) bool {
+	if k.ngone.Load() == 0 {
+		return false
+	}
+	_, ok := k.gone.Load(n)
+	return ok
+}

@@ -1,0 +1,237 @@
+package social
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/scenario"
+)
+
+// Session is one virtual user: a thread of the study's patched YCSB. With
+// the social chooser it walks the friendship graph: it starts at a random
+// user, and each next user is a friend of the current one with probability
+// social.locality, else a uniform jump.
+type Session struct {
+	w        *Workload
+	st       store
+	r        rng
+	limit    uint64
+	done     uint64
+	prepared bool
+	op       int
+	n        uint64 // user number of the prepared operation
+	key      string
+	status   string
+	lastSeen int64
+	scanN    int
+	cur      uint64 // the walk's current user
+	started  bool   // the walk has a current user
+	u        User
+}
+
+var _ scenario.Session = (*Session)(nil)
+
+// NewSession returns a session whose choices derive from seed alone.
+func (w *Workload) NewSession(id uint64, seed uint64) scenario.Session {
+	return &Session{w: w, st: w.st, r: newRNG(seed), limit: w.cfg.sessionOps}
+}
+
+// Next chooses the next operation and its user; it returns ok=false once
+// the session has done social.session_ops operations.
+func (s *Session) Next() (op int, ok bool) {
+	if s.limit > 0 {
+		if s.done >= s.limit {
+			return 0, false
+		}
+		s.done++
+	}
+	op = s.w.ops.next(&s.r)
+	s.op, s.prepared = op, true
+	switch op {
+	case OpRead, OpDelete:
+		s.pick()
+	case OpUpdate:
+		s.pick()
+		s.status = randomWords(&s.r, 2, 8)
+		s.lastSeen = Epoch.UnixMilli() + fiveYearsMs + int64(s.r.intn(fiveYearsMs))
+	case OpScan:
+		s.pick()
+		s.scanN = 1 + int(s.r.intn(uint64(s.w.cfg.maxScan)))
+	case OpInsert:
+		// The user number is taken in Do, so that an operation prepared
+		// but never done leaves no hole in the key space.
+	}
+	return op, true
+}
+
+var errNotPrepared = errors.New("social: Session.Do called without Next")
+
+// Do performs the operation Next prepared. Errors name the operation and
+// user and keep the engine's class: a user that is not there is not_found
+// (and, for a loaded user that was never deleted, an integrity error: a
+// lost write); a read returning another user's document is an integrity
+// error.
+func (s *Session) Do(ctx context.Context) error {
+	if !s.prepared {
+		return errNotPrepared
+	}
+	s.prepared = false
+	var err error
+	switch s.op {
+	case OpRead:
+		if err = s.st.read(ctx, s.key, &s.u); err == nil {
+			err = s.w.verify(s.n, &s.u)
+		}
+		err = s.missing(err)
+	case OpUpdate:
+		err = s.missing(s.st.update(ctx, s.key, s.status, s.lastSeen))
+	case OpInsert:
+		err = s.insert(ctx)
+	case OpDelete:
+		err = s.remove(ctx)
+	case OpScan:
+		err = s.scan(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("social %s %s: %w", operationNames[s.op], s.key, err)
+	}
+	return nil
+}
+
+// missing classes a not-found user: deleted meanwhile, or an insert not yet
+// visible (both not_found), or a loaded user never deleted (a lost write).
+func (s *Session) missing(err error) error {
+	if !errors.Is(err, engine.ErrNotFound) {
+		return err
+	}
+	switch {
+	case s.w.ks.isGone(s.n):
+		s.w.notFoundGone.Add(1)
+	case s.n >= s.w.cfg.users:
+		s.w.notFoundInserted.Add(1)
+	case s.w.cfg.load:
+		return fmt.Errorf("%w: user %s was loaded and never deleted but is missing (%w)", engine.ErrIntegrity, s.key, err)
+	}
+	return err
+}
+
+func (s *Session) insert(ctx context.Context) error {
+	s.n = s.w.ks.take()
+	s.u = NewUser(s.w.seed, s.n)
+	s.key = s.u.ID
+	err := s.st.insert(ctx, &s.u)
+	s.w.ks.settle(s.n, err == nil)
+	if err != nil {
+		s.w.insertsFailed.Add(1)
+		return err
+	}
+	s.w.insertsOK.Add(1)
+	return nil
+}
+
+func (s *Session) remove(ctx context.Context) error {
+	first := s.w.ks.markGone(s.n) // before the request: no session picks it any more
+	err := s.st.remove(ctx, s.key)
+	switch {
+	case err == nil:
+		s.w.deletesOK.Add(1)
+	case errors.Is(err, engine.ErrNotFound):
+		s.w.deletesMissing.Add(1)
+		if first && s.n < s.w.cfg.users && s.w.cfg.load {
+			return fmt.Errorf("%w: user %s was loaded and never deleted but is missing (%w)", engine.ErrIntegrity, s.key, err)
+		}
+	default:
+		s.w.deletesFailed.Add(1)
+	}
+	return err
+}
+
+// scan reads up to scanN users from the chosen one and checks that they
+// come in key order from it, each the user its key names.
+func (s *Session) scan(ctx context.Context) error {
+	prev := ""
+	rows := 0
+	return s.st.scan(ctx, s.key, s.scanN, func(u *User) error {
+		rows++
+		if rows > s.scanN {
+			return fmt.Errorf("%w: scan of %d returned more rows", engine.ErrIntegrity, s.scanN)
+		}
+		if strings.Compare(u.ID, s.key) < 0 || (prev != "" && strings.Compare(u.ID, prev) <= 0) {
+			return fmt.Errorf("%w: scan from %s returned %s after %q", engine.ErrIntegrity, s.key, u.ID, prev)
+		}
+		prev = u.ID
+		n, ok := KeyNumber(u.ID)
+		if !ok {
+			return fmt.Errorf("%w: scan returned a document with _id %q", engine.ErrIntegrity, clip(u.ID))
+		}
+		return s.w.verify(n, u)
+	})
+}
+
+// maxRedraws bounds the draws that avoid users known to be gone.
+const maxRedraws = 100
+
+// pick chooses the user of a read, update, delete or scan.
+func (s *Session) pick() {
+	switch s.w.cfg.keys {
+	case KeysSocial:
+		s.n = s.walk()
+	case KeysZipfian:
+		s.n = s.redraw(func() uint64 { return mix64(s.w.zipf.next(&s.r)^0x5eed) % s.w.cfg.users })
+	default:
+		s.n = s.uniform()
+	}
+	s.key = Key(s.n)
+}
+
+// redraw draws until the user is not gone (at most maxRedraws times).
+func (s *Session) redraw(draw func() uint64) uint64 {
+	n := draw()
+	for i := 0; i < maxRedraws && s.w.ks.isGone(n); i++ {
+		n = draw()
+	}
+	return n
+}
+
+// uniform draws uniformly among the users loaded or inserted so far.
+func (s *Session) uniform() uint64 {
+	size := max(s.w.ks.size(), 1)
+	return s.redraw(func() uint64 { return s.r.intn(size) })
+}
+
+// friendTries is how many friends a step tries before it gives up on the
+// current user's friends (all deleted) and jumps.
+const friendTries = 4
+
+// walk takes one step of the friend walk and returns the new current user.
+func (s *Session) walk() uint64 {
+	w := s.w
+	if !s.started {
+		s.started = true
+		w.starts.Add(1)
+		s.cur = s.uniform()
+		return s.cur
+	}
+	if s.r.float64() < w.cfg.locality {
+		if s.cur < uint64(w.graph.Nodes()) {
+			if friends := w.graph.Friends(int(s.cur)); len(friends) > 0 {
+				for range friendTries {
+					f := uint64(friends[s.r.intn(uint64(len(friends)))])
+					if !w.ks.isGone(f) {
+						w.friendSteps.Add(1)
+						s.cur = f
+						return f
+					}
+				}
+			}
+		}
+		w.deadEnds.Add(1) // no live friend found (or an inserted user, outside the graph): jump
+	} else {
+		w.jumps.Add(1)
+	}
+	s.cur = s.uniform()
+	return s.cur
+}
