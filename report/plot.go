@@ -122,6 +122,9 @@ func (s *lineSpec) render() chart {
 		xa.hi = xa.lo + 1
 	}
 	plotTop, plotBot := ya.p1, ya.p0
+	if s.XZero {
+		c.frame = &timeFrame{xa: xa, top: plotTop, bot: plotBot}
+	}
 	for _, b := range s.Bands {
 		x0, x1 := xa.px(math.Max(b.X0, xa.lo)), xa.px(math.Min(b.X1, xa.hi))
 		if x1 > x0 {

@@ -24,6 +24,8 @@ type runView struct {
 	Summary     figTable
 	ErrClasses  *figTable
 	ErrSamples  *figTable
+	Faults      *figTable // faults.go
+	Events      *figTable
 	Latency     []chart
 	Throughput  chart
 	Errors      *chart
@@ -116,6 +118,8 @@ func buildRunView(r *results.Run, dir string) *runView {
 		snote += " Solid: latency from the intended start (includes waiting for a late start); dashed: service time from the actual start."
 	}
 	v.Spectrum = spectrumChart("Latency by percentile", lines, snote)
+	markRunCharts(v, r)
+	v.Faults, v.Events = faultTable(r), eventTable(r)
 	v.Scenario, v.ScenCharts = scenarioFigures(r.ScenarioReport)
 	keys := make([]string, 0, len(r.Settings))
 	for k := range r.Settings {
@@ -440,6 +444,9 @@ var runTmpl = newTemplate("run", `{{define "run"}}{{template "head" .Meta}}
 {{template "table" .Summary}}
 {{with .ErrClasses}}{{template "table" .}}{{end}}
 {{with .ErrSamples}}{{template "table" .}}{{end}}
+{{if or .Faults .Events}}<h2>Faults and cluster events</h2>
+<p class="mut">Dashed vertical lines on the charts over time mark the faults and the cluster's return to health.</p>
+{{with .Faults}}{{template "table" .}}{{end}}{{with .Events}}{{template "table" .}}{{end}}{{end}}
 <h2>Latency over time</h2>
 {{if .Latency}}<div class="grid2">{{range .Latency}}{{template "chart" .}}{{end}}</div>{{else}}<p class="empty">No intervals to draw.</p>{{end}}
 <h2>Throughput and errors over time</h2>

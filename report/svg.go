@@ -22,7 +22,8 @@ type chart struct {
 	Circles []svgCircle
 	Texts   []svgText
 	Legend  []legendItem
-	Empty   string // shown instead of the SVG when there is nothing to draw
+	Empty   string     // shown instead of the SVG when there is nothing to draw
+	frame   *timeFrame // time charts: their layout, for fault markers (faults.go)
 }
 
 type svgRect struct {

@@ -18,6 +18,22 @@ type Fault struct {
 	// "failed" (see Error).
 	Outcome string `json:"outcome"`
 	Error   string `json:"error,omitempty"`
+	// Before and After count the operations of every interval whose middle
+	// falls in the ErrorWindowS seconds before and after the injection.
+	Before *ErrorWindow `json:"before,omitempty"`
+	After  *ErrorWindow `json:"after,omitempty"`
+}
+
+// ErrorWindowS is the length of a fault's Before and After windows.
+const ErrorWindowS = 10.0
+
+// ErrorWindow counts operations over a stretch of a run's intervals.
+type ErrorWindow struct {
+	FromS   float64          `json:"from_s"`
+	ToS     float64          `json:"to_s"`
+	OK      int64            `json:"ok"`
+	Errors  int64            `json:"errors"`
+	ByClass map[string]int64 `json:"errors_by_class,omitempty"`
 }
 
 // Event kinds in run.json `events`.

@@ -38,6 +38,12 @@ type Options struct {
 	// SLO holds service-level objectives (experiment/slo syntax, e.g.
 	// "p95<1s"); a failed one is a run.json failure and exit code 1.
 	SLO []string
+	// Faults are fault specs (package fault: kill:node2@60s, ...) to inject
+	// into the --cluster during the run.
+	Faults []string
+	// RecoveryWait bounds the wait after the load for the cluster to be
+	// healthy again when there are faults; 0 means DefaultRecoveryWait.
+	RecoveryWait time.Duration
 	// Given names the options the user set explicitly (flag names: users,
 	// think, rate, arrivals, phases); defaults depend on it.
 	Given map[string]bool

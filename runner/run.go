@@ -15,6 +15,7 @@ import (
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/experiment/slo"
+	"github.com/scalelab/scalelab/fault"
 	"github.com/scalelab/scalelab/load"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/report"
@@ -33,6 +34,7 @@ type Plan struct {
 	opts     load.Options
 	dir      string
 	cluster  *cluster.State // --cluster
+	faults   []fault.Spec   // --fault (fault.go)
 	autoDir  bool           // dir is the default name: take the next free one
 }
 
@@ -84,11 +86,15 @@ func NewPlan(f *Options) (*Plan, error) {
 			return nil, results.UsageErr("--cluster %s is a %s cluster, but this run uses --engine %s", cl.Name, cl.Engine, eng.Name())
 		}
 	}
+	faults, err := planFaults(f, cl, opts.Duration)
+	if err != nil {
+		return nil, err
+	}
 	dir := f.Out
 	if dir == "" {
 		dir = filepath.Join("scalelab-results", fmt.Sprintf("%s-%s-%s", scen.Name(), eng.Name(), time.Now().Format("20060102-150405")))
 	}
-	return &Plan{flags: f, scen: scen, eng: eng, settings: set, model: model, opts: opts, dir: dir, cluster: cl, autoDir: f.Out == ""}, nil
+	return &Plan{flags: f, scen: scen, eng: eng, settings: set, model: model, opts: opts, dir: dir, cluster: cl, faults: faults, autoDir: f.Out == ""}, nil
 }
 
 // Dir returns the results directory the run writes.
@@ -307,6 +313,10 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 		return finish(results.StatusOK, nil)
 	}
 
+	// With --fault, the wait for the cluster to be healthy again ends in
+	// the observer's RunDone, inside measure: before every post-run check
+	// (the scenario's Checker, the audit's read-back).
+	obs = p.withFaults(ctx, obs, doc, stderr)
 	status, err := p.measure(ctx, wl, st, obs)
 	if err != nil {
 		return finish(results.StatusFailed, err)
@@ -320,6 +330,7 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	}
 	sort.Strings(doc.Files)
 	report.Terminal(stdout, doc)
+	report.TerminalFaults(stdout, doc)
 	fmt.Fprintf(stdout, "results: %s\n", p.dir)
 	return finish(status, nil)
 }

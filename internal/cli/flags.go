@@ -35,6 +35,8 @@ type runFlags struct {
 	cpuprof  string
 	cluster  string
 	slo      multiFlag
+	faults   multiFlag
+	recWait  time.Duration
 }
 
 type multiFlag []string
@@ -66,6 +68,8 @@ func newRunFlags() (*flag.FlagSet, *runFlags) {
 	fs.DurationVar(&f.drain, "drain", time.Second, "at the stop, how long in-flight operations may finish")
 	fs.StringVar(&f.cluster, "cluster", "", "run against a local cluster started with `scalelab cluster up` (instead of --target)")
 	fs.Var(&f.slo, "slo", "a service-level objective, e.g. 'p95<1s', 'p99<250ms for read', 'errors<1%' (repeatable or comma-separated); a failed one exits 1")
+	fs.Var(&f.faults, "fault", "inject a fault into the --cluster: kill:NODE@T, stop:NODE@T+D (SIGSTOP, SIGCONT after D), restart:NODE@T; T counts from the start of the load (repeatable; see docs/faults.md)")
+	fs.DurationVar(&f.recWait, "recovery-wait", 0, "with --fault: how long to wait after the load for the cluster to be healthy again before the post-run checks (default 3m)")
 	fs.StringVar(&f.cpuprof, "cpuprofile", "", "write a Go CPU profile of scalelab itself to this file (to find generator overhead)")
 	return fs, f
 }
@@ -109,7 +113,7 @@ func (f *runFlags) options(scenario string, given map[string]bool) *runner.Optio
 	return &runner.Options{Scenario: scenario, Engine: f.engine, Target: f.target, Cluster: f.cluster, Model: f.model,
 		Users: f.users, Think: f.think, Duration: f.duration, Ops: f.ops, Rate: f.rate, Arrivals: f.arrivals,
 		Phases: f.phases, Warmup: f.warmup, Seed: f.seed, Samples: f.samples, Out: f.out, Sets: f.sets,
-		LoadOnly: f.loadOnly, Drain: f.drain, CPUProfile: f.cpuprof, SLO: f.slo, Given: given, Args: os.Args}
+		LoadOnly: f.loadOnly, Drain: f.drain, CPUProfile: f.cpuprof, SLO: f.slo, Faults: f.faults, RecoveryWait: f.recWait, Given: given, Args: os.Args}
 }
 
 // runCmd is `scalelab run`.
