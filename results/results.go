@@ -65,6 +65,7 @@ type Run struct {
 	Faults         []Fault                      `json:"faults,omitempty"`          // --fault: what was injected when
 	Events         []Event                      `json:"events,omitempty"`          // node and cluster health events (faults.go)
 	Recovery       *Recovery                    `json:"recovery,omitempty"`        // time until healthy after the faults
+	Audit          *Audit                       `json:"audit,omitempty"`           // acknowledged-write audit (audit.go)
 	Files          []string                     `json:"files"`
 }
 

@@ -35,6 +35,9 @@ type Options struct {
 	LoadOnly   bool
 	Drain      time.Duration
 	CPUProfile string
+	// NoAudit turns the acknowledged-write audit off (docs/audit.md); it
+	// is on by default for scenarios that support it.
+	NoAudit bool
 	// SLO holds service-level objectives (experiment/slo syntax, e.g.
 	// "p95<1s"); a failed one is a run.json failure and exit code 1.
 	SLO []string

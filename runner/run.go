@@ -317,9 +317,22 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	// the observer's RunDone, inside measure: before every post-run check
 	// (the scenario's Checker, the audit's read-back).
 	obs = p.withFaults(ctx, obs, doc, stderr)
-	status, err := p.measure(ctx, wl, st, obs)
+	aud, err := p.startAudit(wl, doc)
 	if err != nil {
 		return finish(results.StatusFailed, err)
+	}
+	status, err := p.measure(ctx, aud.wrap(wl), st, obs)
+	if err != nil {
+		aud.close()
+		return finish(results.StatusFailed, err)
+	}
+	// The acknowledged-write audit reads every write back: after the load
+	// ends and after the cluster is healthy again.
+	if err := aud.finish(ctx, doc, status == results.StatusInterrupted, stderr); err != nil {
+		return finish(results.StatusFailed, err)
+	}
+	if len(doc.Failures) > 0 && status == results.StatusOK {
+		status = results.StatusFailed
 	}
 	doc.Status = status
 	doc.ExitCode = map[string]int{results.StatusOK: results.ExitOK, results.StatusFailed: results.ExitCheckFailed, results.StatusInterrupted: results.ExitInterrupted}[status]

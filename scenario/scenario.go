@@ -90,6 +90,35 @@ type Reporter interface {
 	Report() map[string]any
 }
 
+// WriteLog receives, from inside Session.Do, the items an operation is
+// about to write, before it sends them: the runner's acknowledged-write
+// audit implements it and records the write's outcome when Do returns
+// (docs/audit.md). An item id is unique within the run and names what
+// Workload.ReadBack checks; a write of n items names first..first+n-1.
+type WriteLog interface {
+	Writing(first int64, n int)
+}
+
+// Audited is an optional capability of a Session whose Do writes items
+// that can be read back by id: the runner hands it a WriteLog before the
+// first Next, and the session calls Writing before each write it sends. A
+// session without it is not audited.
+type Audited interface {
+	SetWriteLog(l WriteLog)
+}
+
+// ReadBacker is an optional capability of a Workload whose sessions are
+// Audited (the runner audits a run only then): after the run it reports
+// which of the given item ids the store holds (present[i] for ids[i]),
+// reading from the primary where there are replicas. It is called
+// concurrently with batches of a few hundred ids.
+// Called with no ids, it returns errors.ErrUnsupported when the engine's
+// storage cannot read back (then the writes are logged but not read back),
+// else nil.
+type ReadBacker interface {
+	ReadBack(ctx context.Context, ids []int64, present []bool) error
+}
+
 // ErrEngineNotSupported is returned by Open for an engine without a storage
 // file in the scenario.
 var ErrEngineNotSupported = errors.New("engine not supported by scenario")

@@ -12,8 +12,10 @@ import (
 	"hash/maphash"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/scalelab/scalelab/engine"
@@ -32,6 +34,7 @@ const (
 	KeyLatencyJitter = "memory.latency_jitter"
 	KeyDropWrites    = "memory.drop_writes"
 	KeyErrorMessage  = "memory.error_message"
+	KeyDropAcked     = "memory.drop_acked"
 )
 
 func init() { engine.Register(&Engine{}) }
@@ -75,6 +78,8 @@ func (*Engine) Settings() []setting.Spec {
 			Description: "fraction of acknowledged writes silently dropped (the write returns no error but stores nothing)"},
 		{Key: KeyErrorMessage, Kind: setting.String, Default: "",
 			Description: "text of the injected errors, also reported as the server's error_message (to test how reports show a store's messages)"},
+		{Key: KeyDropAcked, Kind: setting.String, Default: "0", Check: checkDropAcked,
+			Description: "K/N: of every N inserts and puts, acknowledge K but do not store them, deterministically (1/1000 drops writes number 1000, 2000, ...); 0 drops none; to test the acknowledged-write audit"},
 	}
 }
 
@@ -99,6 +104,7 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 		DropWrites:    get(KeyDropWrites).Float(),
 		ErrorMessage:  get(KeyErrorMessage).String(),
 	}
+	f.DropAckedK, f.DropAckedN, _ = ParseDropAcked(get(KeyDropAcked).String())
 	return New(f), nil
 }
 
@@ -110,6 +116,10 @@ type Faults struct {
 	LatencyJitter time.Duration // uniform extra latency in [0, LatencyJitter]
 	DropWrites    float64       // fraction of writes acknowledged but not stored
 	ErrorMessage  string        // text of injected errors (after ErrInjected's)
+	// DropAckedK of every DropAckedN inserts and puts are acknowledged but
+	// not stored, deterministically: write number i (from 1) is dropped
+	// when floor(i*K/N) > floor((i-1)*K/N). DropAckedN 0 drops none.
+	DropAckedK, DropAckedN int64
 }
 
 // ErrInjected is wrapped by every error the store injects on purpose.
@@ -133,6 +143,8 @@ type Conn struct {
 	injected error // the classed error returned for injected failures
 	seed     maphash.Seed
 	shards   [numShards]shard
+	writes   atomic.Int64 // inserts and puts, counted for DropAckedN
+	dropped  atomic.Int64 // writes dropped by DropAcked
 }
 
 type shard struct {
@@ -187,6 +199,7 @@ func (c *Conn) Info(context.Context) (engine.Info, error) {
 			"latency":        f.Latency.String(),
 			"latency_jitter": f.LatencyJitter.String(),
 			"drop_writes":    fmt.Sprint(f.DropWrites),
+			"drop_acked":     fmt.Sprintf("%d/%d", f.DropAckedK, f.DropAckedN),
 		},
 	}
 	if f.ErrorMessage != "" {
@@ -223,6 +236,49 @@ func (c *Conn) inject(ctx context.Context) error {
 // dropWrite reports whether this write is to be silently dropped.
 func (c *Conn) dropWrite() bool {
 	return c.faults.DropWrites > 0 && rand.Float64() < c.faults.DropWrites
+}
+
+// dropAcked counts an insert or put that is about to be acknowledged and
+// reports whether DropAcked drops it.
+func (c *Conn) dropAcked() bool {
+	k, n := c.faults.DropAckedK, c.faults.DropAckedN
+	if n <= 0 || k <= 0 {
+		return false
+	}
+	i := c.writes.Add(1)
+	if i*k/n > (i-1)*k/n {
+		c.dropped.Add(1)
+		return true
+	}
+	return false
+}
+
+// DroppedAcked returns how many acknowledged writes DropAcked dropped.
+func (c *Conn) DroppedAcked() int64 { return c.dropped.Load() }
+
+// ParseDropAcked parses a memory.drop_acked value: "0", or "K/N" with
+// 0 <= K <= N and N >= 1.
+func ParseDropAcked(v string) (k, n int64, err error) {
+	v = strings.TrimSpace(v)
+	if v == "0" || v == "" {
+		return 0, 0, nil
+	}
+	ks, ns, ok := strings.Cut(v, "/")
+	if ok {
+		k, err = strconv.ParseInt(strings.TrimSpace(ks), 10, 64)
+		if err == nil {
+			n, err = strconv.ParseInt(strings.TrimSpace(ns), 10, 64)
+		}
+	}
+	if !ok || err != nil || n < 1 || k < 0 || k > n || n > 1<<31 {
+		return 0, 0, fmt.Errorf("want 0 or K/N with 0 <= K <= N and 1 <= N <= 2^31, e.g. 1/1000 (got %q)", v)
+	}
+	return k, n, nil
+}
+
+func checkDropAcked(v setting.Value) error {
+	_, _, err := ParseDropAcked(v.String())
+	return err
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -262,7 +318,7 @@ func (c *Conn) Put(ctx context.Context, key string, rec Record) error {
 	if err := c.inject(ctx); err != nil {
 		return err
 	}
-	if c.dropWrite() {
+	if c.dropWrite() || c.dropAcked() {
 		return nil
 	}
 	rec = clone(rec)
@@ -293,6 +349,9 @@ func (c *Conn) Insert(ctx context.Context, key string, rec Record) error {
 	defer s.mu.Unlock()
 	if _, exists := s.m[key]; exists {
 		return fmt.Errorf("insert %q: %w", key, ErrExists)
+	}
+	if c.dropAcked() {
+		return nil
 	}
 	s.put(key, rec)
 	return nil
@@ -546,4 +605,14 @@ func (h *cursorHeap) fix() {
 		h.c[i], h.c[m] = h.c[m], h.c[i]
 		i = m
 	}
+}
+
+// Has reports whether key is stored. It injects no faults: the
+// acknowledged-write audit reads back with it.
+func (c *Conn) Has(key string) bool {
+	s := c.shard(key)
+	s.mu.RLock()
+	_, ok := s.m[key]
+	s.mu.RUnlock()
+	return ok
 }

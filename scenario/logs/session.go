@@ -47,6 +47,8 @@ type Session struct {
 	lastAck     int64   // metrics.Now of the probe's last acknowledged write
 	writeRate   float64 // records per second the probe's writes achieved
 	pollPending bool
+
+	wlog scenario.WriteLog // acknowledged-write audit (audit.go); nil when off
 }
 
 var (
@@ -194,6 +196,9 @@ func (s *Session) write(ctx context.Context) error {
 	ids := &s.w.ids
 	id := ids.take(1)
 	s.buf = fill(&s.rec, id, s.buf)
+	if s.wlog != nil {
+		s.wlog.Writing(id, 1)
+	}
 	if err := s.w.st.insert(ctx, &s.rec); err != nil {
 		ids.failed(id)
 		return fmt.Errorf("record %d: %w", id, err)
@@ -213,6 +218,9 @@ func (s *Session) writeBulk(ctx context.Context) error {
 	s.batch = s.batch[:n]
 	for i := range s.batch {
 		s.buf = fill(&s.batch[i], start+int64(i), s.buf)
+	}
+	if s.wlog != nil {
+		s.wlog.Writing(start, int(n))
 	}
 	if err := s.w.st.insertBatch(ctx, s.batch); err != nil {
 		ids.failed(start)

@@ -32,6 +32,8 @@ type Session struct {
 	id int64
 	ps *patientState
 
+	wlog scenario.WriteLog // acknowledged-write audit (audit.go); nil when off
+
 	phase int
 	week  int
 	item  int  // education or exercise item within the phase
@@ -214,6 +216,9 @@ func (s *Session) do(ctx context.Context) error {
 
 func (s *Session) post(ctx context.Context) error {
 	s.ps.pending.Add(1)
+	if s.wlog != nil {
+		s.wlog.Writing(activityID(s.id, s.act.Start), 1)
+	}
 	err := s.st.postActivity(ctx, s.id, s.act)
 	if err != nil {
 		s.ps.unknown.Store(true) // it may have been applied anyway

@@ -42,7 +42,8 @@ type Session struct {
 	want     []byte   // expected value, when verifying
 	res      result
 	latest   skewedLatest
-	keyBuf   [32]byte // holds every key name: "user" + at most 20 digits
+	keyBuf   [32]byte          // holds every key name: "user" + at most 20 digits
+	wlog     scenario.WriteLog // acknowledged-write audit (audit.go); nil when off
 }
 
 var _ scenario.Session = (*Session)(nil)
@@ -165,6 +166,9 @@ func (s *Session) insert(ctx context.Context) error {
 	k := s.w.ctr.take()
 	s.key = appendKey(s.key[:0], k, s.w.cfg.ordered)
 	s.buildValues(-1)
+	if s.wlog != nil {
+		s.wlog.Writing(int64(k), 1)
+	}
 	err := s.st.insert(ctx, s.key, s.vals)
 	// Acknowledge even a failed insert, as YCSB does, so that the counter
 	// moves on; reads of that key then find nothing.

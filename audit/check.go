@@ -1,0 +1,222 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/scenario"
+)
+
+// CheckConfig bounds the read-back. Zero fields take the defaults.
+type CheckConfig struct {
+	Batch    int           // item ids per ReadBack call; default 500
+	Workers  int           // ReadBack calls in parallel; default 4
+	Timeout  time.Duration // the whole read-back; default 10 minutes
+	Retries  int           // retries of a failed ReadBack call; default 3
+	MaxIDs   int           // lost ids listed; default 20
+	Progress io.Writer     // a progress line about every second; nil: none
+}
+
+func (c *CheckConfig) defaults() {
+	if c.Batch <= 0 {
+		c.Batch = 500
+	}
+	if c.Workers <= 0 {
+		c.Workers = 4
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 10 * time.Minute
+	}
+	if c.Retries <= 0 {
+		c.Retries = 3
+	}
+	if c.MaxIDs <= 0 {
+		c.MaxIDs = 20
+	}
+}
+
+// Summarize returns the audit section of a history without a read-back
+// (Checked false): what a report of a run whose process died can show.
+func Summarize(h *History) *results.Audit {
+	c := h.Counts()
+	a := &results.Audit{Attempted: c.Attempted, Acknowledged: c.OK, Failed: c.Failed,
+		Unknown: c.Unknown + c.InFlight, TornLine: h.Torn}
+	if len(c.UnknownByClass) > 0 {
+		a.UnknownByClass = c.UnknownByClass
+	}
+	return a
+}
+
+// batch is a set of ids of one outcome to read back.
+type batch struct {
+	out Outcome
+	ids []int64
+}
+
+// Check reads back every written item of h through rb (acknowledged items
+// first, then unknown, then failed ones) and fills in the audit section.
+// Read-back errors are retried; if the read-back cannot finish (errors,
+// timeout, cancelled ctx) the section says so in Error, with Checked false
+// and the figures of the items read so far, and Check returns the error.
+func Check(ctx context.Context, h *History, rb scenario.ReadBacker, cfg CheckConfig) (*results.Audit, error) {
+	cfg.defaults()
+	a := Summarize(h)
+	start := time.Now()
+	batches := plan(h, cfg.Batch)
+	total := a.Attempted
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+
+	var (
+		mu       sync.Mutex
+		lost     []int64
+		firstErr error
+		read     atomic.Int64
+		next     atomic.Int64
+	)
+	var tally [4]atomic.Int64 // absent acknowledged, present unknown, absent unknown, present failed
+	work := func() {
+		present := make([]bool, cfg.Batch)
+		for ctx.Err() == nil {
+			i := int(next.Add(1) - 1)
+			if i >= len(batches) {
+				return
+			}
+			b := batches[i]
+			p := present[:len(b.ids)]
+			if err := readBack(ctx, rb, b.ids, p, cfg.Retries); err != nil {
+				mu.Lock()
+				if firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+				cancel()
+				return
+			}
+			for j, ok := range p {
+				switch {
+				case b.out == OK && !ok:
+					tally[0].Add(1)
+					mu.Lock()
+					if len(lost) < 100000 {
+						lost = append(lost, b.ids[j])
+					}
+					mu.Unlock()
+				case (b.out == Unknown || b.out == Invoked) && ok:
+					tally[1].Add(1)
+				case (b.out == Unknown || b.out == Invoked) && !ok:
+					tally[2].Add(1)
+				case b.out == Failed && ok:
+					tally[3].Add(1)
+				}
+			}
+			read.Add(int64(len(b.ids)))
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(cfg.Workers, max(len(batches), 1)) {
+		wg.Add(1)
+		go func() { defer wg.Done(); work() }()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	if cfg.Progress != nil && total > 0 {
+		t := time.NewTicker(time.Second)
+	wait:
+		for {
+			select {
+			case <-done:
+				break wait
+			case <-t.C:
+				fmt.Fprintf(cfg.Progress, "audit: read back %d of %d written items (%.0f%%)\n", read.Load(), total, 100*float64(read.Load())/float64(total))
+			}
+		}
+		t.Stop()
+	}
+	<-done
+
+	a.ReadBack = read.Load()
+	a.Lost, a.UnknownPresent, a.UnknownAbsent, a.FailedPresent = tally[0].Load(), tally[1].Load(), tally[2].Load(), tally[3].Load()
+	slices.Sort(lost)
+	if len(lost) > cfg.MaxIDs {
+		lost = lost[:cfg.MaxIDs]
+	}
+	a.LostIDs = lost
+	a.Seconds = time.Since(start).Seconds()
+	err := firstErr
+	if err == nil && a.ReadBack < total {
+		err = ctx.Err()
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("read-back timed out after %s with %d of %d items read", cfg.Timeout, a.ReadBack, total)
+		}
+		if err == nil {
+			err = fmt.Errorf("read-back stopped with %d of %d items read", a.ReadBack, total)
+		}
+	}
+	if err != nil {
+		a.Error = err.Error()
+		return a, fmt.Errorf("audit read-back: %w", err)
+	}
+	a.Checked = true
+	return a, nil
+}
+
+// readBack calls rb, retrying failures after a growing pause.
+func readBack(ctx context.Context, rb scenario.ReadBacker, ids []int64, present []bool, retries int) error {
+	var err error
+	for try := 0; try <= retries; try++ {
+		if try > 0 {
+			t := time.NewTimer(time.Duration(try*try) * 250 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return fmt.Errorf("read back items %d..: %w (after %v)", ids[0], ctx.Err(), err)
+			case <-t.C:
+			}
+		}
+		clear(present)
+		if err = rb.ReadBack(ctx, ids, present); err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return fmt.Errorf("read back %d items from %d: %w", len(ids), ids[0], err)
+}
+
+// plan splits the written items into batches of at most size ids of one
+// outcome: acknowledged first, then unknown (with in-flight), then failed.
+func plan(h *History, size int) []batch {
+	var out []batch
+	for _, want := range []Outcome{OK, Unknown, Failed} {
+		cur := batch{out: want}
+		for _, s := range h.Spans {
+			o := s.Outcome
+			if o == Invoked {
+				o = Unknown
+			}
+			if o != want {
+				continue
+			}
+			for k := range int64(s.N) {
+				cur.ids = append(cur.ids, s.First+k)
+				if len(cur.ids) == size {
+					out = append(out, cur)
+					cur = batch{out: want}
+				}
+			}
+		}
+		if len(cur.ids) > 0 {
+			out = append(out, cur)
+		}
+	}
+	return out
+}

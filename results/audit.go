@@ -1,0 +1,49 @@
+package results
+
+// HistoryFile is the acknowledged-write audit's history in a results
+// directory (format: docs/audit.md).
+const HistoryFile = "history.log"
+
+// Audit is run.json's "audit" section: what became of every audited write
+// (counted in items: a bulk write of 100 records is 100) and what the
+// read-back after the run found.
+type Audit struct {
+	// Attempted items: every write invoked.
+	Attempted int64 `json:"attempted"`
+	// Acknowledged items: the store said the write succeeded.
+	Acknowledged int64 `json:"acknowledged"`
+	// Failed items: the write failed with an error meaning "not applied".
+	Failed int64 `json:"failed"`
+	// Unknown items: timeouts, lost connections, in flight at the stop;
+	// each may or may not be stored.
+	Unknown int64 `json:"unknown"`
+	// UnknownByClass splits Unknown by error class ("in_flight": no outcome
+	// recorded).
+	UnknownByClass map[string]int64 `json:"unknown_by_class,omitempty"`
+	// Checked is whether the read-back ran to the end; the figures below
+	// count the items it read.
+	Checked bool `json:"checked"`
+	// NotChecked says why the read-back did not run (interrupted run, an
+	// engine that stores nothing).
+	NotChecked string `json:"not_checked,omitempty"`
+	// ReadBack is the number of items read back.
+	ReadBack int64 `json:"read_back"`
+	// Lost items: acknowledged, but the store does not hold them. Any lost
+	// write fails the run (exit code 1).
+	Lost int64 `json:"lost"`
+	// LostIDs lists the first lost item ids, ascending.
+	LostIDs []int64 `json:"lost_ids,omitempty"`
+	// UnknownPresent and UnknownAbsent split the unknown items read back.
+	UnknownPresent int64 `json:"unknown_present"`
+	UnknownAbsent  int64 `json:"unknown_absent"`
+	// FailedPresent counts failed items the store holds all the same (an
+	// engine that classes an applied write as rejected): a warning.
+	FailedPresent int64 `json:"failed_present,omitempty"`
+	// Seconds is the read-back's duration.
+	Seconds float64 `json:"read_back_s"`
+	// TornLine is set when the history ended in a partial line (the
+	// process died while writing it), which was ignored.
+	TornLine bool `json:"torn_line,omitempty"`
+	// Error says why the read-back did not finish, if it did not.
+	Error string `json:"error,omitempty"`
+}

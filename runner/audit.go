@@ -1,0 +1,202 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/scalelab/scalelab/audit"
+	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/scenario"
+)
+
+// auditRun is the acknowledged-write audit of one run (docs/audit.md): the
+// history writer while the load runs, then the read-back.
+type auditRun struct {
+	w    *audit.Writer
+	rb   scenario.ReadBacker
+	path string
+}
+
+// startAudit creates the history file when auditing is on and the
+// scenario's sessions are audited (nil otherwise). When the engine's
+// storage cannot read items back (null), the history is written all the
+// same and the read-back is skipped.
+func (p *Plan) startAudit(wl scenario.Workload, doc *results.Run) (*auditRun, error) {
+	if p.flags.NoAudit {
+		return nil, nil
+	}
+	rb, ok := wl.(scenario.ReadBacker)
+	if !ok {
+		return nil, nil
+	}
+	if errors.Is(rb.ReadBack(context.Background(), nil, nil), errors.ErrUnsupported) {
+		rb = nil // the history is still written; the read-back is skipped
+	}
+	path := filepath.Join(p.dir, results.HistoryFile)
+	w, err := audit.Create(path, 4*runtime.GOMAXPROCS(0))
+	if err != nil {
+		return nil, err
+	}
+	doc.Files = append(doc.Files, results.HistoryFile)
+	return &auditRun{w: w, rb: rb, path: path}, nil
+}
+
+// wrap returns the workload the load model drives: its sessions log their
+// writes to the history.
+func (a *auditRun) wrap(wl scenario.Workload) scenario.Workload {
+	if a == nil {
+		return wl
+	}
+	return &auditWorkload{Workload: wl, w: a.w}
+}
+
+// finish closes the history, reads it back and checks every written item
+// (progress on stderr), filling run.json's audit section; a lost
+// acknowledged write is a failure (exit 1). It runs after the load and
+// after the cluster is healthy again. A read-back that cannot finish is
+// an error (exit 4): the run's writes could not be verified.
+func (a *auditRun) finish(ctx context.Context, doc *results.Run, interrupted bool, stderr io.Writer) error {
+	if a == nil {
+		return nil
+	}
+	if err := a.w.Close(); err != nil {
+		return results.WithCode(results.ExitUnfinished, fmt.Errorf("audit: %w", err))
+	}
+	h, err := audit.ReadFile(a.path)
+	if err != nil {
+		return results.WithCode(results.ExitInternal, fmt.Errorf("audit: %w", err))
+	}
+	switch {
+	case interrupted:
+		doc.Audit = audit.Summarize(h)
+		doc.Audit.NotChecked = "the run was interrupted"
+		return nil
+	case a.rb == nil:
+		doc.Audit = audit.Summarize(h)
+		doc.Audit.NotChecked = fmt.Sprintf("engine %s cannot read items back", doc.Engine)
+		return nil
+	case len(h.Spans) == 0:
+		doc.Audit = audit.Summarize(h)
+		doc.Audit.Checked = true
+		return nil
+	}
+	fmt.Fprintf(stderr, "audit: reading back %d written items\n", h.Counts().Attempted)
+	sum, err := audit.Check(ctx, h, a.rb, audit.CheckConfig{Progress: stderr})
+	doc.Audit = sum
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // interrupted: the run's status says so
+		}
+		return results.WithCode(results.ExitUnfinished, err)
+	}
+	fmt.Fprintf(stderr, "audit: %d acknowledged, %d lost, %d unknown (%d present, %d absent), read back in %s\n",
+		sum.Acknowledged, sum.Lost, sum.Unknown, sum.UnknownPresent, sum.UnknownAbsent, time.Duration(sum.Seconds*float64(time.Second)).Round(time.Millisecond))
+	if sum.Lost > 0 {
+		doc.Failures = append(doc.Failures, LostFailure(sum))
+	}
+	if sum.FailedPresent > 0 {
+		doc.Warnings = append(doc.Warnings, fmt.Sprintf("audit: %d writes that failed with a \"not applied\" error class are stored all the same (the engine classes an applied write as rejected)", sum.FailedPresent))
+	}
+	return nil
+}
+
+// LostFailure is the run.json failure message of an audit with lost
+// writes: how many and the first ids.
+func LostFailure(a *results.Audit) string {
+	ids := make([]string, len(a.LostIDs))
+	for i, id := range a.LostIDs {
+		ids[i] = fmt.Sprint(id)
+	}
+	more := ""
+	if a.Lost > int64(len(a.LostIDs)) {
+		more = ", ..."
+	}
+	return fmt.Sprintf("audit: %d of %d acknowledged writes lost (the store acknowledged them but does not hold them); first ids: %s%s", a.Lost, a.Acknowledged, strings.Join(ids, ", "), more)
+}
+
+// auditWorkload wraps a workload so that its audited sessions log their
+// writes. It forwards the Checker, Reporter and ReadBacker capabilities;
+// the runner also type-asserts the unwrapped workload.
+type auditWorkload struct {
+	scenario.Workload
+	w *audit.Writer
+}
+
+var (
+	_ scenario.Checker    = (*auditWorkload)(nil)
+	_ scenario.Reporter   = (*auditWorkload)(nil)
+	_ scenario.ReadBacker = (*auditWorkload)(nil)
+)
+
+// NewSession wraps sessions that implement scenario.Audited, keeping their
+// Thinker capability.
+func (a *auditWorkload) NewSession(id uint64, seed uint64) scenario.Session {
+	s := a.Workload.NewSession(id, seed)
+	au, ok := s.(scenario.Audited)
+	if !ok {
+		return s
+	}
+	l := a.w.Log(id)
+	au.SetWriteLog(l)
+	as := auditSession{Session: s, l: l}
+	if th, ok := s.(scenario.Thinker); ok {
+		return &auditThinker{auditSession: as, th: th}
+	}
+	return &as
+}
+
+// Check forwards to the workload's Checker, if any.
+func (a *auditWorkload) Check(ctx context.Context) error {
+	if c, ok := a.Workload.(scenario.Checker); ok {
+		return c.Check(ctx)
+	}
+	return nil
+}
+
+// Report forwards to the workload's Reporter, if any.
+func (a *auditWorkload) Report() map[string]any {
+	if r, ok := a.Workload.(scenario.Reporter); ok {
+		return r.Report()
+	}
+	return nil
+}
+
+// ReadBack forwards to the workload's ReadBacker.
+func (a *auditWorkload) ReadBack(ctx context.Context, ids []int64, present []bool) error {
+	return a.Workload.(scenario.ReadBacker).ReadBack(ctx, ids, present)
+}
+
+// auditSession logs the outcome of each Do's writes.
+type auditSession struct {
+	scenario.Session
+	l *audit.Log
+}
+
+// Do runs the operation and logs the outcome of the writes it invoked.
+func (s *auditSession) Do(ctx context.Context) error {
+	err := s.Session.Do(ctx)
+	s.l.Done(err)
+	return err
+}
+
+// auditThinker is an auditSession that keeps the session's think times.
+type auditThinker struct {
+	auditSession
+	th scenario.Thinker
+}
+
+// Think forwards to the session.
+func (s *auditThinker) Think() (time.Duration, bool) { return s.th.Think() }
+
+// close closes the history after a run that failed before its audit.
+func (a *auditRun) close() {
+	if a != nil {
+		_ = a.w.Close()
+	}
+}
