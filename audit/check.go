@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/results"
-	"github.com/scalelab/scalelab/scenario"
 )
 
 // CheckConfig bounds the read-back. Zero fields take the defaults.
@@ -54,6 +53,12 @@ func Summarize(h *History) *results.Audit {
 	return a
 }
 
+// ReadBacker reports which item ids a store holds (scenario.ReadBacker;
+// the audit package imports no scenario, so that reports can use it).
+type ReadBacker interface {
+	ReadBack(ctx context.Context, ids []int64, present []bool) error
+}
+
 // batch is a set of ids of one outcome to read back.
 type batch struct {
 	out Outcome
@@ -65,7 +70,7 @@ type batch struct {
 // Read-back errors are retried; if the read-back cannot finish (errors,
 // timeout, cancelled ctx) the section says so in Error, with Checked false
 // and the figures of the items read so far, and Check returns the error.
-func Check(ctx context.Context, h *History, rb scenario.ReadBacker, cfg CheckConfig) (*results.Audit, error) {
+func Check(ctx context.Context, h *History, rb ReadBacker, cfg CheckConfig) (*results.Audit, error) {
 	cfg.defaults()
 	a := Summarize(h)
 	start := time.Now()
@@ -169,7 +174,7 @@ func Check(ctx context.Context, h *History, rb scenario.ReadBacker, cfg CheckCon
 }
 
 // readBack calls rb, retrying failures after a growing pause.
-func readBack(ctx context.Context, rb scenario.ReadBacker, ids []int64, present []bool, retries int) error {
+func readBack(ctx context.Context, rb ReadBacker, ids []int64, present []bool, retries int) error {
 	var err error
 	for try := 0; try <= retries; try++ {
 		if try > 0 {

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/metrics"
-	"github.com/scalelab/scalelab/scenario"
 )
 
 // Header is the first line of a history file.
@@ -193,8 +192,6 @@ type span struct {
 	first int64
 	n     int
 }
-
-var _ scenario.WriteLog = (*Log)(nil)
 
 // Writing logs that the items first..first+n-1 are about to be written.
 func (l *Log) Writing(first int64, n int) {

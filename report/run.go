@@ -26,6 +26,7 @@ type runView struct {
 	ErrSamples  *figTable
 	Faults      *figTable // faults.go
 	Events      *figTable
+	Audit       *figTable // audit.go
 	Latency     []chart
 	Throughput  chart
 	Errors      *chart
@@ -120,6 +121,7 @@ func buildRunView(r *results.Run, dir string) *runView {
 	v.Spectrum = spectrumChart("Latency by percentile", lines, snote)
 	markRunCharts(v, r)
 	v.Faults, v.Events = faultTable(r), eventTable(r)
+	v.Audit = auditTable(r)
 	v.Scenario, v.ScenCharts = scenarioFigures(r.ScenarioReport)
 	keys := make([]string, 0, len(r.Settings))
 	for k := range r.Settings {
@@ -447,6 +449,8 @@ var runTmpl = newTemplate("run", `{{define "run"}}{{template "head" .Meta}}
 {{if or .Faults .Events}}<h2>Faults and cluster events</h2>
 <p class="mut">Dashed vertical lines on the charts over time mark the faults and the cluster's return to health.</p>
 {{with .Faults}}{{template "table" .}}{{end}}{{with .Events}}{{template "table" .}}{{end}}{{end}}
+{{with .Audit}}<h2>Acknowledged writes</h2>
+{{template "table" .}}{{end}}
 <h2>Latency over time</h2>
 {{if .Latency}}<div class="grid2">{{range .Latency}}{{template "chart" .}}{{end}}</div>{{else}}<p class="empty">No intervals to draw.</p>{{end}}
 <h2>Throughput and errors over time</h2>

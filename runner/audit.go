@@ -23,12 +23,13 @@ type auditRun struct {
 	path string
 }
 
-// startAudit creates the history file when auditing is on and the
+// startAudit creates the history file when auditing is on (always with
+// --fault: NoAudit is ignored then) and the
 // scenario's sessions are audited (nil otherwise). When the engine's
 // storage cannot read items back (null), the history is written all the
 // same and the read-back is skipped.
 func (p *Plan) startAudit(wl scenario.Workload, doc *results.Run) (*auditRun, error) {
-	if p.flags.NoAudit {
+	if p.flags.NoAudit && len(p.faults) == 0 {
 		return nil, nil
 	}
 	rb, ok := wl.(scenario.ReadBacker)
@@ -129,6 +130,7 @@ type auditWorkload struct {
 }
 
 var (
+	_ scenario.WriteLog   = (*audit.Log)(nil)
 	_ scenario.Checker    = (*auditWorkload)(nil)
 	_ scenario.Reporter   = (*auditWorkload)(nil)
 	_ scenario.ReadBacker = (*auditWorkload)(nil)

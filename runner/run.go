@@ -344,6 +344,7 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	sort.Strings(doc.Files)
 	report.Terminal(stdout, doc)
 	report.TerminalFaults(stdout, doc)
+	report.TerminalAudit(stdout, doc)
 	fmt.Fprintf(stdout, "results: %s\n", p.dir)
 	return finish(status, nil)
 }

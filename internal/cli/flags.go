@@ -33,6 +33,7 @@ type runFlags struct {
 	loadOnly bool
 	drain    time.Duration
 	cpuprof  string
+	audit    bool
 	cluster  string
 	slo      multiFlag
 	faults   multiFlag
@@ -70,6 +71,7 @@ func newRunFlags() (*flag.FlagSet, *runFlags) {
 	fs.Var(&f.slo, "slo", "a service-level objective, e.g. 'p95<1s', 'p99<250ms for read', 'errors<1%' (repeatable or comma-separated); a failed one exits 1")
 	fs.Var(&f.faults, "fault", "inject a fault into the --cluster: kill:NODE@T, stop:NODE@T+D (SIGSTOP, SIGCONT after D), restart:NODE@T; T counts from the start of the load (repeatable; see docs/faults.md)")
 	fs.DurationVar(&f.recWait, "recovery-wait", 0, "with --fault: how long to wait after the load for the cluster to be healthy again before the post-run checks (default 3m)")
+	fs.BoolVar(&f.audit, "audit", true, "log every write in history.log and read the acknowledged ones back after the run; a lost one exits 1 (docs/audit.md); --audit=false turns it off, except with --fault")
 	fs.StringVar(&f.cpuprof, "cpuprofile", "", "write a Go CPU profile of scalelab itself to this file (to find generator overhead)")
 	return fs, f
 }
@@ -113,7 +115,7 @@ func (f *runFlags) options(scenario string, given map[string]bool) *runner.Optio
 	return &runner.Options{Scenario: scenario, Engine: f.engine, Target: f.target, Cluster: f.cluster, Model: f.model,
 		Users: f.users, Think: f.think, Duration: f.duration, Ops: f.ops, Rate: f.rate, Arrivals: f.arrivals,
 		Phases: f.phases, Warmup: f.warmup, Seed: f.seed, Samples: f.samples, Out: f.out, Sets: f.sets,
-		LoadOnly: f.loadOnly, Drain: f.drain, CPUProfile: f.cpuprof, SLO: f.slo, Faults: f.faults, RecoveryWait: f.recWait, Given: given, Args: os.Args}
+		LoadOnly: f.loadOnly, Drain: f.drain, CPUProfile: f.cpuprof, NoAudit: !f.audit, SLO: f.slo, Faults: f.faults, RecoveryWait: f.recWait, Given: given, Args: os.Args}
 }
 
 // runCmd is `scalelab run`.

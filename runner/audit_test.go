@@ -1,0 +1,177 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/scalelab/scalelab/audit"
+	_ "github.com/scalelab/scalelab/engine/memory"
+	_ "github.com/scalelab/scalelab/engine/null"
+	_ "github.com/scalelab/scalelab/engine/sqlite"
+	"github.com/scalelab/scalelab/results"
+	_ "github.com/scalelab/scalelab/scenario/logs"
+	_ "github.com/scalelab/scalelab/scenario/mhealth"
+	_ "github.com/scalelab/scalelab/scenario/ycsb"
+)
+
+// run executes a run and returns its document, exit code and output.
+func run(t *testing.T, o *Options) (*results.Run, int, string) {
+	t.Helper()
+	if o.Out == "" {
+		o.Out = filepath.Join(t.TempDir(), "run")
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	p, err := NewPlan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	doc, err := p.Execute(context.Background(), nil, &out, &out)
+	if doc == nil {
+		t.Fatalf("no run document: %v", err)
+	}
+	return doc, results.ExitCode(err), out.String()
+}
+
+// TestAuditDropAcked is the test of the checker itself: the memory engine
+// acknowledges but drops 1 insert or put in 1,000 (the load's 500 records
+// count too), and the audit must report exactly the dropped inserts of the
+// run as lost, fail the run with exit code 1 and list their ids.
+func TestAuditDropAcked(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "run")
+	doc, code, out := run(t, &Options{Scenario: "ycsb", Engine: "memory", Ops: 40000, Users: 4, Given: map[string]bool{"users": true}, Out: dir,
+		Sets: []string{"memory.drop_acked=1/1000", "ycsb.workload=d", "ycsb.records=500"}})
+	a := doc.Audit
+	if a == nil || !a.Checked {
+		t.Fatalf("audit %+v; output:\n%s", a, out)
+	}
+	loaded := doc.LoadPhase.Items
+	want := (loaded+a.Acknowledged)/1000 - loaded/1000
+	if a.Acknowledged < 1000 || want < 1 {
+		t.Fatalf("only %d inserts acknowledged: too few to drop any", a.Acknowledged)
+	}
+	if a.Lost != want || int64(len(a.LostIDs)) != min(want, 20) {
+		t.Errorf("lost %d (ids %v), want exactly %d", a.Lost, a.LostIDs, want)
+	}
+	if a.Unknown != 0 || a.Failed != 0 || a.Attempted != a.Acknowledged || a.ReadBack != a.Attempted {
+		t.Errorf("audit %+v: every insert should be acknowledged and read back", a)
+	}
+	if code != results.ExitCheckFailed || doc.Status != results.StatusFailed || doc.ExitCode != results.ExitCheckFailed {
+		t.Errorf("exit %d, status %s (run.json exit %d), want 1 and failed", code, doc.Status, doc.ExitCode)
+	}
+	found := false
+	for _, f := range doc.Failures {
+		found = found || strings.Contains(f, "acknowledged writes lost") && strings.Contains(f, idList(a.LostIDs))
+	}
+	if !found {
+		t.Errorf("failures %q do not list the lost ids %v", doc.Failures, a.LostIDs)
+	}
+	if !strings.Contains(out, "FAILED: audit:") || !strings.Contains(out, "lost") {
+		t.Errorf("terminal output does not report the lost writes:\n%s", out)
+	}
+	// run.json on disk says the same.
+	disk, err := results.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if disk.Audit == nil || disk.Audit.Lost != a.Lost || disk.ExitCode != results.ExitCheckFailed {
+		t.Errorf("run.json audit %+v, exit %d", disk.Audit, disk.ExitCode)
+	}
+}
+
+func idList(ids []int64) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(s, ", ")
+}
+
+// TestAuditLogsSQLite runs logs on SQLite with single and bulk writes:
+// every acknowledged record is read back, none lost, and the results
+// directory, terminal summary and report show the audit.
+func TestAuditLogsSQLite(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "run")
+	doc, code, out := run(t, &Options{Scenario: "logs", Engine: "sqlite", Ops: 3000, Out: dir,
+		Sets: []string{"logs.records=2000", "logs.mix=write:10,write_bulk:1,read:5,count_a:1", "logs.batch_size=50"}})
+	a := doc.Audit
+	if code != 0 || a == nil || !a.Checked {
+		t.Fatalf("exit %d, audit %+v; output:\n%s", code, a, out)
+	}
+	if a.Lost != 0 || a.Acknowledged == 0 || a.ReadBack != a.Attempted || a.Attempted != a.Acknowledged+a.Failed+a.Unknown {
+		t.Errorf("audit %+v: want every write read back, none lost", a)
+	}
+	h, err := audit.ReadFile(filepath.Join(dir, results.HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := h.Counts(); c.OK != a.Acknowledged {
+		t.Errorf("history has %d acknowledged, run.json %d", c.OK, a.Acknowledged)
+	}
+	if !strings.Contains(out, "audit: ") || !strings.Contains(out, "0 lost") {
+		t.Errorf("terminal summary has no audit line:\n%s", out)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, results.ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(html), "Acknowledged-write audit") || !strings.Contains(string(html), "none lost") {
+		t.Error("report.html has no audit section")
+	}
+	disk, err := results.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if disk.Audit == nil || disk.Audit.Acknowledged != a.Acknowledged || !slices.Contains(disk.Files, results.HistoryFile) {
+		t.Errorf("run.json audit %+v, files %v", disk.Audit, disk.Files)
+	}
+}
+
+// TestAuditOff: --audit=false writes no history and no audit section.
+func TestAuditOff(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "run")
+	doc, code, out := run(t, &Options{Scenario: "ycsb", Engine: "memory", Ops: 2000, Out: dir, NoAudit: true,
+		Sets: []string{"ycsb.workload=d", "ycsb.records=100"}})
+	if code != 0 || doc.Audit != nil {
+		t.Fatalf("exit %d, audit %+v; output:\n%s", code, doc.Audit, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, results.HistoryFile)); !os.IsNotExist(err) {
+		t.Errorf("history file with auditing off: %v", err)
+	}
+}
+
+// TestAuditNull: on the null engine, which stores nothing, writes are
+// logged but not read back, and the run does not fail.
+func TestAuditNull(t *testing.T) {
+	t.Parallel()
+	doc, code, out := run(t, &Options{Scenario: "ycsb", Engine: "null", Ops: 5000, Sets: []string{"ycsb.workload=d", "ycsb.records=100"}})
+	a := doc.Audit
+	if code != 0 || a == nil || a.Checked || a.NotChecked == "" || a.Acknowledged == 0 || a.Lost != 0 {
+		t.Fatalf("exit %d, audit %+v; output:\n%s", code, a, out)
+	}
+}
+
+// TestAuditMhealthMemory: mhealth's activity posts on the memory engine,
+// read back, none lost; with drops, the lost ones are found.
+func TestAuditMhealthMemory(t *testing.T) {
+	t.Parallel()
+	doc, code, out := run(t, &Options{Scenario: "mhealth", Engine: "memory", Ops: 3000, Sets: []string{"mhealth.patients=20"}})
+	if a := doc.Audit; code != 0 || a == nil || !a.Checked || a.Acknowledged == 0 || a.Lost != 0 {
+		t.Fatalf("exit %d, audit %+v; output:\n%s", code, a, out)
+	}
+	doc, code, _ = run(t, &Options{Scenario: "mhealth", Engine: "memory", Ops: 3000, Sets: []string{"mhealth.patients=20", "memory.drop_acked=1/7"}})
+	if a := doc.Audit; code != results.ExitCheckFailed || a == nil || a.Lost == 0 {
+		t.Fatalf("with drops: exit %d, audit %+v", code, a)
+	}
+}
