@@ -124,8 +124,8 @@ func (*Engine) Settings() []setting.Spec {
 			Description: "rows per unlogged batch in bulk writes (local rings accept batches up to 4 MiB)"},
 		{Key: KeyCompaction, Kind: setting.Enum, Default: "STCS", Allowed: []string{"STCS", "LCS", "UCS", "TWCS"},
 			Description: "compaction strategy of the tables scenarios create: size-tiered, leveled, unified, time-window"},
-		{Key: KeyTimeout, Kind: setting.Duration, Default: "12s", Min: 0.001, Max: 3600,
-			Description: "client timeout of each request (class timeout); the server's own timeouts are 5 s for reads and 2 s for writes on local rings"},
+		{Key: KeyTimeout, Kind: setting.Duration, Default: "30s", Min: 0.001, Max: 3600,
+			Description: "client timeout of each request (class timeout); above the server's own timeouts on local rings (10 s reads, 5 s writes, 20 s scans)"},
 		{Key: KeyKeyspace, Kind: setting.String, Default: "scalelab", Check: checkKeyspace,
 			Description: "keyspace of the scenario's tables (created when missing), so that several runs can share a ring"},
 		{Key: KeyUser, Kind: setting.String, Default: "",
@@ -212,8 +212,8 @@ func ParseTarget(target string) ([]string, error) {
 		if part == "" {
 			continue
 		}
-		if strings.Contains(part, "@") {
-			return nil, fmt.Errorf("target node %q: put no credentials in the target; set %s and the password in $%s", part, KeyUser, PasswordEnv)
+		if at := strings.LastIndex(part, "@"); at >= 0 {
+			return nil, fmt.Errorf("target node %q: put no credentials in the target; set %s and the password in $%s", part[at+1:], KeyUser, PasswordEnv)
 		}
 		if strings.Contains(part, "://") {
 			return nil, fmt.Errorf("target node %q: give host:port without a scheme (e.g. 127.0.0.1:9042)", part)
@@ -419,10 +419,10 @@ func (c *Conn) Write(stmt string, args ...any) *gocql.Query {
 }
 
 // batchesInFlight is how many batches WriteBatch sends at once.
-const batchesInFlight = 4
+const batchesInFlight = 2
 
 // WriteBatch writes rows with stmt (one row's bind values each) in
-// unlogged batches of BatchSize rows at the write consistency, up to four
+// unlogged batches of BatchSize rows at the write consistency, up to two
 // batches in flight. Rows of one batch may span partitions: it is a bulk
 // transfer, not an atomic unit.
 func (c *Conn) WriteBatch(ctx context.Context, stmt string, rows [][]any) error {
@@ -584,4 +584,33 @@ func Classify(ctx context.Context, err error) error {
 		return metrics.WithClass(metrics.Refused, err)
 	}
 	return err
+}
+
+// replicas is how many replicas of a factor rf a consistency level waits
+// for (one data center).
+func replicas(c gocql.Consistency, rf int) int {
+	switch c {
+	case gocql.Any:
+		return 0
+	case gocql.One, gocql.LocalOne:
+		return 1
+	case gocql.Two:
+		return 2
+	case gocql.Three:
+		return 3
+	case gocql.Quorum, gocql.LocalQuorum, gocql.EachQuorum:
+		return rf/2 + 1
+	case gocql.All:
+		return rf
+	}
+	return 1
+}
+
+// Strong reports whether reads see every acknowledged write: the replicas
+// a read asks and those a write waited for overlap (R + W > RF). With
+// weaker levels a read may miss a recent write (scenarios then treat a
+// miss as not found, not as an integrity error).
+func (c *Conn) Strong() bool {
+	rf := c.opts.Replication
+	return replicas(c.opts.ReadConsistency, rf)+replicas(c.opts.WriteConsistency, rf) > rf
 }

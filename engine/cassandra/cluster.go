@@ -1,0 +1,485 @@
+package cassandra
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/scalelab/scalelab/cluster"
+)
+
+func init() { cluster.Register(&Provisioner{}) }
+
+// Provisioner starts local rings: one JVM per node (so that a node can be
+// stopped or restarted alone), node i on loopback address 127.0.0.i with
+// the ring's storage (gossip) and CQL ports, which scalelab picks free on
+// every address so that several rings can run at once. Node 1 is the seed;
+// the others join it without bootstrap streaming (the ring is empty).
+// Authentication is on (PasswordAuthenticator): scalelab creates a
+// superuser role "scalelab" with a generated password kept in a 0600 file,
+// replicates system_auth to every node, and takes the default
+// cassandra/cassandra login away (random password, no login, no
+// superuser).
+//
+// Options (--opt key=value): jvm_options="-XX:... -D..." adds JVM flags to
+// every node, exit_with_pid=PID stops the nodes when that process ends
+// (tests), num_tokens=N (default 8) sets the virtual nodes per node.
+type Provisioner struct{}
+
+var _ cluster.Provisioner = (*Provisioner)(nil)
+
+// Engine returns "cassandra".
+func (*Provisioner) Engine() string { return Name }
+
+// DefaultHeap is a node's JVM heap when --heap is not given.
+const DefaultHeap = "512m"
+
+// MaxNodes is the largest ring `cluster up` starts (one loopback address
+// per node).
+const MaxNodes = 16
+
+// User is the superuser role scalelab creates on its rings.
+const User = "scalelab"
+
+// AuthNote is the cluster's Auth text.
+const AuthNote = "PasswordAuthenticator: role scalelab (superuser) with the generated password in the secret file; " +
+	"the default cassandra role can no longer log in; system_auth is replicated to every node"
+
+var heapRE = regexp.MustCompile(`^[1-9][0-9]*[mMgG]$`)
+
+// nodeAddr is node i's (0-based) loopback address.
+func nodeAddr(i int) string { return fmt.Sprintf("127.0.0.%d", i+1) }
+
+// freeOnAll returns a port free on every host right now, not in avoid.
+func freeOnAll(hosts []string, avoid map[int]bool) (int, error) {
+	for range 50 {
+		p, err := cluster.FreePort(hosts[0])
+		if err != nil {
+			return 0, err
+		}
+		if avoid[p] {
+			continue
+		}
+		ok := true
+		for _, h := range hosts[1:] {
+			l, err := net.Listen("tcp", net.JoinHostPort(h, strconv.Itoa(p)))
+			if err != nil {
+				ok = false
+				break
+			}
+			l.Close()
+		}
+		if ok {
+			avoid[p] = true
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("no port free on all of %s", strings.Join(hosts, ", "))
+}
+
+// Up starts the nodes (the seed first), waits until every node is up and
+// normal, then sets authentication up.
+func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State) error {
+	nodes := spec.Nodes
+	if nodes == 0 {
+		nodes = 1
+	}
+	if nodes < 1 || nodes > MaxNodes {
+		return fmt.Errorf("--nodes %d: a cassandra ring has 1 to %d nodes", nodes, MaxNodes)
+	}
+	if spec.Replicas > 0 {
+		return fmt.Errorf("--replicas: cassandra rings have no read replicas; every node holds data (set the keyspace's replication with --set %s=N)", KeyReplication)
+	}
+	if len(spec.Roles) > 0 {
+		return fmt.Errorf("--roles: cassandra nodes are all alike; give --nodes N only")
+	}
+	heap := spec.Heap
+	if heap == "" {
+		heap = DefaultHeap
+	}
+	if !heapRE.MatchString(heap) {
+		return fmt.Errorf("--heap %q: give a size such as 512m or 1g", heap)
+	}
+	var (
+		exitWith   int
+		jvmOptions []string
+		numTokens  = 8
+		err        error
+	)
+	for k, v := range spec.Options {
+		switch k {
+		case "exit_with_pid":
+			if exitWith, err = strconv.Atoi(v); err != nil || exitWith <= 0 {
+				return fmt.Errorf("--opt exit_with_pid=%q: a process id expected", v)
+			}
+		case "jvm_options":
+			jvmOptions = strings.Fields(v)
+			for _, o := range jvmOptions {
+				if !strings.HasPrefix(o, "-") {
+					return fmt.Errorf("--opt jvm_options=%q: %q is not a JVM flag", v, o)
+				}
+			}
+		case "num_tokens":
+			if numTokens, err = strconv.Atoi(v); err != nil || numTokens < 1 || numTokens > 256 {
+				return fmt.Errorf("--opt num_tokens=%q: a number from 1 to 256 expected", v)
+			}
+		default:
+			return fmt.Errorf("--opt %s: unknown option; cassandra clusters take jvm_options, exit_with_pid and num_tokens", k)
+		}
+	}
+	java, version, err := JDK()
+	if err != nil {
+		return err
+	}
+	cp, err := Classpath()
+	if err != nil {
+		return err
+	}
+	hosts := make([]string, nodes)
+	for i := range hosts {
+		hosts[i] = nodeAddr(i)
+	}
+	used := map[int]bool{}
+	storagePort, err := freeOnAll(hosts, used)
+	if err != nil {
+		return err
+	}
+	nativePort, err := freeOnAll(hosts, used)
+	if err != nil {
+		return err
+	}
+
+	st.Auth = AuthNote
+	st.User = User
+	var targets []string
+	start := func(i int) error {
+		name := fmt.Sprintf("node%d", i+1)
+		home := filepath.Join(st.Dir, name)
+		for _, d := range []string{"data", "commitlog", "saved_caches", "hints", "cdc_raw", "tmp", "logs"} {
+			if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
+				return fmt.Errorf("node %s: %w", name, err)
+			}
+		}
+		yaml := nodeYAML(st.Name, home, hosts[i], hosts[0], storagePort, nativePort, numTokens)
+		if err := os.WriteFile(filepath.Join(home, "cassandra.yaml"), []byte(yaml), 0o600); err != nil {
+			return fmt.Errorf("node %s: %w", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(home, "logback.xml"), []byte(logbackXML), 0o600); err != nil {
+			return fmt.Errorf("node %s: %w", name, err)
+		}
+		cmd := []string{java, "-Xms" + heap, "-Xmx" + heap}
+		cmd = append(cmd, jvmFlags...)
+		cmd = append(cmd, startFlags...)
+		cmd = append(cmd, jvmOptions...)
+		cmd = append(cmd,
+			"-Dcassandra.config=file://"+filepath.Join(home, "cassandra.yaml"),
+			"-Dcassandra.storagedir="+home,
+			"-Dcassandra.logdir="+filepath.Join(home, "logs"),
+			"-Dlogback.configurationFile="+filepath.Join(home, "logback.xml"),
+			"-Djava.io.tmpdir="+filepath.Join(home, "tmp"))
+		if exitWith > 0 {
+			cmd = append(cmd, "-Dscalelab.exit-with-pid="+strconv.Itoa(exitWith))
+		}
+		cmd = append(cmd, "-cp", cp, MainClass)
+		logFile := filepath.Join(st.Dir, name+".log")
+		pid, err := cluster.Start(cmd, home, logFile, nil)
+		if err != nil {
+			return fmt.Errorf("node %s: %w", name, err)
+		}
+		st.Nodes = append(st.Nodes, cluster.Node{
+			Name: name, Role: "data", PID: pid, Host: hosts[i], Port: nativePort,
+			Ports:   map[string]int{"cql": nativePort, "storage": storagePort},
+			DataDir: home, LogFile: logFile, Cmd: cmd,
+		})
+		targets = append(targets, net.JoinHostPort(hosts[i], strconv.Itoa(nativePort)))
+		return nil
+	}
+	// The seed first: the other nodes fail when they find no seed to
+	// gossip with. They can join at once when it listens.
+	if err := start(0); err != nil {
+		return err
+	}
+	st.Target = strings.Join(targets, ",")
+	st.Params["heap"] = heap
+	st.Params["java"] = fmt.Sprintf("%s (Java %d)", java, version)
+	st.Params["num_tokens"] = strconv.Itoa(numTokens)
+	if len(jvmOptions) > 0 {
+		st.Params["jvm_options"] = strings.Join(jvmOptions, " ")
+	}
+	if err := st.Save(); err != nil {
+		return err
+	}
+	if nodes > 1 {
+		seed := net.JoinHostPort(hosts[0], strconv.Itoa(storagePort))
+		err := waitUntil(ctx, st, "the seed node's gossip port", func() bool { return cluster.Listening(seed) })
+		if err != nil {
+			return err
+		}
+		for i := 1; i < nodes; i++ {
+			if err := start(i); err != nil {
+				return err
+			}
+		}
+		st.Target = strings.Join(targets, ",")
+		if err := st.Save(); err != nil {
+			return err
+		}
+	}
+	if err := waitUntil(ctx, st, fmt.Sprintf("%d nodes up and normal", nodes), func() bool { return ringReady(ctx, st, nodes) }); err != nil {
+		return err
+	}
+	v, err := setupAuth(ctx, st, nodes)
+	if err != nil {
+		return err
+	}
+	st.Params["version"] = v
+	st.Params["system_auth_replication"] = strconv.Itoa(nodes)
+	return st.Save()
+}
+
+// waitUntil polls ready every 500 ms, failing early with the log's last
+// lines when a node process exits.
+func waitUntil(ctx context.Context, st *cluster.State, what string, ready func() bool) error {
+	dead := ""
+	isDead := func() bool {
+		for _, n := range st.Nodes {
+			if !cluster.Alive(n.PID) {
+				dead = n.Name
+				return true
+			}
+		}
+		return false
+	}
+	err := cluster.WaitFor(ctx, what, 500*time.Millisecond, ready, isDead)
+	if err != nil && dead != "" {
+		for _, n := range st.Nodes {
+			if n.Name == dead {
+				return fmt.Errorf("%w\n%s: last lines of %s:\n%s", err, n.Name, n.LogFile, tail(n.LogFile, 15))
+			}
+		}
+	}
+	return err
+}
+
+// tail returns the last n lines of a file.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// nodeSession opens a session on one node only, as user (no
+// authentication when user is "").
+func nodeSession(n cluster.Node, user, password string, timeout time.Duration) (*gocql.Session, error) {
+	cc := gocql.NewCluster(net.JoinHostPort(n.Host, strconv.Itoa(n.Port)))
+	cc.DisableInitialHostLookup = true
+	cc.HostFilter = gocql.WhiteListHostFilter(n.Host)
+	cc.Timeout, cc.ConnectTimeout = timeout, timeout
+	cc.NumConns = 1
+	cc.Logger = gocql.NewLogger(gocql.LogLevelNone)
+	cc.Events.DisableNodeStatusEvents, cc.Events.DisableTopologyEvents, cc.Events.DisableSchemaEvents = true, true, true
+	if user != "" {
+		cc.Authenticator = gocql.PasswordAuthenticator{Username: user, Password: password}
+	}
+	return cc.CreateSession()
+}
+
+// gossipState is one endpoint's state as a node's gossip knows it.
+type gossipState struct {
+	Status string // NORMAL, BOOT, LEAVING, ... (STATUS_WITH_PORT without tokens)
+	Load   string // bytes on disk, as gossip spreads it
+}
+
+// gossip reads system_views.gossip_info through s: endpoint address ->
+// state.
+func gossip(ctx context.Context, s *gocql.Session) (map[string]gossipState, error) {
+	out := map[string]gossipState{}
+	iter := s.Query("SELECT address, status_with_port, load FROM system_views.gossip_info").Consistency(gocql.One).IterContext(ctx)
+	var (
+		addr         net.IP
+		status, load string
+	)
+	for iter.Scan(&addr, &status, &load) {
+		st, _, _ := strings.Cut(status, ",")
+		out[addr.String()] = gossipState{Status: st, Load: load}
+		status, load = "", ""
+	}
+	return out, iter.Close()
+}
+
+// ringReady reports whether every node answers CQL (with the default
+// superuser while the ring is new) and knows every node as NORMAL.
+func ringReady(ctx context.Context, st *cluster.State, nodes int) bool {
+	if len(st.Nodes) != nodes {
+		return false
+	}
+	for _, n := range st.Nodes {
+		if !cluster.Listening(net.JoinHostPort(n.Host, strconv.Itoa(n.Port))) {
+			return false
+		}
+	}
+	for _, n := range st.Nodes {
+		s, err := nodeSession(n, "cassandra", "cassandra", 5*time.Second)
+		if err != nil {
+			return false
+		}
+		g, err := gossip(ctx, s)
+		s.Close()
+		if err != nil {
+			return false
+		}
+		normal := 0
+		for _, m := range st.Nodes {
+			if g[m.Host].Status == "NORMAL" {
+				normal++
+			}
+		}
+		if normal != nodes {
+			return false
+		}
+	}
+	return true
+}
+
+// setupAuth replicates system_auth to every node, creates the scalelab
+// superuser with a generated password (0600 secret file) and takes the
+// default superuser's login away. It returns the server version.
+func setupAuth(ctx context.Context, st *cluster.State, nodes int) (string, error) {
+	secret := filepath.Join(st.Dir, "password")
+	password, err := cluster.NewSecret(secret)
+	if err != nil {
+		return "", err
+	}
+	st.SecretFile = secret
+	// Statements are retried briefly: right after the ring forms, a node
+	// may not yet see another as up (unavailable at QUORUM).
+	exec := func(s *gocql.Session, what, q string) error {
+		var last error
+		for range 60 {
+			if last = s.Query(q).Consistency(gocql.All).ExecContext(ctx); last == nil {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("%s: %w", what, ctx.Err())
+			case <-time.After(time.Second):
+			}
+		}
+		return fmt.Errorf("%s: %w", what, last)
+	}
+	s, err := nodeSession(st.Nodes[0], "cassandra", "cassandra", 10*time.Second)
+	if err != nil {
+		return "", fmt.Errorf("log in with the default superuser: %w", err)
+	}
+	defer s.Close()
+	var dc, version string
+	if err := s.Query("SELECT data_center, release_version FROM system.local").ScanContext(ctx, &dc, &version); err != nil {
+		return "", fmt.Errorf("read system.local: %w", err)
+	}
+	if err := exec(s, "replicate system_auth", fmt.Sprintf("ALTER KEYSPACE system_auth WITH replication = {'class': 'NetworkTopologyStrategy', '%s': %d}", dc, nodes)); err != nil {
+		return "", err
+	}
+	// The password is in this statement only: it is never logged or
+	// quoted in an error.
+	if err := exec(s, "create role "+User, fmt.Sprintf("CREATE ROLE IF NOT EXISTS %s WITH PASSWORD = '%s' AND SUPERUSER = true AND LOGIN = true", User, password)); err != nil {
+		return "", err
+	}
+	s2, err := nodeSession(st.Nodes[0], User, password, 10*time.Second)
+	if err != nil {
+		return "", fmt.Errorf("log in as %s: %w", User, err)
+	}
+	defer s2.Close()
+	other, err := cluster.NewSecret(filepath.Join(st.Dir, "tmp-password"))
+	if err != nil {
+		return "", err
+	}
+	_ = os.Remove(filepath.Join(st.Dir, "tmp-password"))
+	if err := exec(s2, "disable the default cassandra role", fmt.Sprintf("ALTER ROLE cassandra WITH PASSWORD = '%s' AND SUPERUSER = false AND LOGIN = false", other)); err != nil {
+		return "", err
+	}
+	return version, nil
+}
+
+// Status reports each node: alive, its CQL port answering, and from the
+// first node that answers its gossip state (NORMAL, BOOT, LEAVING ...)
+// and load; state is U/D (process alive and CQL answering, or not) and
+// N/J/L/M as nodetool prints them.
+func (p *Provisioner) Status(ctx context.Context, st *cluster.State) ([]cluster.NodeStatus, error) {
+	password, err := st.Password()
+	if err != nil {
+		return nil, err
+	}
+	var g map[string]gossipState
+	for _, n := range st.Nodes {
+		if !cluster.Alive(n.PID) {
+			continue
+		}
+		s, err := nodeSession(n, st.User, password, 5*time.Second)
+		if err != nil {
+			continue
+		}
+		g, err = gossip(ctx, s)
+		s.Close()
+		if err == nil {
+			break
+		}
+	}
+	var out []cluster.NodeStatus
+	for _, n := range st.Nodes {
+		alive := cluster.Alive(n.PID)
+		up := alive && cluster.Listening(net.JoinHostPort(n.Host, strconv.Itoa(n.Port)))
+		ns := cluster.NodeStatus{Node: n, Alive: alive, Detail: map[string]string{
+			"storage_port": strconv.Itoa(n.Ports["storage"]),
+		}}
+		gs, known := g[n.Host]
+		state := "D"
+		if up {
+			state = "U"
+		}
+		switch gs.Status {
+		case "NORMAL":
+			state += "N"
+		case "BOOT", "BOOT_REPLACE":
+			state += "J"
+		case "LEAVING", "LEFT":
+			state += "L"
+		case "MOVING":
+			state += "M"
+		default:
+			state += "?"
+		}
+		ns.Detail["state"] = state
+		if known {
+			ns.Detail["gossip"] = gs.Status
+			if f, err := strconv.ParseFloat(gs.Load, 64); err == nil {
+				ns.Detail["load"] = humanBytes(f)
+			}
+		} else if g == nil {
+			ns.Detail["gossip"] = "no node answered"
+		}
+		out = append(out, ns)
+	}
+	return out, nil
+}
+
+// humanBytes formats a byte count as nodetool does (KiB, MiB, GiB).
+func humanBytes(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	i := 0
+	for b >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	return strconv.FormatFloat(b, 'f', 2, 64) + " " + units[i]
+}
