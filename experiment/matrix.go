@@ -466,6 +466,10 @@ func (s *Spec) RunOptions(c *Combination, repeat int, out, clusterName string) *
 			o.Phases = v
 		case "seed":
 			o.Seed, _ = strconv.ParseUint(v, 10, 64)
+		case "fault":
+			if v != "none" && v != "" {
+				o.Faults = append(o.Faults, v)
+			}
 		}
 	}
 	if repeat > 1 {
@@ -508,6 +512,9 @@ func commandLine(o *runner.Options) []string {
 	args = append(args, "--seed", strconv.FormatUint(o.Seed, 10))
 	for _, st := range o.Sets {
 		args = append(args, "--set", st)
+	}
+	for _, f := range o.Faults {
+		args = append(args, "--fault", f)
 	}
 	return append(args, "--out", o.Out)
 }

@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/scalelab/scalelab/experiment/slo"
+	"github.com/scalelab/scalelab/fault"
 	"github.com/scalelab/scalelab/load"
 	"github.com/scalelab/scalelab/setting"
 )
@@ -145,7 +146,7 @@ var topKeys = []string{"name", "description", "scenario", "engine", "target", "s
 	"factors", "combinations", "repeats", "order", "baseline", "slo", "results", "search", "profiles", "cluster_lifetime"}
 
 // LoadKeys are the load fields a file, a factor or a level may set.
-var LoadKeys = []string{"model", "users", "think", "duration", "warmup", "ops", "rate", "arrivals", "phases", "seed", "drain"}
+var LoadKeys = []string{"model", "users", "think", "duration", "warmup", "ops", "rate", "arrivals", "phases", "seed", "drain", "fault"}
 
 // ClusterKeys are the cluster fields a factor may vary.
 var ClusterKeys = []string{"nodes", "replicas", "heap"}
@@ -424,6 +425,12 @@ func CheckLoad(key, raw string) error {
 	case "phases":
 		if _, err := load.ParsePhases(raw); err != nil {
 			return err
+		}
+	case "fault":
+		if raw != "none" {
+			if _, err := fault.ParseList([]string{raw}); err != nil {
+				return fmt.Errorf("%w (or none; several faults: comma-separated)", err)
+			}
 		}
 	default:
 		return fmt.Errorf("unknown load field %q; allowed: %s", key, strings.Join(LoadKeys, ", "))

@@ -175,6 +175,9 @@ func (s *Spec) Validate() error {
 			}
 		}
 		o := s.RunOptions(c, 1, filepath.Join("validate", c.ID), "")
+		if c.Cluster != nil {
+			o.Faults = nil // node names exist once the cluster is up; the run checks them
+		}
 		if s.Search != nil {
 			applySearchLoad(o, s.Search.On, max(s.Search.Start, 1))
 		}
