@@ -207,14 +207,62 @@ func (s *Session) resume(i int) {
 	s.event(results.EventFault, sp.Node, fmt.Sprintf("%s: SIGCONT pid %d", sp.Text, pid))
 }
 
+// gone waits (up to 30 s) until pid no longer exists at all (not even as
+// a zombie not yet reaped) and nothing listens on the node's ports: a
+// server started too soon finds its old lock file's PID alive or its
+// ports taken.
+func gone(n cluster.Node, pid int) {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		busy := syscall.Kill(pid, 0) == nil
+		for _, p := range n.Ports {
+			busy = busy || cluster.Listening(fmt.Sprintf("%s:%d", n.Host, p))
+		}
+		if !busy {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// startAgain starts a node with its recorded command, retrying (3 tries,
+// 1 s apart) when the new process exits within 2 s (a server that found
+// its predecessor's resources still held).
+func startAgain(n cluster.Node, dir string) (int, error) {
+	var lastErr error
+	for try := 0; try < 3; try++ {
+		if try > 0 {
+			time.Sleep(time.Second)
+		}
+		pid, err := cluster.Start(n.Cmd, dir, n.LogFile, n.Env)
+		if err != nil {
+			return 0, err
+		}
+		deadline := time.Now().Add(2 * time.Second)
+		for cluster.Alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if cluster.Alive(pid) {
+			return pid, nil
+		}
+		lastErr = fmt.Errorf("the new process %d exited at once (see %s)", pid, n.LogFile)
+	}
+	return 0, lastErr
+}
+
 // restart stops node idx (TERM, grace, KILL) and starts it again with its
 // recorded command, saving the new PID in the cluster state.
 func (s *Session) restart(i, idx, pid int) {
+	s.mu.Lock()
+	n := s.st.Nodes[idx]
+	s.mu.Unlock()
 	err := cluster.Stop(pid, s.cfg.Grace)
+	if err == nil {
+		gone(n, pid)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f := &s.faults[i]
-	n := s.st.Nodes[idx]
 	if err == nil && s.alive[n.Name] {
 		// Seen here so that a quick restart between two polls is not missed.
 		s.event(results.EventNodeDown, n.Name, fmt.Sprintf("process %d gone (stopped for the restart)", pid))
@@ -228,8 +276,10 @@ func (s *Session) restart(i, idx, pid int) {
 		if fi, serr := os.Stat(dir); serr != nil || !fi.IsDir() {
 			dir = s.st.Dir
 		}
-		var newPID int
-		if newPID, err = cluster.Start(n.Cmd, dir, n.LogFile, n.Env); err == nil {
+		s.mu.Unlock()
+		newPID, serr := startAgain(n, dir)
+		s.mu.Lock()
+		if err = serr; err == nil {
 			s.st.Nodes[idx].PID = newPID
 			if serr := s.st.Save(); serr != nil {
 				s.event(results.EventFault, n.Name, "cluster state not saved: "+serr.Error())

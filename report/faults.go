@@ -48,7 +48,7 @@ func faultMarks(r *results.Run) []timeMark {
 }
 
 // markChart draws the markers that fall inside a time chart's x range as
-// dashed vertical lines with their labels (staggered so that close ones
+// dotted purple vertical lines with their labels (staggered so that close ones
 // stay readable).
 func markChart(c *chart, marks []timeMark) {
 	if c == nil || c.frame == nil {
@@ -61,12 +61,12 @@ func markChart(c *chart, marks []timeMark) {
 			continue
 		}
 		x := f.xa.px(m.T)
-		c.Lines = append(c.Lines, svgLine{X1: x, Y1: f.top, X2: x, Y2: f.bot, Class: "ref"})
+		c.Lines = append(c.Lines, svgLine{X1: x, Y1: f.top, X2: x, Y2: f.bot, Class: "mark"})
 		anchor, tx := "start", x+3
 		if x > (f.xa.p0+f.xa.p1)/2 {
 			anchor, tx = "end", x-3
 		}
-		c.Texts = append(c.Texts, svgText{X: tx, Y: f.top + 24 + 12*float64(row%3), Anchor: anchor, Class: "reflbl", S: m.Label})
+		c.Texts = append(c.Texts, svgText{X: tx, Y: f.top + 24 + 12*float64(row%3), Anchor: anchor, Class: "marklbl", S: m.Label})
 		row++
 	}
 }

@@ -77,6 +77,7 @@ svg .tick{fill:#555}svg .lbl{fill:#333}svg .bandlbl{fill:#777;font-size:11px}svg
 svg .axis{stroke:#888;stroke-width:1}svg .grid{stroke:#e6e6e6;stroke-width:1}
 svg .ref{stroke:#c62828;stroke-width:1;stroke-dasharray:5 4}
 svg .band{fill:#eef0f3}
+svg .mark{stroke:#6a3d9a;stroke-width:1.3;stroke-dasharray:2 3}svg .marklbl{fill:#6a3d9a;font-size:11px}
 svg path{fill:none;stroke-width:1.8;stroke-linejoin:round}svg path.dash{stroke-dasharray:6 4}
 svg .whisker{stroke-width:1.4}svg .bar{opacity:.85}
 ul.legend{list-style:none;padding:0;margin:.1rem 0;display:flex;flex-wrap:wrap;gap:.2rem 1rem;font-size:.85rem}
@@ -84,7 +85,7 @@ ul.legend li{display:flex;align-items:center;gap:.35rem;overflow-wrap:anywhere}
 ul.legend svg{width:22px;height:6px;flex:none}
 p.empty{color:var(--mut);font-style:italic}
 footer{margin-top:2rem;color:var(--mut);font-size:.8rem}
-@media (max-width:640px){body{font-size:14px;padding:.4rem .6rem 1.5rem}svg text{font-size:19px}svg .bandlbl,svg .reflbl{font-size:17px}
+@media (max-width:640px){body{font-size:14px;padding:.4rem .6rem 1.5rem}svg text{font-size:19px}svg .bandlbl,svg .reflbl,svg .marklbl{font-size:17px}
 .facts{grid-template-columns:1fr}.facts dt{margin-top:.3rem}th,td{padding:.15rem .35rem}}
 @media print{body{max-width:none;font-size:10pt;padding:0}.scroll{overflow:visible}h2{break-after:avoid}
 table{font-size:7.5pt}th,td{padding:1px 3px}td.wrap{max-width:none}.grid2{display:block}

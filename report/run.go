@@ -447,7 +447,7 @@ var runTmpl = newTemplate("run", `{{define "run"}}{{template "head" .Meta}}
 {{with .ErrClasses}}{{template "table" .}}{{end}}
 {{with .ErrSamples}}{{template "table" .}}{{end}}
 {{if or .Faults .Events}}<h2>Faults and cluster events</h2>
-<p class="mut">Dashed vertical lines on the charts over time mark the faults and the cluster's return to health.</p>
+<p class="mut">Dotted purple vertical lines on the charts over time mark the faults and the cluster's return to health.</p>
 {{with .Faults}}{{template "table" .}}{{end}}{{with .Events}}{{template "table" .}}{{end}}{{end}}
 {{with .Audit}}<h2>Acknowledged writes</h2>
 {{template "table" .}}{{end}}
