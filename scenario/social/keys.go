@@ -22,6 +22,8 @@ type keyspace struct {
 
 	gone  sync.Map // user number -> struct{}: deleted, or insert failed
 	ngone atomic.Int64
+
+	deletes sync.Map // user number -> *atomic.Int32: deletes sent for it
 }
 
 func newKeyspace(base uint64) *keyspace {
@@ -74,4 +76,19 @@ func (k *keyspace) isGone(n uint64) bool {
 	}
 	_, ok := k.gone.Load(n)
 	return ok
+}
+
+// attemptDelete counts a delete of n about to be sent.
+func (k *keyspace) attemptDelete(n uint64) {
+	c, _ := k.deletes.LoadOrStore(n, new(atomic.Int32))
+	c.(*atomic.Int32).Add(1)
+}
+
+// deleteAttempts returns how many deletes of n were sent.
+func (k *keyspace) deleteAttempts(n uint64) int32 {
+	c, ok := k.deletes.Load(n)
+	if !ok {
+		return 0
+	}
+	return c.(*atomic.Int32).Load()
 }
