@@ -1,0 +1,114 @@
+package logs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/scalelab/scalelab/audit"
+	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/scenario"
+)
+
+// TestAuditReadBack runs audited sessions of single and bulk writes on
+// every engine of the conformance suite, then the audit's read-back: every
+// acknowledged record is found (0 lost), ids never written are absent, and
+// a record deleted behind the scenario's back is reported lost.
+func TestAuditReadBack(t *testing.T) {
+	t.Parallel()
+	names := make([]string, 0, len(testEngines))
+	for n := range testEngines {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			auditReadBack(t, name)
+		})
+	}
+}
+
+func auditReadBack(t *testing.T, name string) {
+	ctx := context.Background()
+	e := openEnv(t, name)
+	w := e.workload(t, "logs.records=300", "logs.mix=write:6,write_bulk:1,read:2", "logs.batch_size=25")
+	if err := w.Load(ctx, 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.ReadBack(ctx, nil, nil); err != nil {
+		t.Fatalf("ReadBack probe: %v (every logs engine must read back)", err)
+	}
+	path := filepath.Join(t.TempDir(), "history.log")
+	hw, err := audit.Create(path, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	for u := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := w.NewSession(uint64(u), uint64(100+u))
+			l := hw.Log(uint64(u))
+			s.(scenario.Audited).SetWriteLog(l)
+			for range 40 {
+				if _, ok := s.Next(); !ok {
+					break
+				}
+				err := s.Do(ctx)
+				l.Done(err)
+				if err != nil && !errors.Is(err, engine.ErrNotFound) {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("session: %v", err)
+	}
+	if err := hw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h, err := audit.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.settle(t)
+	a, err := audit.Check(ctx, h, w, audit.CheckConfig{Batch: 37})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := h.Counts()
+	if c.OK == 0 || a.Lost != 0 || a.ReadBack != c.Attempted || c.Attempted != c.OK {
+		t.Fatalf("audit %+v of %+v: want every write acknowledged and read back, none lost", a, c)
+	}
+	// Ids never written are absent.
+	issued := w.ids.issued.Load()
+	ids := []int64{issued + 5, issued + 1000, 0}
+	present := make([]bool, len(ids))
+	if err := w.ReadBack(ctx, ids, present); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(present) != "[false false true]" {
+		t.Errorf("present %v for ids %v (never written, never written, loaded)", present, ids)
+	}
+	// A record deleted behind the scenario's back is lost.
+	victim := h.Spans[len(h.Spans)/2].First
+	e.te.exec(t, e.conn, fmt.Sprintf("DELETE FROM logs WHERE id = %d", victim))
+	a, err = audit.Check(ctx, h, w, audit.CheckConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Lost != 1 || fmt.Sprint(a.LostIDs) != fmt.Sprintf("[%d]", victim) {
+		t.Errorf("after deleting record %d: lost %d %v", victim, a.Lost, a.LostIDs)
+	}
+}
