@@ -1,6 +1,7 @@
 package fault
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -78,6 +79,11 @@ func Start(st *cluster.State, specs []Spec, origin time.Time, cfg Config) *Sessi
 	}
 	for _, n := range cp.Nodes {
 		s.alive[n.Name] = true
+		if stopped(n.PID) {
+			// Left hung by a run that died before it could send SIGCONT.
+			err := signal(n.PID, syscall.SIGCONT)
+			s.event(results.EventFault, n.Name, fmt.Sprintf("process %d was stopped (SIGSTOP) before the run; sent SIGCONT (error: %v)", n.PID, err))
+		}
 	}
 	s.wg.Add(1)
 	go s.watch(ctx)
@@ -123,6 +129,17 @@ func signal(pid int, sig syscall.Signal) error {
 		return fmt.Errorf("signal %v to pid %d: %w", sig, pid, perr)
 	}
 	return nil
+}
+
+// stopped reports whether pid is stopped by a signal (state T in
+// /proc/PID/stat).
+func stopped(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] == 'T'
 }
 
 // schedule waits for fault i's time, then injects it.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -145,5 +146,26 @@ func TestSessionEndLoadResumes(t *testing.T) {
 	faults, _, rec := s.Close(0, false)
 	if faults[0].EndedS == nil || faults[0].Outcome != "done" || rec.LastFaultS == nil {
 		t.Errorf("fault %+v recovery %+v", faults[0], rec)
+	}
+}
+
+// TestStartResumesAStoppedNode: a node left stopped (by a run killed
+// during a stop fault) is resumed when the next session starts.
+func TestStartResumesAStoppedNode(t *testing.T) {
+	st := sleepers(t, 1)
+	if err := signal(st.Nodes[0].PID, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !stopped(st.Nodes[0].PID) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	s := Start(st, nil, time.Now(), Config{Poll: 50 * time.Millisecond})
+	_, events, _ := s.Close(0, false)
+	if stopped(st.Nodes[0].PID) {
+		t.Fatal("node still stopped")
+	}
+	if len(events) == 0 || !strings.Contains(events[0].Detail, "sent SIGCONT") {
+		t.Errorf("events %+v", events)
 	}
 }
