@@ -80,17 +80,6 @@ func (e *env) open(assignments ...string) (*Workload, error) {
 	return w.(*Workload), nil
 }
 
-// storingEngines are the engines of Engines() that keep data: all but null.
-func storingEngines() []string {
-	var out []string
-	for _, name := range (&Scenario{}).Engines() {
-		if name != "null" {
-			out = append(out, name)
-		}
-	}
-	return out
-}
-
 // testMix does every operation often, so that a short run exercises
 // inserts, deletes and scans, which the study's mixes make rare.
 var testMix = [numOps]float64{OpRead: 0.4, OpUpdate: 0.2, OpInsert: 0.15, OpDelete: 0.1, OpScan: 0.15}
