@@ -36,7 +36,7 @@ func SearchFound(ctx context.Context, c *search.Conn, docs []Doc, found []bool) 
 		Docs []mgetDoc `json:"docs"`
 	}{Docs: make([]mgetDoc, len(docs))}
 	for i, d := range docs {
-		req.Docs[i] = mgetDoc{Index: d.Index, ID: d.ID, Routing: d.Routing}
+		req.Docs[i] = mgetDoc(d)
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
