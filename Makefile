@@ -95,6 +95,7 @@ fuzz: setup
 	$(GO) test ./experiment -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZ_N_SLOW)
 	$(GO) test ./experiment/slo -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZ_N)
 	$(GO) test ./report -run '^$$' -fuzz FuzzIntervalLog -fuzztime $(FUZZ_N_SLOW)
+	$(GO) test ./audit -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZ_N_SLOW)
 
 # bench: the performance figures of the core (null engine, recorder, phases).
 bench: build
