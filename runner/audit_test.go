@@ -3,21 +3,26 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/scalelab/scalelab/audit"
 	_ "github.com/scalelab/scalelab/engine/memory"
 	_ "github.com/scalelab/scalelab/engine/null"
 	_ "github.com/scalelab/scalelab/engine/sqlite"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/scenario"
 	_ "github.com/scalelab/scalelab/scenario/logs"
 	_ "github.com/scalelab/scalelab/scenario/mhealth"
 	_ "github.com/scalelab/scalelab/scenario/ycsb"
+	"github.com/scalelab/scalelab/setting"
 )
 
 // run executes a run and returns its document, exit code and output.
@@ -173,5 +178,79 @@ func TestAuditMhealthMemory(t *testing.T) {
 	doc, code, _ = run(t, &Options{Scenario: "mhealth", Engine: "memory", Ops: 3000, Sets: []string{"mhealth.patients=20", "memory.drop_acked=1/7"}})
 	if a := doc.Audit; code != results.ExitCheckFailed || a == nil || a.Lost == 0 {
 		t.Fatalf("with drops: exit %d, audit %+v", code, a)
+	}
+}
+
+// fakeScenario is an audited scenario whose read-back can be made to
+// fail, and whose sessions prescribe their think time (the audit's
+// session wrapper must keep that capability).
+type fakeScenario struct{}
+
+var (
+	fakeReadBackErr atomic.Value // error returned by ReadBack, if set
+	fakeThinks      atomic.Int64
+	fakeIDs         atomic.Int64
+)
+
+func init() { scenario.Register(fakeScenario{}) }
+
+func (fakeScenario) Name() string             { return "audittest" }
+func (fakeScenario) Description() string      { return "audit test scenario" }
+func (fakeScenario) Settings() []setting.Spec { return nil }
+func (fakeScenario) Engines() []string        { return []string{"null"} }
+func (fakeScenario) Open(context.Context, scenario.Env) (scenario.Workload, error) {
+	return fakeWorkload{}, nil
+}
+
+type fakeWorkload struct{}
+
+func (fakeWorkload) Operations() []string                         { return []string{"fake.write"} }
+func (fakeWorkload) LoadSize() int64                              { return 0 }
+func (fakeWorkload) Load(context.Context, int, func(int64)) error { return nil }
+func (fakeWorkload) Close() error                                 { return nil }
+func (fakeWorkload) NewSession(uint64, uint64) scenario.Session   { return &fakeSession{} }
+func (fakeWorkload) ReadBack(_ context.Context, ids []int64, present []bool) error {
+	if err, ok := fakeReadBackErr.Load().(error); ok && len(ids) > 0 {
+		return err
+	}
+	for i := range ids {
+		present[i] = true
+	}
+	return nil
+}
+
+type fakeSession struct{ l scenario.WriteLog }
+
+func (s *fakeSession) SetWriteLog(l scenario.WriteLog) { s.l = l }
+func (s *fakeSession) Next() (int, bool)               { return 0, true }
+func (s *fakeSession) Think() (time.Duration, bool)    { fakeThinks.Add(1); return 0, true }
+func (s *fakeSession) Do(context.Context) error {
+	s.l.Writing(fakeIDs.Add(1), 1)
+	return nil
+}
+
+// TestAuditReadBackFails: a read-back that cannot finish leaves the audit
+// unchecked with its error, still writes the report and the summary, and
+// exits 4; the wrapped sessions kept their think times.
+func TestAuditReadBackFails(t *testing.T) {
+	fakeReadBackErr.Store(errors.New("store unreachable"))
+	defer fakeReadBackErr.Store(errors.New("unused"))
+	dir := filepath.Join(t.TempDir(), "run")
+	doc, code, out := run(t, &Options{Scenario: "audittest", Engine: "null", Ops: 500, Out: dir})
+	a := doc.Audit
+	if code != results.ExitUnfinished || a == nil || a.Checked || !strings.Contains(a.Error, "store unreachable") || a.Acknowledged != 500 {
+		t.Fatalf("exit %d, audit %+v; output:\n%s", code, a, out)
+	}
+	if !strings.Contains(out, "read-back incomplete") {
+		t.Errorf("terminal summary does not say the read-back is incomplete:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, results.ReportFile)); err != nil {
+		t.Errorf("no report: %v", err)
+	}
+	if disk, err := results.Read(dir); err != nil || disk.ExitCode != results.ExitUnfinished || disk.Status != results.StatusFailed {
+		t.Errorf("run.json: %+v %v", disk, err)
+	}
+	if fakeThinks.Load() < 500 {
+		t.Errorf("Think called %d times for 500 operations: the audit's wrapper hid the Thinker", fakeThinks.Load())
 	}
 }

@@ -327,11 +327,10 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 		return finish(results.StatusFailed, err)
 	}
 	// The acknowledged-write audit reads every write back: after the load
-	// ends and after the cluster is healthy again.
-	if err := aud.finish(ctx, doc, status == results.StatusInterrupted, stderr); err != nil {
-		return finish(results.StatusFailed, err)
-	}
-	if len(doc.Failures) > 0 && status == results.StatusOK {
+	// ends and after the cluster is healthy again. A read-back that cannot
+	// finish (exit 4) still gets the report and the summary.
+	auditErr := aud.finish(ctx, doc, status == results.StatusInterrupted, stderr)
+	if (len(doc.Failures) > 0 || auditErr != nil) && status == results.StatusOK {
 		status = results.StatusFailed
 	}
 	doc.Status = status
@@ -346,7 +345,7 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	report.TerminalFaults(stdout, doc)
 	report.TerminalAudit(stdout, doc)
 	fmt.Fprintf(stdout, "results: %s\n", p.dir)
-	return finish(status, nil)
+	return finish(status, auditErr)
 }
 
 // loadData runs the scenario's load phase with a progress bar.
