@@ -37,7 +37,7 @@ type casStore struct {
 	c                                       *cassandra.Conn
 	strongRW                                bool
 	qRead, qUpdate, qInsert, qDelete, qScan string
-	qCount                                  string
+	qCount, qKeys                           string
 }
 
 func openCassandra(ctx context.Context, env scenario.Env, cfg *config) (store, error) {
@@ -53,6 +53,7 @@ func openCassandra(ctx context.Context, env scenario.Env, cfg *config) (store, e
 		qDelete: "DELETE FROM " + t + " WHERE id = ?",
 		qScan:   "SELECT token(id), id, doc, status, last_seen FROM " + t + " WHERE token(id) >= token(?) LIMIT ?",
 		qCount:  "SELECT doc FROM " + t,
+		qKeys:   "SELECT id FROM " + t,
 	}
 	if cfg.load {
 		if err := c.DropTable(ctx, casTable); err != nil {
@@ -159,6 +160,16 @@ func (s *casStore) count(ctx context.Context) (int64, error) {
 		}
 	}
 	return n, s.c.Classify(ctx, iter.Close())
+}
+
+// maxKey pages through the table's keys at the read consistency.
+func (s *casStore) maxKey(ctx context.Context) (string, error) {
+	iter := s.c.Read(s.qKeys).PageSize(5000).IterContext(ctx)
+	var k, mx string
+	for iter.Scan(&k) {
+		mx = max(mx, k)
+	}
+	return mx, s.c.Classify(ctx, iter.Close())
 }
 
 func (s *casStore) close() error { return nil }

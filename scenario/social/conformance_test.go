@@ -281,6 +281,17 @@ func conformanceSized(t *testing.T, name string, size suite, assignments ...stri
 	if err := w2.Check(ctx); err != nil {
 		t.Errorf("check of the reopened workload: %v", err)
 	}
+	// Its inserts continue after the highest user stored.
+	wantNext := uint64(conformanceUsers)
+	for k := w.ks.next.Load() - 1; k >= uint64(conformanceUsers); k-- {
+		if !w.ks.isGone(k) {
+			wantNext = k + 1
+			break
+		}
+	}
+	if next := w2.ks.take(); next != wantNext {
+		t.Errorf("reopened: inserts start at %d, want %d", next, wantNext)
+	}
 }
 
 func mustKeyNumber(t *testing.T, key string) uint64 {

@@ -33,6 +33,13 @@ func newKeyspace(base uint64) *keyspace {
 	return k
 }
 
+// skipTo makes inserts start at n (> base): numbers below it were used by
+// an earlier run. Choosers may pick them; missing ones are not_found.
+func (k *keyspace) skipTo(n uint64) {
+	k.next.Store(n)
+	k.limit.Store(n)
+}
+
 // take returns a fresh user number for an insert.
 func (k *keyspace) take() uint64 { return k.next.Add(1) - 1 }
 

@@ -93,4 +93,10 @@ func (m *memoryStore) afterLoad(context.Context) error { return nil }
 
 func (m *memoryStore) count(context.Context) (int64, error) { return int64(m.c.Len()), nil }
 
+func (m *memoryStore) maxKey(ctx context.Context) (string, error) {
+	mx := ""
+	err := m.c.Scan(ctx, "", 0, func(key string, _ memory.Record) error { mx = key; return nil })
+	return mx, err
+}
+
 func (m *memoryStore) close() error { return nil }

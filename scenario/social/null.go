@@ -29,4 +29,5 @@ func (*nullStore) scan(context.Context, string, int, func(u *User) error) error 
 func (*nullStore) insertBatch(context.Context, []User) error                    { return nil }
 func (*nullStore) afterLoad(context.Context) error                              { return nil }
 func (*nullStore) count(context.Context) (int64, error)                         { return 0, nil }
+func (*nullStore) maxKey(context.Context) (string, error)                       { return "", nil }
 func (*nullStore) close() error                                                 { return nil }

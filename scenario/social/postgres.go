@@ -137,4 +137,12 @@ func (s *pgStore) count(ctx context.Context) (int64, error) {
 	return n, pgClassify(ctx, err)
 }
 
+func (s *pgStore) maxKey(ctx context.Context) (string, error) {
+	var k *string
+	if err := s.c.Primary().QueryRow(ctx, "SELECT max(id) FROM "+sqlTable).Scan(&k); err != nil || k == nil {
+		return "", pgClassify(ctx, err)
+	}
+	return *k, nil
+}
+
 func (s *pgStore) close() error { return nil }

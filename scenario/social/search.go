@@ -149,4 +149,16 @@ func (s *searchStore) count(ctx context.Context) (int64, error) {
 	return s.c.Count(ctx, s.index, nil, "")
 }
 
+// maxKey refreshes the index, then searches for the highest uid.
+func (s *searchStore) maxKey(ctx context.Context) (string, error) {
+	if err := s.c.Refresh(ctx, s.index); err != nil {
+		return "", err
+	}
+	r, err := s.c.Search(ctx, s.index, []byte(`{"size":1,"_source":false,"sort":[{"uid":"desc"}]}`), "")
+	if err != nil || len(r.Hits.Hits) == 0 {
+		return "", err
+	}
+	return r.Hits.Hits[0].ID, nil
+}
+
 func (s *searchStore) close() error { return nil }

@@ -226,6 +226,16 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 			return nil, fmt.Errorf("social on %s: count users already loaded: %w", env.Engine, err)
 		}
 		w.baseCount = n
+		// Inserts continue after the highest user number stored, so that
+		// they do not collide with users an earlier run inserted.
+		last, err := st.maxKey(ctx)
+		if err != nil {
+			st.close()
+			return nil, fmt.Errorf("social on %s: find the last user: %w", env.Engine, err)
+		}
+		if k, ok := KeyNumber(last); ok && k >= cfg.users {
+			w.ks.skipTo(k + 1)
+		}
 	}
 	switch cfg.keys {
 	case KeysZipfian:
@@ -514,6 +524,8 @@ type store interface {
 	// count returns the number of users stored, every acknowledged write
 	// included.
 	count(ctx context.Context) (int64, error)
+	// maxKey returns the highest key stored ("" when there is none).
+	maxKey(ctx context.Context) (string, error)
 	// close releases what the store holds (not the engine connection).
 	close() error
 }

@@ -175,6 +175,12 @@ func (s *sqliteStore) count(ctx context.Context) (int64, error) {
 	return n, sqlite.Classify(ctx, err)
 }
 
+func (s *sqliteStore) maxKey(ctx context.Context) (string, error) {
+	var k sql.NullString
+	err := s.db.QueryRowContext(ctx, "SELECT max(id) FROM "+sqlTable).Scan(&k)
+	return k.String, sqlite.Classify(ctx, err)
+}
+
 func (s *sqliteStore) close() error {
 	var first error
 	for _, st := range s.stmts {
