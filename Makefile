@@ -81,7 +81,7 @@ $(JAVA_ES): java/pom.xml java/elasticsearch/pom.xml $(wildcard java/common/src/m
 	else mvn -q -B -f java/pom.xml -pl elasticsearch package && touch $@; fi
 
 unit: setup tools java
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 25m $(PKGS)
 
 # Fuzz runs are counted in executions, not seconds: with a time limit Go's
 # fuzzing engine can report "context deadline exceeded" as a failure when
