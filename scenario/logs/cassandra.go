@@ -43,10 +43,10 @@ var casIndexedColumns = []string{"ts", "machine", "service", "severity", "words"
 // logs_fresh so that deleteFresh finds them without a scan. logs_meta
 // remembers whether the query tables hold every record.
 type casStore struct {
-	c      *cassandra.Conn
-	mode   int
-	strong bool
-	logs   string
+	c                                         *cassandra.Conn
+	mode                                      int
+	strong                                    bool
+	logs                                      string
 	insert1, insertTS, insertSvc, insertFresh string
 }
 

@@ -6,9 +6,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
+	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/engine/cassandra"
 	"github.com/scalelab/scalelab/engine/cassandra/cassandratest"
@@ -48,12 +50,30 @@ func openCassandraTest(t *testing.T, set *setting.Set) engine.Conn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := c.(*cassandra.Conn).Session().Query("DROP KEYSPACE IF EXISTS " + ks).Exec(); err != nil {
-			t.Errorf("drop keyspace %s: %v", ks, err)
-		}
-	})
+	// Cleanups run last-registered first: the suite closes c before this
+	// one runs, so the keyspace is dropped through a connection of its own.
+	t.Cleanup(func() { dropKeyspace(t, st, ks) })
 	return c
+}
+
+// dropKeyspace drops a test's keyspace.
+func dropKeyspace(t *testing.T, st *cluster.State, ks string) {
+	pw, err := st.Password()
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	hosts, _ := cassandra.ParseTarget(st.Target)
+	c, err := cassandra.Dial(context.Background(), hosts, cassandra.Options{User: st.User, Timeout: time.Minute, Conns: 1,
+		ReadConsistency: gocql.Quorum, WriteConsistency: gocql.Quorum, Keyspace: ks}, pw)
+	if err != nil {
+		t.Errorf("drop keyspace %s: %v", ks, err)
+		return
+	}
+	defer c.Close()
+	if err := c.Session().Query("DROP KEYSPACE IF EXISTS " + ks).Exec(); err != nil {
+		t.Errorf("drop keyspace %s: %v", ks, err)
+	}
 }
 
 var casUpdate = regexp.MustCompile(`^UPDATE logs SET (\w+) = '([^']*)' WHERE id = (\d+)$`)
