@@ -4,7 +4,7 @@ BIN     := bin/scalelab
 PKGS    := ./...
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all setup build demo test lint unit fuzz bench bench-report bench-search clean tools test-deps java
+.PHONY: all setup build demo test lint unit fuzz bench bench-report bench-search bench-cassandra clean tools test-deps java
 
 all: build
 
@@ -71,7 +71,8 @@ test-deps:
 TEMURIN ?= /usr/lib/jvm/temurin-25-jdk-amd64
 JAVA_OS := java/opensearch/target/scalelab-opensearch-node.jar
 JAVA_ES := java/elasticsearch/target/scalelab-elasticsearch-node.jar
-java: $(JAVA_OS) $(JAVA_ES)
+JAVA_CS := java/cassandra/target/scalelab-cassandra-node.jar
+java: $(JAVA_OS) $(JAVA_ES) $(JAVA_CS)
 $(JAVA_OS): java/pom.xml java/opensearch/pom.xml $(wildcard java/common/src/main/java/org/scalelab/node/*.java java/opensearch/src/main/java/org/scalelab/node/*.java)
 	@if ! command -v mvn >/dev/null; then echo "note: mvn missing: opensearch clusters unavailable (apt-get install -y maven)" >&2; \
 	elif [ ! -x $(TEMURIN)/bin/java ]; then echo "note: no JDK 21+ at $(TEMURIN): opensearch clusters unavailable (install Temurin 21+ or make TEMURIN=/path/to/jdk)" >&2; \
@@ -108,6 +109,11 @@ bench-report: setup
 # bench-search: logs on 1-node vs 3-node OpenSearch clusters (bench/search.sh).
 bench-search: build java
 	bash bench/search.sh
+
+# bench-cassandra: logs on 1-node vs 3-node Cassandra rings, with and without
+# secondary indexes, and the rings' start times (bench/cassandra.sh).
+bench-cassandra: build java
+	bash bench/cassandra.sh
 
 clean:
 	rm -rf bin
