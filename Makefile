@@ -80,6 +80,10 @@ $(JAVA_OS): java/pom.xml java/opensearch/pom.xml $(wildcard java/common/src/main
 $(JAVA_ES): java/pom.xml java/elasticsearch/pom.xml $(wildcard java/common/src/main/java/org/scalelab/node/*.java java/elasticsearch/src/main/java/org/scalelab/node/*.java)
 	@if ! command -v mvn >/dev/null || ! command -v java >/dev/null; then echo "note: java/mvn missing: elasticsearch clusters unavailable (apt-get install -y default-jdk-headless maven)" >&2; \
 	else mvn -q -B -f java/pom.xml -pl elasticsearch package && touch $@; fi
+# Cassandra 5.0 (org.apache.cassandra:cassandra-all) runs on Java 11-17.
+$(JAVA_CS): java/pom.xml java/cassandra/pom.xml $(wildcard java/cassandra/src/main/java/org/scalelab/node/*.java)
+	@if ! command -v mvn >/dev/null || ! command -v java >/dev/null; then echo "note: java/mvn missing: cassandra clusters unavailable (apt-get install -y default-jdk-headless maven)" >&2; \
+	else mvn -q -B -f java/pom.xml -pl cassandra package && touch $@; fi
 
 unit: setup tools java
 	$(GO) test -race -count=1 -timeout 25m $(PKGS)
