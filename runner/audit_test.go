@@ -107,8 +107,8 @@ func idList(ids []int64) string {
 func TestAuditLogsSQLite(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
-	doc, code, out := run(t, &Options{Scenario: "logs", Engine: "sqlite", Ops: 3000, Out: dir,
-		Sets: []string{"logs.records=2000", "logs.mix=write:10,write_bulk:1,read:5,count_a:1", "logs.batch_size=50"}})
+	doc, code, out := run(t, &Options{Scenario: "logs", Engine: "sqlite", Ops: 1500, Out: dir,
+		Sets: []string{"logs.records=300", "logs.mix=write:10,write_bulk:1,read:5,count_a:1", "logs.batch_size=50"}})
 	a := doc.Audit
 	if code != 0 || a == nil || !a.Checked {
 		t.Fatalf("exit %d, audit %+v; output:\n%s", code, a, out)
