@@ -26,11 +26,24 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-// publish makes st loadable by name (--cluster NAME) under a fresh
-// SCALELAB_HOME; the state's own Dir (where a restart saves it) stays.
+// TestMain gives the test binary its own SCALELAB_HOME, where publish
+// puts the clusters' states (tests with real clusters run in parallel).
+func TestMain(m *testing.M) {
+	home, err := os.MkdirTemp("", "scalelab-faulttest-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("SCALELAB_HOME", home)
+	code := m.Run()
+	os.RemoveAll(home)
+	os.Exit(code)
+}
+
+// publish makes st loadable by name (--cluster NAME) under SCALELAB_HOME;
+// the state's own Dir (where a restart saves it) stays.
 func publish(t *testing.T, st *cluster.State) {
 	t.Helper()
-	t.Setenv("SCALELAB_HOME", t.TempDir())
 	if err := os.MkdirAll(cluster.Dir(st.Name), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -46,10 +59,10 @@ func publish(t *testing.T, st *cluster.State) {
 // sleepCluster is a "memory" cluster whose nodes are sleep processes: the
 // fault machinery end to end without a store (no memory provisioner
 // exists, so health is the processes' liveness).
-func sleepCluster(t *testing.T, n int) *cluster.State {
+func sleepCluster(t *testing.T, name string, n int) *cluster.State {
 	t.Helper()
 	dir := t.TempDir()
-	st := &cluster.State{Name: "sleepers", Engine: "memory", Dir: dir, Target: "memory://", Auth: "none (test)"}
+	st := &cluster.State{Name: name, Engine: "memory", Dir: dir, Target: "memory://", Auth: "none (test)"}
 	for i := 1; i <= n; i++ {
 		name := fmt.Sprintf("node%d", i)
 		cmd := []string{"sleep", "600"}
@@ -85,18 +98,19 @@ func readRun(t *testing.T, dir string) *results.Run {
 // TestFaultUsageErrors: bad --fault input is exit 2 with a message saying
 // what was wrong and what is allowed, before any results directory exists.
 func TestFaultUsageErrors(t *testing.T) {
-	sleepCluster(t, 3)
+	t.Parallel()
+	sleepCluster(t, "sleepers1", 3)
 	base := []string{"run", "ycsb", "--engine", "memory", "--duration", "5s", "--progress", "off"}
 	for _, tc := range []struct {
 		args []string
 		says string
 	}{
-		{[]string{"--cluster", "sleepers", "--fault", "kill:node9@1s"}, "its nodes: node1, node2, node3"},
-		{[]string{"--cluster", "sleepers", "--fault", "kill:node2@5s"}, "not before the end of the 5s run"},
-		{[]string{"--cluster", "sleepers", "--fault", "stop:node2@1s"}, "KIND:NODE@TIME[+DURATION]"},
-		{[]string{"--cluster", "sleepers", "--fault", "explode:node2@1s"}, `unknown kind "explode"`},
+		{[]string{"--cluster", "sleepers1", "--fault", "kill:node9@1s"}, "its nodes: node1, node2, node3"},
+		{[]string{"--cluster", "sleepers1", "--fault", "kill:node2@5s"}, "not before the end of the 5s run"},
+		{[]string{"--cluster", "sleepers1", "--fault", "stop:node2@1s"}, "KIND:NODE@TIME[+DURATION]"},
+		{[]string{"--cluster", "sleepers1", "--fault", "explode:node2@1s"}, `unknown kind "explode"`},
 		{[]string{"--fault", "kill:node2@1s"}, "need a scalelab-managed cluster given with --cluster"},
-		{[]string{"--cluster", "sleepers", "--fault", "kill:node2@1s", "--recovery-wait", "-1s"}, "must not be negative"},
+		{[]string{"--cluster", "sleepers1", "--fault", "kill:node2@1s", "--recovery-wait", "-1s"}, "must not be negative"},
 	} {
 		out := filepath.Join(t.TempDir(), "r")
 		code, _, stderr := runCLI(t, append(append(append([]string{}, base...), "--out", out), tc.args...)...)
@@ -114,10 +128,11 @@ func TestFaultUsageErrors(t *testing.T) {
 // times, the node events and the recovery, the terminal shows them and the
 // report marks them on the time charts.
 func TestFaultsEndToEnd(t *testing.T) {
-	st := sleepCluster(t, 3)
+	t.Parallel()
+	st := sleepCluster(t, "sleepers2", 3)
 	old3 := st.Nodes[2].PID
 	dir := filepath.Join(t.TempDir(), "r")
-	code, stdout, stderr := runCLI(t, "run", "ycsb", "--engine", "memory", "--cluster", "sleepers", "--duration", "4s",
+	code, stdout, stderr := runCLI(t, "run", "ycsb", "--engine", "memory", "--cluster", "sleepers2", "--duration", "4s",
 		"--set", "memory.latency=1ms", "--set", "ycsb.records=100", "--out", dir, "--progress", "off",
 		"--fault", "kill:node2@1s", "--fault", "stop:node1@1s+1s", "--fault", "restart:node3@2s")
 	if code != 0 {
@@ -163,7 +178,7 @@ func TestFaultsEndToEnd(t *testing.T) {
 			t.Errorf("terminal summary lacks %q:\n%s", want, stdout)
 		}
 	}
-	if !strings.Contains(stderr, "faults: waiting up to 3m0s for cluster sleepers") {
+	if !strings.Contains(stderr, "faults: waiting up to 3m0s for cluster sleepers2") {
 		t.Errorf("no wait progress on stderr:\n%s", stderr)
 	}
 	page, err := os.ReadFile(filepath.Join(dir, results.ReportFile))

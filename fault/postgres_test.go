@@ -18,6 +18,7 @@ import (
 // after the kill; the cluster is green again on the primary alone (the
 // replica is not restarted); the audit loses nothing.
 func TestKillPostgresReplica(t *testing.T) {
+	t.Parallel()
 	c, err := pgtest.Start(1, pgtest.FastSettings)
 	if errors.Is(err, postgres.ErrNoBinaries) && os.Getenv("CI") != "true" {
 		t.Skipf("%v (apt-get install -y postgresql)", err)
@@ -46,7 +47,8 @@ func TestKillPostgresReplica(t *testing.T) {
 		t.Fatalf("fault %+v", f)
 	}
 	// Before the kill, reads by id may miss records the replica has not
-	// replayed yet (not_found: no read-your-writes window); none is refused.
+	// replayed yet (not_found: no read-your-writes window); none is refused
+	// (the interval of the kill counts after it).
 	if f.Before.OK == 0 || f.Before.ByClass["refused"] != 0 || f.After.ByClass["refused"] == 0 {
 		t.Errorf("before the kill %+v, after %+v: want refused reads only after", f.Before, f.After)
 	}

@@ -44,6 +44,7 @@ func putJSON(t *testing.T, n cluster.Node, path, body string) {
 // nodes, once the lost replicas are re-allocated) and the time until then
 // is reported; the report marks the kill.
 func TestKillOpenSearchNode(t *testing.T) {
+	t.Parallel()
 	st := searchtest.Start(t, "opensearch", cluster.Spec{Nodes: 3})
 	// OpenSearch waits index.unassigned.node_left.delayed_timeout (1m by
 	// default) before re-allocating a lost node's replicas; the test does

@@ -244,27 +244,29 @@ func gone(n cluster.Node, pid int) {
 
 // startAgain starts a node with its recorded command, retrying (3 tries,
 // 1 s apart) when the new process exits within 2 s (a server that found
-// its predecessor's resources still held).
-func startAgain(n cluster.Node, dir string) (int, error) {
+// its predecessor's resources still held). It returns the PID and when
+// the process that stayed up was started.
+func startAgain(n cluster.Node, dir string) (int, time.Time, error) {
 	var lastErr error
 	for try := 0; try < 3; try++ {
 		if try > 0 {
 			time.Sleep(time.Second)
 		}
+		started := time.Now()
 		pid, err := cluster.Start(n.Cmd, dir, n.LogFile, n.Env)
 		if err != nil {
-			return 0, err
+			return 0, started, err
 		}
 		deadline := time.Now().Add(2 * time.Second)
 		for cluster.Alive(pid) && time.Now().Before(deadline) {
 			time.Sleep(100 * time.Millisecond)
 		}
 		if cluster.Alive(pid) {
-			return pid, nil
+			return pid, started, nil
 		}
 		lastErr = fmt.Errorf("the new process %d exited at once (see %s)", pid, n.LogFile)
 	}
-	return 0, lastErr
+	return 0, time.Time{}, lastErr
 }
 
 // restart stops node idx (TERM, grace, KILL) and starts it again with its
@@ -294,16 +296,18 @@ func (s *Session) restart(i, idx, pid int) {
 			dir = s.st.Dir
 		}
 		s.mu.Unlock()
-		newPID, serr := startAgain(n, dir)
+		newPID, started, serr := startAgain(n, dir)
 		s.mu.Lock()
 		if err = serr; err == nil {
 			s.st.Nodes[idx].PID = newPID
 			if serr := s.st.Save(); serr != nil {
 				s.event(results.EventFault, n.Name, "cluster state not saved: "+serr.Error())
 			}
-			f.EndedS = ptr(s.now())
+			f.EndedS = ptr(started.Sub(s.origin).Seconds())
 			s.lastF, s.healthyS = *f.EndedS, -1
 			s.event(results.EventFault, n.Name, fmt.Sprintf("%s: started again, pid %d", f.Spec, newPID))
+			s.event(results.EventNodeUp, n.Name, fmt.Sprintf("process %d running", newPID))
+			s.alive[n.Name] = true
 		}
 	}
 	if err != nil {
@@ -319,17 +323,16 @@ func (s *Session) snapshot() *cluster.State {
 	return &cp
 }
 
-// watch polls the nodes' processes and the cluster's health.
+// watch polls the nodes' processes every Poll and, in its own loop so that
+// a slow engine probe never delays a node event, the cluster's health.
 func (s *Session) watch(ctx context.Context) {
 	defer s.wg.Done()
+	s.wg.Add(1)
+	go s.watchHealth(ctx)
 	t := time.NewTicker(s.cfg.Poll)
 	defer t.Stop()
 	for {
-		s.poll(ctx)
-		select {
-		case s.polled <- struct{}{}:
-		default:
-		}
+		s.pollProcs()
 		select {
 		case <-ctx.Done():
 			return
@@ -338,21 +341,64 @@ func (s *Session) watch(ctx context.Context) {
 	}
 }
 
-// poll takes one look at the cluster.
-func (s *Session) poll(ctx context.Context) {
+// pollProcs records nodes whose process died or runs again.
+func (s *Session) pollProcs() {
+	s.mu.Lock()
+	st := s.snapshot()
+	s.mu.Unlock()
+	alive := make([]bool, len(st.Nodes))
+	for i, n := range st.Nodes {
+		alive[i] = cluster.Alive(n.PID)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, n := range st.Nodes {
+		if s.st.Nodes[i].PID != n.PID {
+			continue // restarted meanwhile: the next poll sees the new process
+		}
+		if alive[i] != s.alive[n.Name] {
+			if alive[i] {
+				s.event(results.EventNodeUp, n.Name, fmt.Sprintf("process %d running", n.PID))
+			} else {
+				s.event(results.EventNodeDown, n.Name, fmt.Sprintf("process %d gone", n.PID))
+			}
+			s.alive[n.Name] = alive[i]
+		}
+	}
+}
+
+// watchHealth asks the engine for the cluster's health, at most every
+// Poll.
+func (s *Session) watchHealth(ctx context.Context) {
+	defer s.wg.Done()
+	for {
+		next := time.After(s.cfg.Poll)
+		s.pollHealth(ctx)
+		select {
+		case s.polled <- struct{}{}:
+		default:
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-next:
+		}
+	}
+}
+
+// pollHealth takes one look at the cluster's health.
+func (s *Session) pollHealth(ctx context.Context) {
 	s.mu.Lock()
 	st := s.snapshot()
 	s.mu.Unlock()
 	began := s.now()
 	live := 0
-	alive := map[string]bool{}
 	for _, n := range st.Nodes {
-		alive[n.Name] = cluster.Alive(n.PID)
-		if alive[n.Name] {
+		if cluster.Alive(n.PID) {
 			live++
 		}
 	}
-	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	h, err := cluster.CheckHealth(hctx, st)
 	cancel()
 	if ctx.Err() != nil {
@@ -363,16 +409,6 @@ func (s *Session) poll(ctx context.Context) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, n := range st.Nodes {
-		if alive[n.Name] != s.alive[n.Name] {
-			if alive[n.Name] {
-				s.event(results.EventNodeUp, n.Name, fmt.Sprintf("process %d running", n.PID))
-			} else {
-				s.event(results.EventNodeDown, n.Name, fmt.Sprintf("process %d gone", n.PID))
-			}
-			s.alive[n.Name] = alive[n.Name]
-		}
-	}
 	s.health = h
 	if hs := h.String(); hs != s.lastHS {
 		s.event(results.EventHealth, "", hs)

@@ -111,7 +111,7 @@ func faultTable(r *results.Run) *figTable {
 	}
 	t := &figTable{Title: "Faults", Wrap: true,
 		Cols: []string{"fault", "injected", "ended", "outcome", fmt.Sprintf("%.0f s before", results.ErrorWindowS), fmt.Sprintf("%.0f s after", results.ErrorWindowS)},
-		Note: "Times count from the start of the load (t = 0 of the charts, warm-up included). Before and after count every operation of the intervals around the injection, errors by class."}
+		Note: "Times count from the start of the load (t = 0 of the charts, warm-up included). Before and after count every operation of the 1 s intervals around the injection (the interval in which it happened counts after), errors by class."}
 	for _, f := range r.Faults {
 		out := f.Outcome
 		if f.Error != "" {

@@ -18,8 +18,9 @@ type Fault struct {
 	// "failed" (see Error).
 	Outcome string `json:"outcome"`
 	Error   string `json:"error,omitempty"`
-	// Before and After count the operations of every interval whose middle
-	// falls in the ErrorWindowS seconds before and after the injection.
+	// Before and After count the operations of the intervals that end in
+	// the ErrorWindowS seconds before and after the injection (the interval
+	// in which the fault happened ends after it and counts after).
 	Before *ErrorWindow `json:"before,omitempty"`
 	After  *ErrorWindow `json:"after,omitempty"`
 }

@@ -139,11 +139,12 @@ func (o *faultObserver) Interval(iv *metrics.Interval) error {
 	return o.Observer.Interval(iv)
 }
 
-// window sums the intervals whose middle is in [from, to).
+// window sums the intervals that end in (from, to]: the interval in which
+// a fault happens ends after it and counts in the window after it.
 func (o *faultObserver) window(from, to float64) *results.ErrorWindow {
 	w := &results.ErrorWindow{FromS: max(from, 0), ToS: to}
 	for _, iv := range o.ivs {
-		if mid := (iv.startS + iv.endS) / 2; mid < from || mid >= to {
+		if iv.endS <= from || iv.endS > to {
 			continue
 		}
 		w.OK += iv.ok

@@ -448,8 +448,8 @@ func (p *Provisioner) Status(ctx context.Context, st *cluster.State) ([]cluster.
 			state = "U"
 		}
 		switch gs.Status {
-		case "NORMAL":
-			state += "N"
+		case "NORMAL", "shutdown":
+			state += "N" // a drained node announces shutdown; nodetool shows it DN
 		case "BOOT", "BOOT_REPLACE":
 			state += "J"
 		case "LEAVING", "LEFT":
@@ -482,4 +482,56 @@ func humanBytes(b float64) string {
 		i++
 	}
 	return strconv.FormatFloat(b, 'f', 2, 64) + " " + units[i]
+}
+
+var _ cluster.HealthChecker = (*Provisioner)(nil)
+
+// Health reads gossip from the first node that answers (3 s timeouts) and
+// counts the nodes that are UN as Status defines it (process alive, CQL
+// port accepting, gossip NORMAL): green when every running node is UN,
+// yellow when a running node is not (joining, leaving, CQL not yet open),
+// unreachable when no node answers. Cassandra does not re-replicate a dead
+// node's data, so a ring that lost a node is green with fewer nodes while
+// the others serve (and hold hints for) its ranges. A node hung by SIGSTOP
+// still accepts TCP connections and counts as up here.
+func (p *Provisioner) Health(ctx context.Context, st *cluster.State) (cluster.Health, error) {
+	h := cluster.Health{Status: cluster.Unreachable, Of: len(st.Nodes)}
+	password, err := st.Password()
+	if err != nil {
+		return h, err
+	}
+	var g map[string]gossipState
+	for _, n := range st.Nodes {
+		if !cluster.Alive(n.PID) {
+			continue
+		}
+		s, err := nodeSession(n, st.User, password, 3*time.Second)
+		if err != nil {
+			continue
+		}
+		got, err := gossip(ctx, s)
+		s.Close()
+		if err == nil {
+			g = got
+			break
+		}
+	}
+	if g == nil {
+		return h, nil
+	}
+	h.Status, h.Detail = cluster.Green, map[string]string{}
+	for _, n := range st.Nodes {
+		alive := cluster.Alive(n.PID)
+		up := alive && cluster.Listening(net.JoinHostPort(n.Host, strconv.Itoa(n.Port)))
+		switch {
+		case up && g[n.Host].Status == "NORMAL":
+			h.Nodes++
+		case alive:
+			h.Status = cluster.Yellow
+			h.Detail[n.Name] = "not UN (gossip " + g[n.Host].Status + ")"
+		default:
+			h.Detail[n.Name] = "DN"
+		}
+	}
+	return h, nil
 }
