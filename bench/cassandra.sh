@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# logs on Cassandra: a 1-node vs a 3-node local ring (issue 8). For each
+# size it times `scalelab cluster up` (until every node is UN and the
+# scalelab superuser is set up), then, with the SAI secondary indexes
+# (logs.indexes=on) and without them (off: query tables kept at write
+# time), measures
+#  1. single-record writes (logs.mix=write), closed model;
+#  2. reads by id (logs.mix=read), closed model;
+#  3. count_a/count_b/count_c (logs.mix=count_a:1,count_b:1,count_c:1);
+# and stops the ring. Replication factor = node count (1 or 3), QUORUM
+# reads and writes (the engine's defaults).
+# Usage: bash bench/cassandra.sh [seconds per measured run, default 20]
+# Environment: HEAP (per node, default 768m), USERS (default 16), RECORDS
+# (loaded before each run, default 50000).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-20}
+heap=${HEAP:-768m}
+users=${USERS:-16}
+records=${RECORDS:-50000}
+make -s build java >/dev/null
+out=$(mktemp -d /tmp/scalelab-bench-cassandra.XXXXXX)
+export SCALELAB_HOME="$out/home"
+clusters=()
+cleanup() {
+  for c in "${clusters[@]}"; do bin/scalelab cluster down "$c" >/dev/null 2>&1 || true; done
+  rm -rf "$out"
+}
+trap cleanup EXIT
+echo "machine: $(nproc) CPUs,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(free -g | awk '/Mem:/{print $2}') GiB; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "cassandra, heap $heap per node, $users users, ${secs}s per run (5 s warm-up), $records records loaded per configuration, QUORUM"
+
+field() { # field FILE PYTHON-EXPRESSION-ON-r
+  python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+run() { # run NAME CLUSTER ARGS...
+  local name=$1 cl=$2
+  shift 2
+  if ! bin/scalelab run logs --engine cassandra --cluster "$cl" --progress off --out "$out/$cl-$name" "$@" >"$out/$cl-$name.log" 2>&1; then
+    cat "$out/$cl-$name.log" >&2
+    exit 1
+  fi
+}
+
+line() { # line RUN-DIR OP LABEL
+  field "$1/run.json" "'$3: %.0f/s, mean %.2f ms, p99 %.2f ms, errors %d' % (r['summary']['$2']['throughput_per_s'], r['summary']['$2']['mean_ms'], r['summary']['$2']['p99_ms'] or 0, r['summary']['$2']['errors'])"
+}
+
+for nodes in 1 3; do
+  cl="bench$nodes"
+  echo
+  echo "== $nodes node(s), heap $heap each, replication factor $nodes"
+  clusters+=("$cl")
+  start=$(date +%s.%N)
+  if ! bin/scalelab cluster up cassandra --name "$cl" --nodes "$nodes" --heap "$heap" >"$out/$cl-up.log" 2>&1; then
+    cat "$out/$cl-up.log" >&2
+    exit 1
+  fi
+  python3 -c "import sys,time; print('cluster up: %.1f s' % (time.time() - float(sys.argv[1])))" "$start"
+  for ix in on off; do
+    echo "-- logs.indexes=$ix"
+    # load once per configuration, then run on the loaded records
+    run "load$ix" "$cl" --load-only --set logs.records="$records" --set logs.indexes=$ix
+    common=(--set logs.load=false --set logs.records=0 --set logs.indexes=$ix --users "$users" --duration "${secs}s" --warmup 5s)
+    run "write$ix" "$cl" --set logs.mix=write:1 "${common[@]}"
+    line "$out/$cl-write$ix" logs.write "writes"
+    run "read$ix" "$cl" --set logs.mix=read:1 "${common[@]}"
+    line "$out/$cl-read$ix" logs.read "reads by id"
+    run "count$ix" "$cl" --set logs.mix=count_a:1,count_b:1,count_c:1 "${common[@]}"
+    line "$out/$cl-count$ix" logs.count_a "count_a"
+    line "$out/$cl-count$ix" logs.count_b "count_b"
+    line "$out/$cl-count$ix" logs.count_c "count_c"
+  done
+  bin/scalelab cluster down "$cl" >/dev/null
+  clusters=()
+done
