@@ -24,10 +24,9 @@ type auditRun struct {
 }
 
 // startAudit creates the history file when auditing is on (always with
-// --fault: NoAudit is ignored then) and the
-// scenario's sessions are audited (nil otherwise). When the engine's
-// storage cannot read items back (null), the history is written all the
-// same and the read-back is skipped.
+// --fault: NoAudit is ignored then) and the scenario's sessions are audited
+// (nil otherwise). When the engine's storage cannot read items back
+// (null), the history is written all the same and the read-back skipped.
 func (p *Plan) startAudit(wl scenario.Workload, doc *results.Run) (*auditRun, error) {
 	if p.flags.NoAudit && len(p.faults) == 0 {
 		return nil, nil
@@ -61,7 +60,8 @@ func (a *auditRun) wrap(wl scenario.Workload) scenario.Workload {
 // (progress on stderr), filling run.json's audit section; a lost
 // acknowledged write is a failure (exit 1). It runs after the load and
 // after the cluster is healthy again. A read-back that cannot finish is
-// an error (exit 4): the run's writes could not be verified.
+// an error (exit 4): the run's writes could not be verified; one stopped
+// by Ctrl-C is an interruption (exit 3).
 func (a *auditRun) finish(ctx context.Context, doc *results.Run, interrupted bool, stderr io.Writer) error {
 	if a == nil {
 		return nil
@@ -92,7 +92,7 @@ func (a *auditRun) finish(ctx context.Context, doc *results.Run, interrupted boo
 	doc.Audit = sum
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil // interrupted: the run's status says so
+			return results.WithCode(results.ExitInterrupted, fmt.Errorf("interrupted during the audit's read-back: %w", err))
 		}
 		return results.WithCode(results.ExitUnfinished, err)
 	}

@@ -190,6 +190,7 @@ var (
 	fakeReadBackErr atomic.Value // error returned by ReadBack, if set
 	fakeThinks      atomic.Int64
 	fakeIDs         atomic.Int64
+	fakeBlock       chan struct{} // when set, ReadBack closes it and waits for its context
 )
 
 func init() { scenario.Register(fakeScenario{}) }
@@ -209,7 +210,16 @@ func (fakeWorkload) LoadSize() int64                              { return 0 }
 func (fakeWorkload) Load(context.Context, int, func(int64)) error { return nil }
 func (fakeWorkload) Close() error                                 { return nil }
 func (fakeWorkload) NewSession(uint64, uint64) scenario.Session   { return &fakeSession{} }
-func (fakeWorkload) ReadBack(_ context.Context, ids []int64, present []bool) error {
+func (fakeWorkload) ReadBack(ctx context.Context, ids []int64, present []bool) error {
+	if fakeBlock != nil && len(ids) > 0 {
+		select {
+		case <-fakeBlock:
+		default:
+			close(fakeBlock)
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	}
 	if err, ok := fakeReadBackErr.Load().(error); ok && len(ids) > 0 {
 		return err
 	}
@@ -252,5 +262,24 @@ func TestAuditReadBackFails(t *testing.T) {
 	}
 	if fakeThinks.Load() < 500 {
 		t.Errorf("Think called %d times for 500 operations: the audit's wrapper hid the Thinker", fakeThinks.Load())
+	}
+}
+
+// TestAuditReadBackInterrupted: Ctrl-C during the read-back ends the run
+// as interrupted (exit 3), the audit unchecked.
+func TestAuditReadBackInterrupted(t *testing.T) {
+	fakeBlock = make(chan struct{})
+	defer func() { fakeBlock = nil }()
+	p, err := NewPlan(&Options{Scenario: "audittest", Engine: "null", Ops: 200, Seed: 1, Out: filepath.Join(t.TempDir(), "run")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-fakeBlock; cancel() }()
+	var out bytes.Buffer
+	doc, err := p.Execute(ctx, nil, &out, &out)
+	if code := results.ExitCode(err); code != results.ExitInterrupted || doc.Status != results.StatusInterrupted || doc.Audit == nil || doc.Audit.Checked {
+		t.Fatalf("exit %d, status %s, audit %+v; output:\n%s", code, doc.Status, doc.Audit, out.String())
 	}
 }

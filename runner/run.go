@@ -332,6 +332,9 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	auditErr := aud.finish(ctx, doc, status == results.StatusInterrupted, stderr)
 	if (len(doc.Failures) > 0 || auditErr != nil) && status == results.StatusOK {
 		status = results.StatusFailed
+		if results.ExitCode(auditErr) == results.ExitInterrupted {
+			status = results.StatusInterrupted
+		}
 	}
 	doc.Status = status
 	doc.ExitCode = map[string]int{results.StatusOK: results.ExitOK, results.StatusFailed: results.ExitCheckFailed, results.StatusInterrupted: results.ExitInterrupted}[status]
