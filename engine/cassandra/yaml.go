@@ -8,7 +8,8 @@ import (
 // nodeYAML is a node's cassandra.yaml: its loopback address for gossip and
 // CQL, the seed, directories under home, authentication on, small caches
 // and thread pools for a 2-core machine, batches up to 4 MiB (bulk loads),
-// and server timeouts below the client's.
+// server timeouts below the client's, and no snapshot when a scenario
+// drops or truncates its tables.
 func nodeYAML(clusterName, home, addr, seed string, storagePort, nativePort, numTokens int) string {
 	d := func(sub string) string { return filepath.Join(home, sub) }
 	return fmt.Sprintf(`# written by scalelab cluster up: one node of a local ring
@@ -65,6 +66,7 @@ write_request_timeout: 5000ms
 counter_write_request_timeout: 5000ms
 request_timeout: 20000ms
 
+auto_snapshot: false
 dynamic_snitch: true
 hinted_handoff_enabled: true
 max_hint_window: 3h
