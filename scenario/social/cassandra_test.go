@@ -54,7 +54,7 @@ func dropKeyspace(t testing.TB, cfg engine.Config, ks string) {
 func TestConformanceCassandra(t *testing.T) {
 	t.Parallel()
 	set := []string{cassandra.KeyReadConsistency + "=QUORUM", cassandra.KeyWriteConsistency + "=QUORUM", cassandra.KeyBatchSize + "=20"}
-	conformanceSized(t, cassandra.Name, suite{users: 1000, ops: 150}, set...)
+	conformanceSized(t, cassandra.Name, suite{users: 600, ops: 120}, set...)
 
 	e := openEngine(t, cassandra.Name, set...)
 	info, err := e.conn.Info(context.Background())
