@@ -234,9 +234,9 @@ func TestCheck(t *testing.T) {
 	t.Parallel()
 	h := history(
 		Span{First: 0, N: 1000, Outcome: OK},
-		Span{First: 1000, N: 10, Outcome: Unknown, Class: "timeout"},
+		Span{First: 1000, N: 10, Outcome: Unknown, Class: metrics.Timeout},
 		Span{First: 1010, N: 2, Outcome: Invoked},
-		Span{First: 1012, N: 3, Outcome: Failed, Class: "rejected"},
+		Span{First: 1012, N: 3, Outcome: Failed, Class: metrics.Rejected},
 	)
 	s := &store{has: map[int64]bool{}}
 	for id := range int64(1015) {
@@ -305,5 +305,23 @@ func TestCheckEmpty(t *testing.T) {
 	a, err := Check(context.Background(), history(), &store{}, CheckConfig{})
 	if err != nil || !a.Checked || a.Attempted != 0 {
 		t.Fatalf("empty: %v %+v", err, a)
+	}
+}
+
+func TestParseInt(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"0", 0, true}, {"42", 42, true}, {"-7", -7, true}, {"9223372036854775807", 1<<63 - 1, true},
+		{"-9223372036854775807", -(1<<63 - 1), true},
+		{"9223372036854775808", 0, false}, {"", 0, false}, {"-", 0, false}, {"1x", 0, false}, {"+1", 0, false},
+	} {
+		v, ok := parseInt([]byte(c.in))
+		if v != c.want || ok != c.ok {
+			t.Errorf("parseInt(%q) = %d, %v", c.in, v, ok)
+		}
 	}
 }

@@ -74,27 +74,25 @@ func Check(ctx context.Context, h *History, rb ReadBacker, cfg CheckConfig) (*re
 	cfg.defaults()
 	a := Summarize(h)
 	start := time.Now()
-	batches := plan(h, cfg.Batch)
 	total := a.Attempted
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
+	batches := make(chan batch, cfg.Workers)
+	go plan(ctx, h, cfg.Batch, batches)
 
 	var (
 		mu       sync.Mutex
 		lost     []int64
 		firstErr error
 		read     atomic.Int64
-		next     atomic.Int64
 	)
 	var tally [4]atomic.Int64 // absent acknowledged, present unknown, absent unknown, present failed
 	work := func() {
 		present := make([]bool, cfg.Batch)
-		for ctx.Err() == nil {
-			i := int(next.Add(1) - 1)
-			if i >= len(batches) {
-				return
+		for b := range batches {
+			if ctx.Err() != nil {
+				continue // drain: plan stops at the cancellation
 			}
-			b := batches[i]
 			p := present[:len(b.ids)]
 			if err := readBack(ctx, rb, b.ids, p, cfg.Retries); err != nil {
 				mu.Lock()
@@ -103,7 +101,7 @@ func Check(ctx context.Context, h *History, rb ReadBacker, cfg CheckConfig) (*re
 				}
 				mu.Unlock()
 				cancel()
-				return
+				continue
 			}
 			for j, ok := range p {
 				switch {
@@ -126,7 +124,7 @@ func Check(ctx context.Context, h *History, rb ReadBacker, cfg CheckConfig) (*re
 		}
 	}
 	var wg sync.WaitGroup
-	for range min(cfg.Workers, max(len(batches), 1)) {
+	for range cfg.Workers {
 		wg.Add(1)
 		go func() { defer wg.Done(); work() }()
 	}
@@ -197,12 +195,23 @@ func readBack(ctx context.Context, rb ReadBacker, ids []int64, present []bool, r
 	return fmt.Errorf("read back %d items from %d: %w", len(ids), ids[0], err)
 }
 
-// plan splits the written items into batches of at most size ids of one
-// outcome: acknowledged first, then unknown (with in-flight), then failed.
-func plan(h *History, size int) []batch {
-	var out []batch
+// plan sends the written items in batches of at most size ids of one
+// outcome, acknowledged first, then unknown (with in-flight), then failed,
+// and closes out; it stops early when ctx ends. Batches are made as the
+// workers take them, so only the history's spans stay in memory.
+func plan(ctx context.Context, h *History, size int, out chan<- batch) {
+	defer close(out)
 	for _, want := range []Outcome{OK, Unknown, Failed} {
-		cur := batch{out: want}
+		cur := batch{out: want, ids: make([]int64, 0, size)}
+		send := func() bool {
+			select {
+			case out <- cur:
+				cur = batch{out: want, ids: make([]int64, 0, size)}
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
 		for _, s := range h.Spans {
 			o := s.Outcome
 			if o == Invoked {
@@ -213,15 +222,13 @@ func plan(h *History, size int) []batch {
 			}
 			for k := range int64(s.N) {
 				cur.ids = append(cur.ids, s.First+k)
-				if len(cur.ids) == size {
-					out = append(out, cur)
-					cur = batch{out: want}
+				if len(cur.ids) == size && !send() {
+					return
 				}
 			}
 		}
-		if len(cur.ids) > 0 {
-			out = append(out, cur)
+		if len(cur.ids) > 0 && !send() {
+			return
 		}
 	}
-	return out
 }

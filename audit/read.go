@@ -6,16 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
-	"strconv"
+
+	"github.com/scalelab/scalelab/metrics"
 )
 
-// Span is a write of items First..First+N-1 and what became of it.
+// Span is a write of items First..First+N-1 and what became of it (24
+// bytes: a long run's history is held in memory for the read-back).
 type Span struct {
 	First   int64
-	N       int
+	N       int32
 	Outcome Outcome
-	Class   string // error class of a failed or unknown write
+	Class   metrics.Class // error class of a failed or unknown write
 }
 
 // History is a history file as read back.
@@ -51,7 +54,7 @@ func (h *History) Counts() Counts {
 			c.Failed += n
 		case Unknown:
 			c.Unknown += n
-			c.UnknownByClass[s.Class] += n
+			c.UnknownByClass[s.Class.String()] += n
 		default:
 			c.InFlight += n
 			c.UnknownByClass["in_flight"] += n
@@ -113,18 +116,28 @@ func Read(r io.Reader) (*History, error) {
 }
 
 func (h *History) parse(line []byte, open map[int64]int) error {
-	fields := bytes.Fields(line)
-	if len(fields) < 3 || len(fields[0]) != 1 {
+	var fields [5][]byte
+	nf := 0
+	for rest := line; len(rest) > 0 && nf < len(fields); {
+		var f []byte
+		f, rest = nextField(rest)
+		if len(f) > 0 {
+			fields[nf] = f
+			nf++
+		}
+	}
+	if nf < 3 || nf > 4 || len(fields[0]) != 1 {
 		return fmt.Errorf("%q: want TAG FIRST N [CLASS] with TAG one of i, o, f, u", line)
 	}
-	first, err := strconv.ParseInt(string(fields[1]), 10, 64)
-	if err != nil {
-		return fmt.Errorf("%q: bad first item: %w", line, err)
+	first, ok := parseInt(fields[1])
+	if !ok {
+		return fmt.Errorf("%q: bad first item %q (want an integer)", line, fields[1])
 	}
-	n, err := strconv.Atoi(string(fields[2]))
-	if err != nil || n <= 0 {
+	n64, ok := parseInt(fields[2])
+	if !ok || n64 <= 0 || n64 > math.MaxInt32 {
 		return fmt.Errorf("%q: bad item count %q (want a positive integer)", line, fields[2])
 	}
+	n := int32(n64)
 	var out Outcome
 	switch fields[0][0] {
 	case tagInvoked:
@@ -149,8 +162,53 @@ func (h *History) parse(line []byte, open map[int64]int) error {
 	}
 	delete(open, first)
 	h.Spans[i].Outcome = out
-	if len(fields) > 3 {
-		h.Spans[i].Class = string(fields[3])
+	if nf > 3 {
+		h.Spans[i].Class = classNamed(string(fields[3]))
 	}
 	return nil
+}
+
+// nextField splits off the text before the first space.
+func nextField(b []byte) (field, rest []byte) {
+	if i := bytes.IndexByte(b, ' '); i >= 0 {
+		return b[:i], b[i+1:]
+	}
+	return b, nil
+}
+
+// parseInt parses a decimal integer without allocating.
+func parseInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := int64(c - '0')
+		if v > (math.MaxInt64-d)/10 {
+			return 0, false // overflow
+		}
+		v = v*10 + d
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// classNamed returns the error class named name (metrics.Other for a name
+// this build does not know).
+func classNamed(name string) metrics.Class {
+	for c := metrics.OK; c < metrics.NumClasses; c++ {
+		if c.String() == name {
+			return c
+		}
+	}
+	return metrics.Other
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The acknowledged-write audit's cost (docs/audit.md):
-#  1. go test -bench: one audited write (invocation + outcome line) and one
-#     operation that wrote nothing;
+#  1. go test -bench: one audited write (invocation + outcome line), one
+#     operation that wrote nothing, reading the history of 1,000,000 writes;
 #  2. scalelab on the null engine, ycsb workload D (5 % inserts, every one
 #     audited), with and without --audit, alternating, N repeats each:
 #     throughput and scalelab's CPU per operation;
@@ -24,6 +24,7 @@ field() { # field FILE PYTHON-EXPRESSION-ON-r
 echo
 echo "== 1. history writes"
 go test ./audit -run '^$' -bench 'BenchmarkLog' -benchtime 2s | grep -E '^Benchmark'
+go test ./audit -run '^$' -bench 'BenchmarkReadHistory' -benchtime 3x -benchmem | grep -E '^Benchmark'
 
 echo
 echo "== 2. null engine, ycsb D, closed, 8 users, $ops operations, audit on/off x $reps"

@@ -1,0 +1,32 @@
+package audit
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// BenchmarkReadHistory reads the history of one million acknowledged
+// writes (what the read-back holds in memory: one 24-byte span each).
+func BenchmarkReadHistory(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "history.log")
+	w, err := Create(path, 8)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const writes = 1_000_000
+	for i := range int64(writes) {
+		l := w.Log(uint64(i))
+		l.Writing(i, 1)
+		l.Done(nil)
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		h, err := ReadFile(path)
+		if err != nil || len(h.Spans) != writes {
+			b.Fatalf("%v, %d spans", err, len(h.Spans))
+		}
+	}
+}
