@@ -18,7 +18,7 @@ func auditTable(r *results.Run) *figTable {
 	if a == nil {
 		return nil
 	}
-	t := &figTable{Title: "Acknowledged-write audit",
+	t := &figTable{
 		Cols: []string{"attempted", "acknowledged", "lost", "failed", "unknown", "unknown, present", "unknown, absent"},
 		Note: auditNote(a)}
 	rb := func(n int64) string {

@@ -449,7 +449,7 @@ var runTmpl = newTemplate("run", `{{define "run"}}{{template "head" .Meta}}
 {{if or .Faults .Events}}<h2>Faults and cluster events</h2>
 <p class="mut">Dotted purple vertical lines on the charts over time mark the faults and the cluster's return to health.</p>
 {{with .Faults}}{{template "table" .}}{{end}}{{with .Events}}{{template "table" .}}{{end}}{{end}}
-{{with .Audit}}<h2>Acknowledged writes</h2>
+{{with .Audit}}<h2>Acknowledged-write audit</h2>
 {{template "table" .}}{{end}}
 <h2>Latency over time</h2>
 {{if .Latency}}<div class="grid2">{{range .Latency}}{{template "chart" .}}{{end}}</div>{{else}}<p class="empty">No intervals to draw.</p>{{end}}
