@@ -389,6 +389,22 @@ func (c *Conn) ensureKeyspace(ctx context.Context) error {
 	return c.AwaitSchema(ctx)
 }
 
+// WithKeyspace returns a connection that shares c's session (closing
+// either closes both) but is bound to keyspace name, created like Open
+// creates the configured one: for a scenario or a test that keeps several
+// data sets apart on one ring.
+func (c *Conn) WithKeyspace(ctx context.Context, name string) (*Conn, error) {
+	if !keyspaceRE.MatchString(name) {
+		return nil, fmt.Errorf("%w: keyspace %q: a lower-case letter, then up to 47 lower-case letters, digits or '_'", setting.ErrBadValue, name)
+	}
+	d := &Conn{s: c.s, opts: c.opts, hosts: c.hosts, dc: c.dc, nodes: c.nodes, rfNote: c.rfNote}
+	d.opts.Keyspace = name
+	if err := d.ensureKeyspace(ctx); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
 // Session returns the underlying gocql session.
 func (c *Conn) Session() *gocql.Session { return c.s }
 
