@@ -43,7 +43,9 @@ type Session struct {
 	healthOK bool // the last poll saw green with every live node a member
 	lastHS   string
 	lastF    float64 // latest injection or lift, seconds; <0 none yet
-	healthyS float64 // first healthy poll started after lastF; <0 none
+	healthyS float64 // end of the first healthy poll started after lastF; <0 none
+	checkS   float64 // that poll's duration
+	gateS    float64 // when the state last changed by a fault: polls must begin after it
 	ended    bool
 
 	cancel  context.CancelFunc
@@ -160,7 +162,7 @@ func (s *Session) schedule(ctx context.Context, i int) {
 	}
 	f := &s.faults[i]
 	f.InjectedS = ptr(s.now())
-	s.lastF = *f.InjectedS
+	s.lastF, s.gateS = *f.InjectedS, s.now()
 	s.healthyS = -1
 	idx := s.node(sp.Node)
 	pid := s.st.Nodes[idx].PID
@@ -220,7 +222,7 @@ func (s *Session) resume(i int) {
 		f.Outcome, f.Error = "failed", "resume: "+err.Error()
 	}
 	f.EndedS = ptr(s.now())
-	s.lastF, s.healthyS = *f.EndedS, -1
+	s.lastF, s.gateS, s.healthyS = *f.EndedS, s.now(), -1
 	s.event(results.EventFault, sp.Node, fmt.Sprintf("%s: SIGCONT pid %d", sp.Text, pid))
 }
 
@@ -304,7 +306,7 @@ func (s *Session) restart(i, idx, pid int) {
 				s.event(results.EventFault, n.Name, "cluster state not saved: "+serr.Error())
 			}
 			f.EndedS = ptr(started.Sub(s.origin).Seconds())
-			s.lastF, s.healthyS = *f.EndedS, -1
+			s.lastF, s.gateS, s.healthyS = *f.EndedS, s.now(), -1
 			s.event(results.EventFault, n.Name, fmt.Sprintf("%s: started again, pid %d", f.Spec, newPID))
 			s.event(results.EventNodeUp, n.Name, fmt.Sprintf("process %d running", newPID))
 			s.alive[n.Name] = true
@@ -417,8 +419,9 @@ func (s *Session) pollHealth(ctx context.Context) {
 	// Healthy: green with every running process a member (right after a
 	// kill the engine may still count the dead node and say green).
 	s.healthOK = h.Healthy() && h.Nodes == live
-	if s.healthOK && s.lastF >= 0 && s.healthyS < 0 && began >= s.lastF {
+	if s.healthOK && s.lastF >= 0 && s.healthyS < 0 && began >= s.gateS {
 		s.healthyS = s.now()
+		s.checkS = s.healthyS - began
 	}
 }
 
@@ -504,6 +507,7 @@ func (s *Session) Close(waited time.Duration, timedOut bool) ([]results.Fault, [
 		if s.healthyS >= 0 {
 			rec.HealthyS = ptr(s.healthyS)
 			rec.TimeToHealthyS = ptr(s.healthyS - s.lastF)
+			rec.CheckS = ptr(s.checkS)
 		}
 	}
 	return s.faults, s.events, rec

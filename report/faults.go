@@ -131,6 +131,9 @@ func recoveryText(rc *results.Recovery) string {
 	switch {
 	case rc.TimeToHealthyS != nil:
 		s = fmt.Sprintf("The cluster was healthy (green) %.1f s after the last fault (t = %.1f s).", *rc.TimeToHealthyS, *rc.HealthyS)
+		if rc.CheckS != nil && *rc.CheckS >= 0.5 {
+			s += fmt.Sprintf(" The health check that saw it took %.1f s: it may have been healthy up to that much sooner.", *rc.CheckS)
+		}
 	case rc.LastFaultS != nil:
 		s = fmt.Sprintf("The cluster was not healthy again after the last fault (t = %.1f s).", *rc.LastFaultS)
 	default:

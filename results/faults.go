@@ -63,8 +63,12 @@ type Recovery struct {
 	// HealthyS is when the cluster was first healthy (green) again after
 	// the last fault; nil if it never was before the wait ended.
 	HealthyS *float64 `json:"healthy_s,omitempty"`
-	// TimeToHealthyS is HealthyS - LastFaultS.
+	// TimeToHealthyS is HealthyS - LastFaultS: an upper bound, by at most
+	// CheckS (the cluster became healthy during that check or before).
 	TimeToHealthyS *float64 `json:"time_to_healthy_s,omitempty"`
+	// CheckS is how long the health check that found the cluster healthy
+	// took.
+	CheckS *float64 `json:"check_s,omitempty"`
 	// Health is the last health seen, e.g. "green, 2 of 3 nodes".
 	Health string `json:"health"`
 	// WaitedS is how long the runner waited after the load for the cluster
