@@ -35,6 +35,9 @@ func (p *Plan) startAudit(wl scenario.Workload, doc *results.Run) (*auditRun, er
 	if !ok {
 		return nil, nil
 	}
+	if p.flags.NoAudit {
+		doc.Warnings = append(doc.Warnings, "--audit=false was ignored: runs with --fault are always audited")
+	}
 	if errors.Is(rb.ReadBack(context.Background(), nil, nil), errors.ErrUnsupported) {
 		rb = nil // the history is still written; the read-back is skipped
 	}
