@@ -70,6 +70,9 @@ func NewPlan(f *Options) (*Plan, error) {
 	if _, err := slo.ParseList(f.SLO); err != nil {
 		return nil, results.WithCode(results.ExitUsage, fmt.Errorf("--slo: %w", err))
 	}
+	if d, ok := scen.(scenario.OpsDefaulter); ok && f.Ops == 0 && f.Duration == 0 && f.Phases == "" {
+		f.Ops = d.DefaultOps() // the study's run length, not the default 10 s
+	}
 	model, opts, err := buildModel(f, f.Given)
 	if err != nil {
 		return nil, err

@@ -353,3 +353,28 @@ func TestStoreErrorMessagesShownEscaped(t *testing.T) {
 		t.Fatal("the store's message is not shown escaped in report.html")
 	}
 }
+
+// A scenario with a study-defined run length (social: 250,000 operations)
+// takes it when the run is given no --ops, --duration or --phases.
+func TestScenarioDefaultOps(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "social")
+	code, _, stderr := run(t, context.Background(), "run", "social", "--engine", "null", "--set", "social.users=1000", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r := readRun(t, dir)
+	if r.Load.Ops != 250_000 || r.Load.DurationS != 0 {
+		t.Errorf("load ops %d duration %g s, want 250000 operations and no duration", r.Load.Ops, r.Load.DurationS)
+	}
+	if r.Totals == nil || r.Totals.Started != 250_000 {
+		t.Errorf("totals %+v, want 250000 operations done", r.Totals)
+	}
+	dir2 := filepath.Join(t.TempDir(), "social2")
+	if code, _, stderr := run(t, context.Background(), "run", "social", "--engine", "null", "--set", "social.users=1000", "--duration", "1s", "--out", dir2); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if r := readRun(t, dir2); r.Load.Ops != 0 || r.Load.DurationS != 1 {
+		t.Errorf("with --duration: ops %d duration %g s, want no budget and 1 s", r.Load.Ops, r.Load.DurationS)
+	}
+}

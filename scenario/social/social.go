@@ -9,7 +9,7 @@
 //	d2  read 0.5, update 0.5
 //
 // The study ran 250,000 operations shared by all threads after loading
-// 50,000 users: `scalelab run social --ops 250000` (DefaultOps).
+// 50,000 users: `scalelab run social` ends after 250,000 (DefaultOps).
 //
 // Storage lives in one file per engine (memory.go, null.go, sqlite.go,
 // postgres.go, search.go) behind the package's store interface.
@@ -32,9 +32,15 @@ import (
 // Name is the scenario's registry name.
 const Name = "social"
 
-// DefaultOps is the study's operation count, shared by all users: pass it
-// as `--ops 250000` (the run's shared budget) to reproduce it.
+// DefaultOps is the study's operation count, shared by all users: a run
+// given neither --ops, --duration nor --phases ends after that many
+// (scenario.OpsDefaulter).
 const DefaultOps = 250_000
+
+// DefaultOps implements scenario.OpsDefaulter.
+func (*Scenario) DefaultOps() int64 { return DefaultOps }
+
+var _ scenario.OpsDefaulter = (*Scenario)(nil)
 
 // Operation indexes, in the order Workload.Operations returns their names.
 const (
