@@ -66,7 +66,7 @@ func TestRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := s.Engines(); !slices.Equal(got, []string{"elasticsearch", "memory", "null", "opensearch", "postgres", "sqlite"}) {
+	if got := s.Engines(); !slices.Equal(got, []string{"cassandra", "elasticsearch", "memory", "null", "opensearch", "postgres", "sqlite"}) {
 		t.Errorf("Engines() = %v", got)
 	}
 	// Every key is prefixed, and defaults parse.
