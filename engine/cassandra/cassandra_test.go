@@ -169,3 +169,27 @@ func TestNodeYAML(t *testing.T) {
 		}
 	}
 }
+
+func TestProbeValue(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		typ      string
+		v        any
+		contains bool
+		ok       bool
+	}{
+		{"bigint", int64(0), false, true},
+		{"int", int32(0), false, true},
+		{"text", "", false, true},
+		{"set<text>", "", true, true},
+		{"list<int>", int32(0), true, true},
+		{"boolean", false, false, true},
+		{"map<text, int>", nil, false, false},
+		{"blob", nil, false, false},
+	} {
+		v, contains, ok := probeValue(tc.typ)
+		if v != tc.v || contains != tc.contains || ok != tc.ok {
+			t.Errorf("probeValue(%q) = %v, %t, %t; want %v, %t, %t", tc.typ, v, contains, ok, tc.v, tc.contains, tc.ok)
+		}
+	}
+}

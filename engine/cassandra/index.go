@@ -3,6 +3,7 @@ package cassandra
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
@@ -25,7 +26,10 @@ func (c *Conn) CreateIndex(ctx context.Context, table, column string) error {
 	if err := c.AwaitSchema(ctx); err != nil {
 		return err
 	}
-	return c.awaitIndex(ctx, name)
+	if err := c.awaitIndex(ctx, name); err != nil {
+		return err
+	}
+	return c.probeIndex(ctx, table, column)
 }
 
 // DropIndex drops the index CreateIndex made on table.column, if any.
@@ -54,6 +58,83 @@ func (c *Conn) HostIDs(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("read system.peers: %w", c.Classify(ctx, err))
 	}
 	return ids, nil
+}
+
+// probeValue is a value of a column's CQL type, and whether to match it
+// with CONTAINS (collections); ok is false for types it does not know.
+func probeValue(cqlType string) (v any, contains, ok bool) {
+	if inner, found := strings.CutPrefix(cqlType, "set<"); found {
+		v, _, ok = probeValue(strings.TrimSuffix(inner, ">"))
+		return v, true, ok
+	}
+	if inner, found := strings.CutPrefix(cqlType, "list<"); found {
+		v, _, ok = probeValue(strings.TrimSuffix(inner, ">"))
+		return v, true, ok
+	}
+	switch cqlType {
+	case "text", "varchar", "ascii":
+		return "", false, true
+	case "int":
+		return int32(0), false, true
+	case "bigint", "counter":
+		return int64(0), false, true
+	case "smallint":
+		return int16(0), false, true
+	case "tinyint":
+		return int8(0), false, true
+	case "double":
+		return float64(0), false, true
+	case "float":
+		return float32(0), false, true
+	case "boolean":
+		return false, false, true
+	}
+	return nil, false, false
+}
+
+// probeIndex queries through the index at consistency ALL with every node
+// as coordinator until none refuses it: a node that built its index tells
+// the others by gossip, and until a coordinator has heard, it answers
+// INDEX_NOT_AVAILABLE. Columns of types probeValue does not know are not
+// probed.
+func (c *Conn) probeIndex(ctx context.Context, table, column string) error {
+	var cqlType string
+	err := c.s.Query("SELECT type FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ? AND column_name = ?",
+		c.opts.Keyspace, table, column).Consistency(gocql.One).ScanContext(ctx, &cqlType)
+	if err != nil {
+		return fmt.Errorf("index on %s.%s: column type: %w", table, column, c.Classify(ctx, err))
+	}
+	v, contains, ok := probeValue(cqlType)
+	if !ok {
+		return nil
+	}
+	op := "="
+	if contains {
+		op = "CONTAINS"
+	}
+	q := fmt.Sprintf("SELECT %s FROM %s WHERE %s %s ? LIMIT 1", column, c.Table(table), column, op)
+	ids, err := c.HostIDs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		for {
+			iter := c.s.Query(q, v).Consistency(gocql.All).SetHostID(id).IterContext(ctx)
+			err := iter.Close()
+			if err == nil {
+				break
+			}
+			if !strings.Contains(err.Error(), "INDEX_NOT_AVAILABLE") {
+				return fmt.Errorf("index on %s.%s via node %s: %w", table, column, id, c.Classify(ctx, err))
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("index on %s.%s via node %s: not available: %w", table, column, id, ctx.Err())
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}
+	return nil
 }
 
 // awaitIndex polls every node's system_views.sai_column_indexes until the
