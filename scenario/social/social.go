@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"sync"
 	"sync/atomic"
 
 	"github.com/scalelab/scalelab/engine"
@@ -314,48 +313,20 @@ func (w *Workload) Load(ctx context.Context, workers int, progress func(n int64)
 	if !w.cfg.load || w.cfg.users == 0 {
 		return nil
 	}
-	n := w.cfg.users
-	workers = int(min(max(uint64(workers), 1), n))
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg         sync.WaitGroup
-		once       sync.Once
-		firstErr   error
-		progressMu sync.Mutex
-	)
-	for i := range workers {
-		lo, hi := n*uint64(i)/uint64(workers), n*uint64(i+1)/uint64(workers)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			batch := make([]User, 0, loadBatchSize)
-			for k := lo; k < hi; {
-				batch = batch[:0]
-				for ; k < hi && len(batch) < loadBatchSize; k++ {
-					batch = append(batch, NewUser(w.seed, k))
-				}
-				err := ctx.Err()
-				if err == nil {
-					err = w.st.insertBatch(ctx, batch)
-				}
-				if err != nil {
-					once.Do(func() { firstErr = fmt.Errorf("social load: %w", err); cancel() })
-					return
-				}
-				if progress != nil {
-					progressMu.Lock()
-					progress(int64(len(batch)))
-					progressMu.Unlock()
-				}
+	err := scenario.LoadRanges(ctx, int64(w.cfg.users), workers, loadBatchSize, progress, func() func(context.Context, int64, int64) error {
+		batch := make([]User, 0, loadBatchSize)
+		return func(ctx context.Context, lo, hi int64) error {
+			batch = batch[:0]
+			for k := lo; k < hi; k++ {
+				batch = append(batch, NewUser(w.seed, uint64(k)))
 			}
-		}()
+			return w.st.insertBatch(ctx, batch)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("social load: %w", err)
 	}
-	wg.Wait()
-	if firstErr == nil {
-		firstErr = w.st.afterLoad(ctx)
-	}
-	return firstErr
+	return w.st.afterLoad(ctx)
 }
 
 // graphStats summarises the graph for the report.
