@@ -44,7 +44,7 @@ run() { # run NAME CLUSTER ARGS...
 }
 
 line() { # line RUN-DIR OP LABEL
-  field "$1/run.json" "'$3: %.0f/s, mean %.2f ms, p99 %.2f ms, errors %d' % (r['summary']['$2']['throughput_per_s'], r['summary']['$2']['mean_ms'], r['summary']['$2']['p99_ms'] or 0, r['summary']['$2']['errors'])"
+  field "$1/run.json" "'$3: %.0f/s, mean %.2f ms, p99 %s, errors %d' % (r['summary']['$2']['throughput_per_s'], r['summary']['$2']['mean_ms'], '%.2f ms' % r['summary']['$2']['p99_ms'] if r['summary']['$2']['p99_ms'] is not None else 'n/a (too few samples)', r['summary']['$2']['errors'])"
 }
 
 for nodes in 1 3; do
