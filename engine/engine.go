@@ -44,6 +44,17 @@ type Conn interface {
 	Close() error
 }
 
+// TargetChecker is an optional capability of an Engine: it checks the form
+// of a --target (its syntax, and that it holds no credentials) without
+// connecting, so that a bad target is a usage error found before a run
+// creates anything. Open applies the same checks; an engine without it has
+// its target checked only when Open connects.
+type TargetChecker interface {
+	// CheckTarget returns an error wrapping ErrConfig for a target that
+	// Open would refuse as malformed; the error never echoes a secret.
+	CheckTarget(target string) error
+}
+
 // Info describes a connected store.
 type Info struct {
 	Engine  string            `json:"engine"`

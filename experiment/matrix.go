@@ -272,7 +272,7 @@ func (s *Spec) combination(d *decoder, v []int, name string, pos Pos) *Combinati
 			c.Label = strings.Join(labels, " ")
 		}
 	}
-	c.Engine = "sqlite"
+	c.Engine = s.DefaultEngine()
 	if e, ok := set["engine"]; ok {
 		c.Engine = e.a.Value
 	}
@@ -326,6 +326,20 @@ func (s *Spec) combination(d *decoder, v []int, name string, pos Pos) *Combinati
 		}
 	}
 	return c
+}
+
+// DefaultEngine is the engine of a combination that no `engine:` key or
+// factor names: the engine of the file's only cluster when it names exactly
+// one (a cluster implies its engine, as `run --cluster` does), else the
+// embedded SQLite.
+func (s *Spec) DefaultEngine() string {
+	if s.Engine.Set {
+		return s.Engine.Text
+	}
+	if len(s.Clusters) == 1 {
+		return s.Clusters[0].Engine
+	}
+	return "sqlite"
 }
 
 // engineNames lists the engines the file names, plus the registered ones.

@@ -65,7 +65,11 @@ func (s *Spec) Validate() error {
 	if s.Engine.Set {
 		use(s.Engine.Text, s.Engine.Pos, "engine")
 	} else if !engineFactor {
-		use("sqlite", s.Scenario.Pos, "engine")
+		pos, field := s.Scenario.Pos, "engine"
+		if len(s.Clusters) == 1 {
+			pos, field = s.Clusters[0].Pos, "clusters."+s.Clusters[0].Engine
+		}
+		use(s.DefaultEngine(), pos, field)
 	}
 	available := func(name string) bool { _, err := engine.Lookup(name); return err == nil }
 

@@ -158,6 +158,15 @@ func timeline(rows map[string][]seriesRow, step float64) []tick {
 	return out
 }
 
+// timelineEnd is the end of the last interval of the timeline: every chart
+// over time of a run ends there, whatever its last drawable point.
+func timelineEnd(tl []tick) float64 {
+	if len(tl) == 0 {
+		return 0
+	}
+	return tl[len(tl)-1].T
+}
+
 // align puts an operation's values on the timeline, with missing where
 // the operation has no row: 0 for counts and rates (nothing ran), NaN for
 // percentiles (nothing to measure) so that the line breaks.
@@ -192,7 +201,7 @@ func latencyChart(op string, rows []seriesRow, tl []tick, open bool, warmupS flo
 	nan := math.NaN()
 	x, p50 := align(rows, tl, func(r seriesRow) float64 { return r.P50 }, nan)
 	_, p99 := align(rows, tl, func(r seriesRow) float64 { return r.P99 }, nan)
-	spec := lineSpec{Title: op + ": latency over time", XLabel: "time since start", XZero: true, YLabel: "latency (log scale)",
+	spec := lineSpec{Title: op + ": latency over time", XLabel: "time since start", XZero: true, XMax: timelineEnd(tl), YLabel: "latency (log scale)",
 		LogY: true, YFmt: fmtMsAxis, XFmt: fmtSeconds, RefY: limits, Bands: warmupBand(warmupS),
 		Series: []lineSeries{{Name: "p50", X: x, Y: p50, Color: color(0)}, {Name: "p99", X: x, Y: p99, Color: color(1)}},
 		Note:   joinNotes("A gap means the interval had too few operations for the percentile, or none.", note),
@@ -207,7 +216,7 @@ func latencyChart(op string, rows []seriesRow, tl []tick, open bool, warmupS flo
 // perOpChart draws one value per interval for every operation (and their
 // total when there are several); an interval without a row is 0.
 func perOpChart(title, ylabel string, ops []string, rows map[string][]seriesRow, tl []tick, val func(seriesRow) float64, total bool, warmupS float64, note string) chart {
-	spec := lineSpec{Title: title, XLabel: "time since start", XZero: true, YLabel: ylabel, XFmt: fmtSeconds, Bands: warmupBand(warmupS), Note: note,
+	spec := lineSpec{Title: title, XLabel: "time since start", XZero: true, XMax: timelineEnd(tl), YLabel: ylabel, XFmt: fmtSeconds, Bands: warmupBand(warmupS), Note: note,
 		Empty: "no intervals to draw"}
 	sum := make([]float64, len(tl))
 	for i, op := range ops {

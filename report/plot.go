@@ -38,6 +38,7 @@ type lineSpec struct {
 	YFmt, XFmt     func(float64) string
 	XTicks         []float64 // fixed x ticks; nil for round numbers
 	XZero          bool      // start the x axis at 0 (time axes)
+	XMax           float64   // when > 0, the x axis reaches at least XMax (one time axis for every chart of a run)
 	LogX           bool      // log10 x axis (loads that double)
 	Series         []lineSeries
 	RefY           []refLine // always inside the y range
@@ -113,7 +114,7 @@ func (s *lineSpec) render() chart {
 		if s.XZero {
 			from = math.Min(0, xlo)
 		}
-		xt, xa.lo, xa.hi = linearTicks(from, xhi, 6)
+		xt, xa.lo, xa.hi = linearTicks(from, math.Max(xhi, s.XMax), 6)
 		if xlo >= 0 && xa.lo < 0 {
 			xa.lo = 0
 		}

@@ -198,7 +198,7 @@ func sessionsChart(ops []string, rows map[string][]seriesRow, tl []tick, warmupS
 			ys[i] = nanMax(ys[i], v)
 		}
 	}
-	spec := lineSpec{Title: "Concurrent sessions over time", XLabel: "time since start", XZero: true, YLabel: "sessions", XFmt: fmtSeconds,
+	spec := lineSpec{Title: "Concurrent sessions over time", XLabel: "time since start", XZero: true, XMax: timelineEnd(tl), YLabel: "sessions", XFmt: fmtSeconds,
 		Bands: warmupBand(warmupS), Series: []lineSeries{{Name: "sessions in progress", X: xs, Y: ys, Color: color(3)}},
 		Note: joinNotes("Sessions in progress at the end of each interval.", note)}
 	return spec.render()

@@ -38,6 +38,10 @@ type Plan struct {
 	autoDir  bool           // dir is the default name: take the next free one
 }
 
+// DefaultEngine is the engine of a run that names neither --engine nor
+// --cluster: the embedded SQLite.
+const DefaultEngine = "sqlite"
+
 // NewPlan resolves scenario, engine, settings and load model, reporting
 // every bad input as a usage error (exit code 2). Nothing is created.
 func NewPlan(f *Options) (*Plan, error) {
@@ -47,16 +51,37 @@ func NewPlan(f *Options) (*Plan, error) {
 	if f.Scenario == "" {
 		return nil, results.UsageErr("run: no scenario given; usage: scalelab run SCENARIO [flags] (see `scalelab list`)")
 	}
-	if f.Engine == "" {
-		f.Engine = "sqlite"
-	}
 	scen, err := scenario.Lookup(f.Scenario)
 	if err != nil {
 		return nil, results.UsageErr("%v", err)
 	}
+	var cl *cluster.State
+	if f.Cluster != "" {
+		if f.Target != "" {
+			return nil, results.UsageErr("run: --cluster and --target are exclusive")
+		}
+		if cl, err = cluster.Load(f.Cluster); err != nil {
+			return nil, results.UsageErr("--cluster: %v", err)
+		}
+		// A cluster has one engine: --cluster implies it, and an explicit
+		// --engine that disagrees is an error.
+		if f.Engine == "" {
+			f.Engine = cl.Engine
+		} else if cl.Engine != f.Engine {
+			return nil, results.UsageErr("--cluster %s is a %s cluster, but --engine %s was given; drop --engine (the cluster implies it) or name a %s cluster", cl.Name, cl.Engine, f.Engine, f.Engine)
+		}
+	}
+	if f.Engine == "" {
+		f.Engine = DefaultEngine
+	}
 	eng, err := engine.Lookup(f.Engine)
 	if err != nil {
 		return nil, results.UsageErr("--engine: %v", err)
+	}
+	if tc, ok := eng.(engine.TargetChecker); ok && f.Target != "" {
+		if err := tc.CheckTarget(f.Target); err != nil {
+			return nil, results.WithCode(results.ExitUsage, fmt.Errorf("--target: %w", err))
+		}
 	}
 	if !scenario.Supports(scen, eng.Name()) {
 		return nil, results.UsageErr("scenario %s has no storage for engine %s; it supports: %s", scen.Name(), eng.Name(), strings.Join(scen.Engines(), ", "))
@@ -76,18 +101,6 @@ func NewPlan(f *Options) (*Plan, error) {
 	model, opts, err := buildModel(f, f.Given)
 	if err != nil {
 		return nil, err
-	}
-	var cl *cluster.State
-	if f.Cluster != "" {
-		if f.Target != "" {
-			return nil, results.UsageErr("run: --cluster and --target are exclusive")
-		}
-		if cl, err = cluster.Load(f.Cluster); err != nil {
-			return nil, results.UsageErr("--cluster: %v", err)
-		}
-		if cl.Engine != eng.Name() {
-			return nil, results.UsageErr("--cluster %s is a %s cluster, but this run uses --engine %s", cl.Name, cl.Engine, eng.Name())
-		}
 	}
 	faults, err := planFaults(f, cl, opts.Duration)
 	if err != nil {

@@ -202,6 +202,17 @@ var DefaultTarget = func() (target, user, password string, err error) {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(DefaultPort)), "", "", nil
 }
 
+var _ engine.TargetChecker = (*Engine)(nil)
+
+// CheckTarget checks a target's form (host[:port] nodes, no credentials)
+// without connecting.
+func (*Engine) CheckTarget(target string) error {
+	if _, err := ParseTarget(target); err != nil {
+		return fmt.Errorf("%w: cassandra target: %w", engine.ErrConfig, err)
+	}
+	return nil
+}
+
 // ParseTarget splits "host[:port][,host[:port]...]" into host:port
 // addresses (port 9042 when missing). Credentials are refused: passwords
 // come from the environment or a secret file.

@@ -188,6 +188,20 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 	return Connect(ctx, target, password, o)
 }
 
+var _ engine.TargetChecker = (*Engine)(nil)
+
+// CheckTarget refuses a target that holds a password or that is not a
+// PostgreSQL URL or keyword/value string, without connecting.
+func (e *Engine) CheckTarget(target string) error {
+	if hasPassword(target) {
+		return fmt.Errorf("%w: the target holds a password; give it in PGPASSWORD or a 0600 file named by %s instead, so that it never shows in the process list, shell history or results", ErrConfig, KeyPasswordFile)
+	}
+	if _, err := pgxpool.ParseConfig(target); err != nil {
+		return fmt.Errorf("%w: target: %w", ErrConfig, err)
+	}
+	return nil
+}
+
 // Connect opens the pools for target with the given password and options.
 func Connect(ctx context.Context, target, password string, o Options) (*Conn, error) {
 	if target == "" && os.Getenv("PGHOST") == "" {

@@ -215,6 +215,17 @@ var DefaultTarget = func(engineName string) (string, error) {
 	return DefaultURL, nil
 }
 
+var _ engine.TargetChecker = (*Engine)(nil)
+
+// CheckTarget checks a target's form (http[s]://host:port nodes, no
+// credentials) without connecting.
+func (e *Engine) CheckTarget(target string) error {
+	if _, err := ParseTarget(target); err != nil {
+		return fmt.Errorf("%w: %s target: %w", engine.ErrConfig, e.name, err)
+	}
+	return nil
+}
+
 // ParseTarget splits a target "http://host:port[,host:port...]" into node
 // URLs. A node without a scheme takes the first node's scheme (http by
 // default). Credentials in a URL are refused: passwords come from the

@@ -132,13 +132,23 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 	return OpenFile(ctx, path, optionsFrom(cfg.Settings))
 }
 
-// OpenFile opens the database file at path with the given options.
-func OpenFile(ctx context.Context, path string, o Options) (*Conn, error) {
+var _ engine.TargetChecker = (*Engine)(nil)
+
+// CheckTarget refuses a target that is not a plain file path.
+func (*Engine) CheckTarget(path string) error {
 	if strings.ContainsRune(path, '?') {
-		return nil, fmt.Errorf("open sqlite %s: %w: the file path must not contain '?'", path, engine.ErrConfig)
+		return fmt.Errorf("open sqlite %s: %w: the file path must not contain '?'", path, engine.ErrConfig)
 	}
 	if strings.HasPrefix(path, "file:") {
-		return nil, fmt.Errorf("open sqlite %s: %w: give a plain file path, not a file: URI", path, engine.ErrConfig)
+		return fmt.Errorf("open sqlite %s: %w: give a plain file path, not a file: URI", path, engine.ErrConfig)
+	}
+	return nil
+}
+
+// OpenFile opens the database file at path with the given options.
+func OpenFile(ctx context.Context, path string, o Options) (*Conn, error) {
+	if err := (*Engine)(nil).CheckTarget(path); err != nil {
+		return nil, err
 	}
 	n := o.MaxConns
 	if n <= 0 {

@@ -43,17 +43,37 @@ const usage = `scalelab: measure how an application's data backend scales
 
 Usage:
   scalelab run SCENARIO [flags]   run a scenario against an engine, write a results directory
-  scalelab list                   list scenarios, engines, load models and every setting
-  scalelab cluster up|status|down|list   start, inspect and stop local multi-node clusters
-  scalelab experiment run|knee|validate|show FILE   run a matrix with repeats and statistics, or a knee search
-  scalelab check DIR --slo 'p95<1s'   exit 1 when a run or experiment misses an SLO (a CI gate)
-  scalelab report DIR [DIR...]    rebuild a run's report.html (repairing a crashed run), or compare runs
+  scalelab list [WHAT [NAME]]     list scenarios, engines, load models and settings (WHAT:
+                                  scenarios, engines, models, settings; NAME narrows settings to
+                                  one engine or scenario)
+  scalelab cluster up|status|down|list
+                                  start, inspect and stop local multi-node clusters
+  scalelab experiment run|knee|validate|show FILE
+                                  run a matrix with repeats and statistics, or a knee search
+  scalelab check DIR --slo 'p95<1s'
+                                  exit 1 when a run or experiment misses an SLO (a CI gate)
+  scalelab report DIR [DIR...]    rebuild a run's report.html (repairing a crashed run), or
+                                  compare runs
   scalelab version                print the version
   scalelab help [COMMAND]         print help
 
-Run 'scalelab help run' for the run flags. Exit codes: 0 ok, 1 a check failed,
-2 bad usage, 3 interrupted, 4 the run could not finish, 70 internal error.
+Every command answers --help ('scalelab run --help' lists the run flags).
+Exit codes: 0 ok, 1 a check failed, 2 bad usage, 3 interrupted, 4 the run could not finish,
+70 internal error.
 `
+
+// commands are the subcommands, in the order the usage lists them.
+var commands = []string{"run", "list", "cluster", "experiment", "check", "report", "version", "help"}
+
+// isCommand reports whether name is a subcommand.
+func isCommand(name string) bool {
+	for _, c := range commands {
+		if c == name {
+			return true
+		}
+	}
+	return false
+}
 
 // Main runs the command line and returns the exit code; errors are printed
 // to stderr.
@@ -80,6 +100,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usageErr("no command given")
 	}
 	cmd, rest := args[0], args[1:]
+	if wantsHelp(rest) && isCommand(cmd) {
+		printHelp(stdout, cmd, rest)
+		return nil
+	}
 	switch cmd {
 	case "run":
 		return runCmd(ctx, rest, stdout, stderr)
@@ -96,21 +120,18 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "version", "--version":
 		fmt.Fprintln(stdout, "scalelab", Version())
 		return nil
-	case "help", "-h", "--help":
-		if len(rest) > 0 && rest[0] == "report" {
-			return reportCmd([]string{"-h"}, stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		if len(rest) > 0 && !isCommand(rest[0]) {
+			return usageErr("help: unknown command %q; commands: %s", rest[0], strings.Join(commands, ", "))
 		}
-		if len(rest) > 0 && rest[0] == "run" {
-			fs, _ := newRunFlags()
-			fs.SetOutput(stdout)
-			fmt.Fprintln(stdout, "Usage: scalelab run SCENARIO [flags]")
-			fs.PrintDefaults()
+		if len(rest) > 0 {
+			printHelp(stdout, rest[0], rest[1:])
 			return nil
 		}
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
-	cmds := []string{"run", "list", "cluster", "experiment", "check", "report", "version", "help"}
+	cmds := commands
 	msg := fmt.Sprintf("unknown command %q; commands: %s", cmd, strings.Join(cmds, ", "))
 	if n := setting.Nearest(cmd, cmds); n != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", n)

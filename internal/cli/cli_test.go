@@ -69,28 +69,35 @@ func TestBadInputExit2(t *testing.T) {
 	}
 }
 
-// A malformed --target is found when the engine opens it, after the
-// results directory exists: still a usage error, recorded in run.json.
+// A malformed --target (a password in it, a bad scheme, a URI for a file) is
+// found before anything runs: exit 2 and no results directory.
 func TestBadTargetExit2(t *testing.T) {
 	t.Parallel()
 	for i, tc := range []struct {
-		args []string
-		want string
+		args   []string
+		want   string
+		secret string
 	}{
-		{[]string{"run", "logs", "--engine", "postgres", "--target", "bogus::x"}, "target"},
-		{[]string{"run", "logs", "--engine", "opensearch", "--target", "ftp://127.0.0.1:9200"}, "scheme must be http or https"},
-		{[]string{"run", "ycsb", "--engine", "sqlite", "--target", "file:x.db"}, "not a file: URI"},
+		{[]string{"run", "logs", "--engine", "postgres", "--target", "bogus::x"}, "target", ""},
+		{[]string{"run", "logs", "--engine", "postgres", "--target", "postgres://u:hunter2secret@127.0.0.1:5432/db"}, "holds a password", "hunter2secret"},
+		{[]string{"run", "logs", "--engine", "opensearch", "--target", "ftp://127.0.0.1:9200"}, "scheme must be http or https", ""},
+		{[]string{"run", "logs", "--engine", "opensearch", "--target", "http://u:hunter2secret@127.0.0.1:9200"}, "no credentials", "hunter2secret"},
+		{[]string{"run", "ycsb", "--engine", "cassandra", "--target", "u:hunter2secret@127.0.0.1:9042"}, "no credentials", "hunter2secret"},
+		{[]string{"run", "ycsb", "--engine", "sqlite", "--target", "file:x.db"}, "not a file: URI", ""},
 	} {
 		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
-		code, _, stderr := run(t, context.Background(), append(tc.args, "--duration", "1s", "--out", dir)...)
+		code, stdout, stderr := run(t, context.Background(), append(tc.args, "--duration", "1s", "--out", dir)...)
 		if code != ExitUsage {
 			t.Errorf("%v: exit %d, want 2; stderr %s", tc.args, code, stderr)
 		}
 		if !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: stderr %q lacks %q", tc.args, stderr, tc.want)
 		}
-		if r := readRun(t, dir); r.ExitCode != ExitUsage || r.Status != results.StatusFailed {
-			t.Errorf("%v: run.json exit %d status %s, want 2 and failed", tc.args, r.ExitCode, r.Status)
+		if tc.secret != "" && strings.Contains(stdout+stderr, tc.secret) {
+			t.Errorf("%v: the password shows in the output: %s", tc.args, stderr)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%v: a results directory was created for a run that never started (stat: %v)", tc.args, err)
 		}
 	}
 }
@@ -101,9 +108,14 @@ func TestListPrintsEverySetting(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, w := range []string{"ycsb", "sqlite", "null", "memory", "closed", "rate", "phases", "ycsb.workload", "a|b|c|d|e|f", "sqlite.journal_mode", "memory.error_rate", "DESCRIPTION"} {
+	for _, w := range []string{"ycsb", "sqlite", "null", "memory", "closed", "rate", "phases", "ycsb.workload", "a|b|c|d|e|f", "sqlite.journal_mode", "memory.error_rate", "SETTINGS"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("list output lacks %q", w)
+		}
+	}
+	for i, line := range strings.Split(out, "\n") {
+		if len(line) > 100 {
+			t.Errorf("list line %d has %d columns (more than 100): %q", i+1, len(line), line)
 		}
 	}
 }

@@ -17,13 +17,14 @@ import (
 )
 
 const clusterUsage = `Usage:
-  scalelab cluster up ENGINE --name NAME [--nodes N] [--replicas N] [--heap 1g] [--roles cm,data,data] [--opt key=value] [--timeout 10m]
+  scalelab cluster up ENGINE --name NAME [--nodes N] [--replicas N] [--heap 1g]
+                     [--roles cm,data,data] [--opt key=value] [--timeout 10m]
   scalelab cluster status [NAME] [--json]
   scalelab cluster down NAME [--keep]
   scalelab cluster list
 Clusters run on loopback, survive the scalelab that started them, and keep their
 state (and a 0600 password file) in $SCALELAB_HOME/clusters (default ~/.scalelab/clusters).
-Use one with: scalelab run SCENARIO --engine ENGINE --cluster NAME
+Use one with: scalelab run SCENARIO --cluster NAME (the cluster implies its engine)
 `
 
 // clusterCmd dispatches the cluster subcommands.

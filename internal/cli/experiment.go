@@ -16,8 +16,10 @@ import (
 
 const experimentUsage = `Usage:
   scalelab experiment run FILE.yaml [--out DIR] [--profile NAME] [--repeats N] [--slo S] [--dry-run]
-  scalelab experiment knee FILE.yaml [--on users|rate] [--start N] [--max N] [--precision 10%] [--repeats N] [--slo S]
-  scalelab experiment validate FILE.yaml [--profile NAME]   check the file and print the runs it makes
+  scalelab experiment knee FILE.yaml [--on users|rate] [--start N] [--max N] [--precision 10%]
+                                     [--repeats N] [--slo S]
+  scalelab experiment validate FILE.yaml [--profile NAME]
+                                     check the file and print the runs it makes
   scalelab experiment show DIR                               print a finished experiment's tables
 An experiment runs a matrix of combinations with repeats, compares each with the
 baseline (95% CIs, Welch's t-test) and checks the SLO; a knee search raises users

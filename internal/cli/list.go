@@ -4,55 +4,168 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/setting"
 )
 
-// listCmd prints scenarios, engines, load models and every setting with
-// type, default, allowed values and a description.
+const listUsage = `Usage: scalelab list [WHAT [NAME]]
+Lists what this build offers, readable at 100 columns:
+  scalelab list                      everything
+  scalelab list scenarios            scenarios and the engines each supports
+  scalelab list engines              engines
+  scalelab list models               load models and their flags
+  scalelab list settings [NAME]      every setting, or only those of engine or scenario NAME
+                                     (type, default, allowed values, description)
+`
+
+// listSections are the WHAT arguments of `scalelab list`.
+var listSections = []string{"scenarios", "engines", "models", "settings"}
+
+// listCmd prints scenarios, engines, load models and settings, all of them
+// or the section (and, for settings, the engine or scenario) asked for.
 func listCmd(args []string, w io.Writer) error {
-	if len(args) > 0 {
-		return usageErr("list takes no arguments, got %q", args)
+	what, name := "", ""
+	switch len(args) {
+	case 0:
+	case 1, 2:
+		what = args[0]
+		if what == "scenario" || what == "engine" || what == "model" || what == "setting" {
+			what += "s"
+		}
+		if !contains(listSections, what) {
+			msg := fmt.Sprintf("list: unknown section %q; allowed: %s", args[0], strings.Join(listSections, ", "))
+			if n := setting.Nearest(args[0], listSections); n != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", n)
+			}
+			return usageErr("%s", msg)
+		}
+		if len(args) == 2 {
+			if what != "settings" {
+				return usageErr("list %s takes no NAME; only 'list settings NAME' narrows to an engine or scenario", what)
+			}
+			name = args[1]
+		}
+	default:
+		return usageErr("list: at most WHAT and NAME expected, got %q\n%s", args, listUsage)
 	}
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIOS\t\t")
-	for _, n := range scenario.Names() {
-		s, _ := scenario.Lookup(n)
-		fmt.Fprintf(tw, "  %s\t%s (engines: %s)\t\n", n, s.Description(), strings.Join(s.Engines(), ", "))
+	all := what == ""
+	if all || what == "scenarios" {
+		fmt.Fprintln(w, "SCENARIOS")
+		for _, n := range scenario.Names() {
+			s, _ := scenario.Lookup(n)
+			writeEntry(w, n, s.Description()+" (engines: "+strings.Join(s.Engines(), ", ")+")")
+		}
 	}
-	fmt.Fprintln(tw, "\nENGINES\t\t")
+	if all || what == "engines" {
+		sep(w, all)
+		fmt.Fprintln(w, "ENGINES")
+		for _, n := range engine.Names() {
+			e, _ := engine.Lookup(n)
+			writeEntry(w, n, e.Description())
+		}
+	}
+	if all || what == "models" {
+		sep(w, all)
+		fmt.Fprintln(w, "LOAD MODELS")
+		writeEntry(w, "closed", "--users N [--think 2s|0-5s|exp:2s] for --duration or --ops (shared by all users)")
+		writeEntry(w, "rate", "--rate 5000/s [--arrivals constant|poisson] [--users max in flight]; latency from the intended start")
+		writeEntry(w, "phases", "--phases 30s@1/s,30s@2/s: sessions arrive at a rate per phase, each closed-loop with think times")
+	}
+	if all || what == "settings" {
+		return listSettings(w, name, all)
+	}
+	return nil
+}
+
+// listSettings prints every setting, or those of the engine or scenario
+// name, one block per setting.
+func listSettings(w io.Writer, name string, all bool) error {
+	type owner struct {
+		kind, name string
+		specs      []setting.Spec
+	}
+	var owners []owner
 	for _, n := range engine.Names() {
 		e, _ := engine.Lookup(n)
-		fmt.Fprintf(tw, "  %s\t%s\t\n", n, e.Description())
+		owners = append(owners, owner{"engine", n, e.Settings()})
 	}
-	fmt.Fprintln(tw, "\nLOAD MODELS\t\t")
-	fmt.Fprintln(tw, "  closed\t--users N [--think 2s|0-5s|exp:2s] for --duration or --ops (shared by all users)\t")
-	fmt.Fprintln(tw, "  rate\t--rate 5000/s [--arrivals constant|poisson] [--users max in flight]; latency from the intended start\t")
-	fmt.Fprintln(tw, "  phases\t--phases 30s@1/s,30s@2/s: sessions arrive at a rate per phase, each closed-loop with think times\t")
-	tw.Flush()
-
-	fmt.Fprintln(w, "\nSETTINGS (--set key=value)")
-	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  KEY\tTYPE\tDEFAULT\tALLOWED\tDESCRIPTION")
-	print := func(specs []setting.Spec) {
-		for _, sp := range specs {
+	for _, n := range scenario.Names() {
+		s, _ := scenario.Lookup(n)
+		owners = append(owners, owner{"scenario", n, s.Settings()})
+	}
+	if name != "" {
+		var names []string
+		var keep []owner
+		for _, o := range owners {
+			names = append(names, o.name)
+			if o.name == name {
+				keep = append(keep, o)
+			}
+		}
+		if len(keep) == 0 {
+			msg := fmt.Sprintf("list settings: no engine or scenario %q; allowed: %s", name, strings.Join(names, ", "))
+			if n := setting.Nearest(name, names); n != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", n)
+			}
+			return usageErr("%s", msg)
+		}
+		owners = keep
+	}
+	sep(w, all)
+	fmt.Fprintln(w, "SETTINGS (--set key=value)")
+	for _, o := range owners {
+		if len(o.specs) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s %s\n", o.kind, o.name)
+		for _, sp := range o.specs {
 			def := sp.Default
 			if def == "" {
 				def = `""`
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", sp.Key, sp.Kind, def, sp.AllowedText(), sp.Description)
+			head := fmt.Sprintf("%s (%s, default %s", sp.Key, sp.Kind, def)
+			if a := sp.AllowedText(); a != "" && a != "-" {
+				head += "; " + a
+			}
+			head += ")"
+			for i, line := range wrap(head, helpWidth-4) {
+				if i > 0 {
+					line = "  " + line
+				}
+				fmt.Fprintln(w, "  "+line)
+			}
+			for _, line := range wrap(sp.Description, helpWidth-6) {
+				fmt.Fprintln(w, "      "+line)
+			}
 		}
 	}
-	for _, n := range engine.Names() {
-		e, _ := engine.Lookup(n)
-		print(e.Settings())
+	return nil
+}
+
+// writeEntry prints a name and its description wrapped under it at
+// helpWidth columns.
+func writeEntry(w io.Writer, name, desc string) {
+	fmt.Fprintf(w, "  %s\n", name)
+	for _, line := range wrap(desc, helpWidth-6) {
+		fmt.Fprintln(w, "      "+line)
 	}
-	for _, n := range scenario.Names() {
-		s, _ := scenario.Lookup(n)
-		print(s.Settings())
+}
+
+// sep prints a blank line between sections of the full listing.
+func sep(w io.Writer, all bool) {
+	if all {
+		fmt.Fprintln(w)
 	}
-	return tw.Flush()
+}
+
+// contains reports whether list holds s.
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
