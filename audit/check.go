@@ -15,12 +15,15 @@ import (
 
 // CheckConfig bounds the read-back. Zero fields take the defaults.
 type CheckConfig struct {
-	Batch    int           // item ids per ReadBack call; default 500
-	Workers  int           // ReadBack calls in parallel; default 4
-	Timeout  time.Duration // the whole read-back; default 10 minutes
-	Retries  int           // retries of a failed ReadBack call; default 3
-	MaxIDs   int           // lost ids listed; default 20
-	Progress io.Writer     // a progress line about every second; nil: none
+	Batch   int           // item ids per ReadBack call; default 500
+	Workers int           // ReadBack calls in parallel; default 4
+	Timeout time.Duration // the whole read-back; default 10 minutes
+	Retries int           // retries of a failed ReadBack call; default 3
+	MaxIDs  int           // lost ids listed; default 20
+	// Settle is the first pause before a register that held an unexpected
+	// value is read again (then 4x and 9x it); default 500 ms.
+	Settle   time.Duration
+	Progress io.Writer // a progress line about every second; nil: none
 }
 
 func (c *CheckConfig) defaults() {
@@ -39,6 +42,9 @@ func (c *CheckConfig) defaults() {
 	if c.MaxIDs <= 0 {
 		c.MaxIDs = 20
 	}
+	if c.Settle <= 0 {
+		c.Settle = 500 * time.Millisecond
+	}
 }
 
 // Summarize returns the audit section of a history without a read-back
@@ -49,6 +55,9 @@ func Summarize(h *History) *results.Audit {
 		Unknown: c.Unknown + c.InFlight, TornLine: h.Torn}
 	if len(c.UnknownByClass) > 0 {
 		a.UnknownByClass = c.UnknownByClass
+	}
+	if len(h.Registers) > 0 {
+		a.Registers = summarizeRegisters(h.Registers)
 	}
 	return a
 }

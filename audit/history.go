@@ -11,13 +11,18 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/scalelab/scalelab/metrics"
 )
 
 // Header is the first line of a history file.
-const Header = "# scalelab write history v1"
+const Header = "# scalelab write history v2"
+
+// headerV1 is the header of histories written before register writes
+// (updates and deletes) were logged; they are read the same way.
+const headerV1 = "# scalelab write history v1"
 
 // Line format, one event per line, fields separated by one space:
 //
@@ -25,6 +30,17 @@ const Header = "# scalelab write history v1"
 //	o FIRST N          it was acknowledged
 //	f FIRST N CLASS    it failed and is known not applied
 //	u FIRST N CLASS    its outcome is unknown (it may or may not be applied)
+//
+// Updates and deletes of registers (a key whose value is overwritten in
+// place) are logged with the version the write stores and the time in
+// microseconds since the history began:
+//
+//	w KEY VERSION T          a write of VERSION to register KEY was invoked at T
+//	n KEY VERSION T          a write creating register KEY (it did not exist before) was invoked at T
+//	x KEY VERSION T          a delete of register KEY (numbered VERSION) was invoked at T
+//	O KEY VERSION T          it was acknowledged at T
+//	F KEY VERSION T CLASS    it failed and is known not applied
+//	U KEY VERSION T CLASS    its outcome is unknown
 //
 // A session's invocation always precedes its outcome in the file.
 const (
@@ -94,6 +110,8 @@ type Writer struct {
 	spare  []byte
 	err    error
 	synced time.Time
+	start  time.Time    // register times count from here
+	vers   atomic.Int64 // the last register version handed out
 }
 
 type shard struct {
@@ -116,7 +134,7 @@ func Create(path string, shards int) (*Writer, error) {
 	if shards < 1 {
 		shards = 1
 	}
-	w := &Writer{f: f, shards: make([]shard, shards), stop: make(chan struct{}), done: make(chan struct{}), synced: time.Now()}
+	w := &Writer{f: f, shards: make([]shard, shards), stop: make(chan struct{}), done: make(chan struct{}), synced: time.Now(), start: time.Now()}
 	go w.loop()
 	return w, nil
 }
@@ -176,7 +194,7 @@ func (w *Writer) Close() error {
 // Log returns the log of one session (used by one goroutine); id picks
 // the shard its lines go to.
 func (w *Writer) Log(id uint64) *Log {
-	return &Log{s: &w.shards[id%uint64(len(w.shards))]}
+	return &Log{s: &w.shards[id%uint64(len(w.shards))], w: w}
 }
 
 // Log records one session's writes: Writing (called by the session inside
@@ -184,8 +202,10 @@ func (w *Writer) Log(id uint64) *Log {
 // runner when Do returns) the outcome of every write Do invoked.
 type Log struct {
 	s       *shard
+	w       *Writer
 	pending []span
 	one     [1]span
+	regs    []regPending
 }
 
 type span struct {
@@ -211,6 +231,9 @@ func (l *Log) Writing(first int64, n int) {
 // Done logs the outcome of the writes logged since the last Done, from the
 // error Do returned; it does nothing when Do wrote nothing.
 func (l *Log) Done(err error) {
+	if len(l.regs) > 0 {
+		l.doneRegisters(err)
+	}
 	if len(l.pending) == 0 {
 		return
 	}

@@ -24,6 +24,9 @@ type Span struct {
 // History is a history file as read back.
 type History struct {
 	Spans []Span
+	// Registers are the register writes (updates and deletes), in the
+	// order they were invoked.
+	Registers []RegWrite
 	// Torn is set when the file ended in a partial line (the process died
 	// while writing it); the partial line is ignored.
 	Torn bool
@@ -88,6 +91,7 @@ func Read(r io.Reader) (*History, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	h := &History{}
 	open := map[int64]int{} // first item -> index in h.Spans of an open invocation
+	regs := map[int64]int{} // version -> index in h.Registers
 	for lineNo := 1; ; lineNo++ {
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -104,8 +108,14 @@ func Read(r io.Reader) (*History, error) {
 		}
 		line = line[:len(line)-1]
 		if lineNo == 1 {
-			if string(line) != Header {
+			if string(line) != Header && string(line) != headerV1 {
 				return nil, fmt.Errorf("line 1: %q is not a scalelab write history header (want %q)", line, Header)
+			}
+			continue
+		}
+		if len(line) > 0 && isRegisterTag(line[0]) {
+			if err := h.parseRegister(line, regs); err != nil {
+				return nil, fmt.Errorf("line %d: %w", lineNo, err)
 			}
 			continue
 		}

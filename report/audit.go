@@ -19,17 +19,40 @@ func auditTable(r *results.Run) *figTable {
 		return nil
 	}
 	t := &figTable{
-		Cols: []string{"attempted", "acknowledged", "lost", "failed", "unknown", "unknown, present", "unknown, absent"},
+		Cols: []string{"writes", "attempted", "acknowledged", "lost", "failed", "unknown", "unknown, present", "unknown, absent"},
 		Note: auditNote(a)}
-	rb := func(n int64) string {
-		if !a.Checked {
+	rb := func(checked bool, n int64) string {
+		if !checked {
 			return "-"
 		}
 		return fmt.Sprint(n)
 	}
-	t.Rows = [][]string{{fmt.Sprint(a.Attempted), fmt.Sprint(a.Acknowledged), rb(a.Lost), fmt.Sprint(a.Failed), fmt.Sprint(a.Unknown),
-		rb(a.UnknownPresent), rb(a.UnknownAbsent)}}
+	t.Rows = [][]string{{"inserts (items)", fmt.Sprint(a.Attempted), fmt.Sprint(a.Acknowledged), rb(a.Checked, a.Lost), fmt.Sprint(a.Failed), fmt.Sprint(a.Unknown),
+		rb(a.Checked, a.UnknownPresent), rb(a.Checked, a.UnknownAbsent)}}
+	if g := a.Registers; g != nil {
+		t.Rows = append(t.Rows, []string{"updates and deletes", fmt.Sprint(g.Writes), fmt.Sprint(g.Acknowledged), rb(g.Checked, g.Lost+g.Resurrected),
+			fmt.Sprint(g.Failed), fmt.Sprint(g.Unknown), "-", "-"})
+	}
 	return t
+}
+
+// registerNote states the verdict on updates and deletes.
+func registerNote(g *results.RegisterAudit) string {
+	switch {
+	case g.Checked && g.Lost+g.Resurrected > 0:
+		var ex []string
+		for _, e := range g.Examples {
+			ex = append(ex, fmt.Sprintf("%d (%s)", e.Key, e.Kind))
+		}
+		return fmt.Sprintf("Updates and deletes: %d of %d keys written do not hold a value they may hold (%d lost, %d resurrected); first keys: %s. ",
+			g.Lost+g.Resurrected, g.Keys, g.Lost, g.Resurrected, strings.Join(ex, ", "))
+	case g.Checked:
+		return fmt.Sprintf("Updates and deletes: every one of the %d keys written holds the value of its last acknowledged write, or of one that overlapped it or whose outcome is unknown (%d ambiguous keys), read back in %.1f s. ",
+			g.Keys, g.Ambiguous, g.Seconds)
+	case g.Error != "":
+		return "Updates and deletes: the read-back did not finish: " + g.Error + ". "
+	}
+	return "Updates and deletes: not read back. "
 }
 
 // auditNote explains the audit's figures and states its verdict.
@@ -47,6 +70,9 @@ func auditNote(a *results.Audit) string {
 		b.WriteString("The read-back did not finish: " + a.Error + ". ")
 	default:
 		b.WriteString("Not read back (the process ended before the audit). ")
+	}
+	if a.Registers != nil {
+		b.WriteString(registerNote(a.Registers))
 	}
 	if len(a.UnknownByClass) > 0 {
 		b.WriteString("Unknown outcomes by class: " + classes(a.UnknownByClass) + ". ")
@@ -75,6 +101,10 @@ func TerminalAudit(w io.Writer, r *results.Run) {
 	if a == nil {
 		return
 	}
+	if a.Registers != nil && a.Attempted == 0 {
+		terminalRegisters(w, a.Registers)
+		return
+	}
 	fmt.Fprintf(w, "audit: %d writes attempted, %d acknowledged, %d failed, %d unknown", a.Attempted, a.Acknowledged, a.Failed, a.Unknown)
 	switch {
 	case a.Checked:
@@ -88,6 +118,19 @@ func TerminalAudit(w io.Writer, r *results.Run) {
 	}
 	if len(a.UnknownByClass) > 0 {
 		fmt.Fprintf(w, "  unknown by class: %s\n", classes(a.UnknownByClass))
+	}
+	if a.Registers != nil {
+		terminalRegisters(w, a.Registers)
+	}
+}
+
+// terminalRegisters prints the audit line of updates and deletes.
+func terminalRegisters(w io.Writer, g *results.RegisterAudit) {
+	fmt.Fprintf(w, "audit: %d updates and deletes of %d keys, %d acknowledged, %d failed, %d unknown", g.Writes, g.Keys, g.Acknowledged, g.Failed, g.Unknown)
+	if g.Checked {
+		fmt.Fprintf(w, "; read back: %d lost, %d resurrected, %d ambiguous\n", g.Lost, g.Resurrected, g.Ambiguous)
+	} else {
+		fmt.Fprintln(w, "; not read back")
 	}
 }
 

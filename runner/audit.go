@@ -19,7 +19,8 @@ import (
 // history writer while the load runs, then the read-back.
 type auditRun struct {
 	w    *audit.Writer
-	rb   scenario.ReadBacker
+	rb   scenario.ReadBacker     // nil: items are not read back
+	rr   scenario.RegisterReader // nil: registers are not read back
 	path string
 }
 
@@ -31,15 +32,21 @@ func (p *Plan) startAudit(wl scenario.Workload, doc *results.Run) (*auditRun, er
 	if p.flags.NoAudit && len(p.faults) == 0 {
 		return nil, nil
 	}
-	rb, ok := wl.(scenario.ReadBacker)
-	if !ok {
+	rb, okItems := wl.(scenario.ReadBacker)
+	rr, okRegs := wl.(scenario.RegisterReader)
+	if !okItems && !okRegs {
 		return nil, nil
 	}
 	if p.flags.NoAudit {
 		doc.Warnings = append(doc.Warnings, "--audit=false was ignored: runs with --fault are always audited")
 	}
-	if errors.Is(rb.ReadBack(context.Background(), nil, nil), errors.ErrUnsupported) {
-		rb = nil // the history is still written; the read-back is skipped
+	// The history is written even when the engine's storage cannot read
+	// back (null); the read-back is skipped then.
+	if okItems && errors.Is(rb.ReadBack(context.Background(), nil, nil), errors.ErrUnsupported) {
+		rb = nil
+	}
+	if okRegs && errors.Is(rr.ReadVersions(context.Background(), nil, nil), errors.ErrUnsupported) {
+		rr = nil
 	}
 	path := filepath.Join(p.dir, results.HistoryFile)
 	w, err := audit.Create(path, 4*runtime.GOMAXPROCS(0))
@@ -47,7 +54,7 @@ func (p *Plan) startAudit(wl scenario.Workload, doc *results.Run) (*auditRun, er
 		return nil, err
 	}
 	doc.Files = append(doc.Files, results.HistoryFile)
-	return &auditRun{w: w, rb: rb, path: path}, nil
+	return &auditRun{w: w, rb: rb, rr: rr, path: path}, nil
 }
 
 // wrap returns the workload the load model drives: its sessions log their
@@ -81,33 +88,83 @@ func (a *auditRun) finish(ctx context.Context, doc *results.Run, interrupted boo
 		doc.Audit = audit.Summarize(h)
 		doc.Audit.NotChecked = "the run was interrupted"
 		return nil
-	case a.rb == nil:
+	case a.rb == nil && a.rr == nil:
 		doc.Audit = audit.Summarize(h)
 		doc.Audit.NotChecked = fmt.Sprintf("engine %s cannot read items back", doc.Engine)
 		return nil
-	case len(h.Spans) == 0:
+	case a.rb == nil || len(h.Spans) == 0:
 		doc.Audit = audit.Summarize(h)
 		doc.Audit.Checked = true
+	default:
+		fmt.Fprintf(stderr, "audit: reading back %d written items\n", h.Counts().Attempted)
+		sum, err := audit.Check(ctx, h, a.rb, audit.CheckConfig{Progress: stderr})
+		doc.Audit = sum
+		if err != nil {
+			return readBackErr(ctx, err)
+		}
+		fmt.Fprintf(stderr, "audit: %d acknowledged, %d lost, %d unknown (%d present, %d absent), read back in %s\n",
+			sum.Acknowledged, sum.Lost, sum.Unknown, sum.UnknownPresent, sum.UnknownAbsent, time.Duration(sum.Seconds*float64(time.Second)).Round(time.Millisecond))
+		if sum.Lost > 0 {
+			doc.Failures = append(doc.Failures, LostFailure(sum))
+		}
+		if sum.FailedPresent > 0 {
+			doc.Warnings = append(doc.Warnings, fmt.Sprintf("audit: %d writes that failed with a \"not applied\" error class are stored all the same (the engine classes an applied write as rejected)", sum.FailedPresent))
+		}
+	}
+	return a.checkRegisters(ctx, h, doc, stderr)
+}
+
+// checkRegisters reads back the registers the run's updates and deletes
+// wrote (when the scenario logs them) into run.json's audit.registers; a
+// lost or resurrected register is a failure (exit 1).
+func (a *auditRun) checkRegisters(ctx context.Context, h *audit.History, doc *results.Run, stderr io.Writer) error {
+	if len(h.Registers) == 0 || a.rr == nil {
 		return nil
 	}
-	fmt.Fprintf(stderr, "audit: reading back %d written items\n", h.Counts().Attempted)
-	sum, err := audit.Check(ctx, h, a.rb, audit.CheckConfig{Progress: stderr})
-	doc.Audit = sum
+	fmt.Fprintf(stderr, "audit: reading back the registers of %d updates and deletes\n", len(h.Registers))
+	reg, err := audit.CheckRegisters(ctx, h, a.rr, audit.CheckConfig{Workers: 16})
+	doc.Audit.Registers = reg
 	if err != nil {
-		if ctx.Err() != nil {
-			return results.WithCode(results.ExitInterrupted, fmt.Errorf("interrupted during the audit's read-back: %w", err))
-		}
-		return results.WithCode(results.ExitUnfinished, err)
+		return readBackErr(ctx, err)
 	}
-	fmt.Fprintf(stderr, "audit: %d acknowledged, %d lost, %d unknown (%d present, %d absent), read back in %s\n",
-		sum.Acknowledged, sum.Lost, sum.Unknown, sum.UnknownPresent, sum.UnknownAbsent, time.Duration(sum.Seconds*float64(time.Second)).Round(time.Millisecond))
-	if sum.Lost > 0 {
-		doc.Failures = append(doc.Failures, LostFailure(sum))
-	}
-	if sum.FailedPresent > 0 {
-		doc.Warnings = append(doc.Warnings, fmt.Sprintf("audit: %d writes that failed with a \"not applied\" error class are stored all the same (the engine classes an applied write as rejected)", sum.FailedPresent))
+	fmt.Fprintf(stderr, "audit: %d registers (%d acknowledged updates and deletes): %d lost, %d resurrected, %d ambiguous, read back in %s\n",
+		reg.Keys, reg.Acknowledged, reg.Lost, reg.Resurrected, reg.Ambiguous, time.Duration(reg.Seconds*float64(time.Second)).Round(time.Millisecond))
+	if reg.Lost > 0 || reg.Resurrected > 0 {
+		doc.Failures = append(doc.Failures, RegisterFailure(reg))
 	}
 	return nil
+}
+
+// readBackErr is the error of a read-back that could not finish: an
+// interruption when ctx was cancelled (exit 3), else exit 4.
+func readBackErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return results.WithCode(results.ExitInterrupted, fmt.Errorf("interrupted during the audit's read-back: %w", err))
+	}
+	return results.WithCode(results.ExitUnfinished, err)
+}
+
+// RegisterFailure is the run.json failure message of lost or resurrected
+// registers, naming the first ones with the version each held and the
+// versions it may have held.
+func RegisterFailure(r *results.RegisterAudit) string {
+	var ex []string
+	for _, e := range r.Examples {
+		seen := fmt.Sprintf("v%d", e.Seen)
+		switch e.Seen {
+		case audit.Absent:
+			seen = "absent"
+		case audit.Initial:
+			seen = "its value from before the run"
+		}
+		ex = append(ex, fmt.Sprintf("key %d %s: holds %s, want %s", e.Key, e.Kind, seen, strings.Join(e.Want, " or ")))
+	}
+	more := ""
+	if n := r.Lost + r.Resurrected; n > int64(len(ex)) {
+		more = "; ..."
+	}
+	return fmt.Sprintf("audit: %d of %d updated or deleted keys lost an acknowledged write (%d lost, %d resurrected): %s%s",
+		r.Lost+r.Resurrected, r.Keys, r.Lost, r.Resurrected, strings.Join(ex, "; "), more)
 }
 
 // LostFailure is the run.json failure message of an audit with lost
@@ -133,10 +190,12 @@ type auditWorkload struct {
 }
 
 var (
-	_ scenario.WriteLog   = (*audit.Log)(nil)
-	_ scenario.Checker    = (*auditWorkload)(nil)
-	_ scenario.Reporter   = (*auditWorkload)(nil)
-	_ scenario.ReadBacker = (*auditWorkload)(nil)
+	_ scenario.WriteLog       = (*audit.Log)(nil)
+	_ scenario.Checker        = (*auditWorkload)(nil)
+	_ scenario.Reporter       = (*auditWorkload)(nil)
+	_ scenario.ReadBacker     = (*auditWorkload)(nil)
+	_ scenario.RegisterReader = (*auditWorkload)(nil)
+	_ scenario.RegisterLog    = (*audit.Log)(nil)
 )
 
 // NewSession wraps sessions that implement scenario.Audited, keeping their
@@ -175,6 +234,15 @@ func (a *auditWorkload) Report() map[string]any {
 // ReadBack forwards to the workload's ReadBacker.
 func (a *auditWorkload) ReadBack(ctx context.Context, ids []int64, present []bool) error {
 	return a.Workload.(scenario.ReadBacker).ReadBack(ctx, ids, present)
+}
+
+// ReadVersions forwards to the workload's RegisterReader, if any.
+func (a *auditWorkload) ReadVersions(ctx context.Context, keys []int64, versions []int64) error {
+	rr, ok := a.Workload.(scenario.RegisterReader)
+	if !ok {
+		return fmt.Errorf("scenario %T: reading registers back: %w", a.Workload, errors.ErrUnsupported)
+	}
+	return rr.ReadVersions(ctx, keys, versions)
 }
 
 // auditSession logs the outcome of each Do's writes.

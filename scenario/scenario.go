@@ -127,6 +127,30 @@ type ReadBacker interface {
 	ReadBack(ctx context.Context, ids []int64, present []bool) error
 }
 
+// RegisterLog is an optional capability of a WriteLog (the runner's audit
+// log has it): updates and deletes of registers, keys whose value a
+// session overwrites in place. The session calls Updating inside Do,
+// before it sends the write, and stores the returned version (unique
+// within the run, from 1) with the value, so that the read-back after the
+// run can tell which write a register holds (docs/audit.md).
+type RegisterLog interface {
+	Updating(key int64, del bool) (version int64)
+	// Inserting logs the creation of a key that did not exist before (so
+	// that its absence is its value from before the run).
+	Inserting(key int64) (version int64)
+}
+
+// RegisterReader is an optional capability of a Workload whose sessions
+// log register writes: after the run it reports the version each register
+// holds (versions[i] for keys[i]): the version a logged write stored, 0
+// for the value from before the run (loaded or inserted, which carries no
+// version), or -1 when the store does not hold the key. It reads from the
+// primary where there are replicas and is called concurrently with batches
+// of a few hundred keys.
+type RegisterReader interface {
+	ReadVersions(ctx context.Context, keys []int64, versions []int64) error
+}
+
 // ErrEngineNotSupported is returned by Open for an engine without a storage
 // file in the scenario.
 var ErrEngineNotSupported = errors.New("engine not supported by scenario")

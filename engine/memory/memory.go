@@ -445,6 +445,19 @@ func (c *Conn) View(ctx context.Context, key string, fn func(rec Record) error) 
 	return fn(rec)
 }
 
+// Peek is View without injected faults, latency or cancellation: the
+// acknowledged-write audit reads values back with it.
+func (c *Conn) Peek(key string, fn func(rec Record) error) error {
+	s := c.shard(key)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	rec, ok := s.m[key]
+	if !ok {
+		return fmt.Errorf("get %q: %w", key, engine.ErrNotFound)
+	}
+	return fn(rec)
+}
+
 // Len returns the number of stored records. It injects no faults.
 func (c *Conn) Len() int {
 	n := 0

@@ -49,6 +49,11 @@ func (m *memoryStore) read(ctx context.Context, key string, u *User) error {
 	return m.c.View(ctx, key, func(rec memory.Record) error { return decodeRecord(key, rec, u) })
 }
 
+// readForAudit is read without injected faults (auditReader).
+func (m *memoryStore) readForAudit(_ context.Context, key string, u *User) error {
+	return m.c.Peek(key, func(rec memory.Record) error { return decodeRecord(key, rec, u) })
+}
+
 func (m *memoryStore) update(ctx context.Context, key, status string, lastSeen int64) error {
 	return m.c.Update(ctx, key, memory.Record{"status": []byte(status), "last_seen": strconv.AppendInt(nil, lastSeen, 10)})
 }

@@ -30,6 +30,7 @@ type Session struct {
 	cur      uint64 // the walk's current user
 	started  bool   // the walk has a current user
 	u        User
+	rlog     scenario.RegisterLog // the acknowledged-write audit (audit.go); nil when off
 }
 
 var _ scenario.Session = (*Session)(nil)
@@ -87,7 +88,11 @@ func (s *Session) Do(ctx context.Context) error {
 		}
 		err = s.missing(err)
 	case OpUpdate:
-		err = s.missing(s.st.update(ctx, s.key, s.status, s.lastSeen))
+		status := s.status
+		if s.rlog != nil {
+			status = stamped(status, s.rlog.Updating(int64(s.n), false))
+		}
+		err = s.missing(s.st.update(ctx, s.key, status, s.lastSeen))
 	case OpInsert:
 		err = s.insert(ctx)
 	case OpDelete:
@@ -122,6 +127,9 @@ func (s *Session) insert(ctx context.Context) error {
 	s.n = s.w.ks.take()
 	s.u = NewUser(s.w.seed, s.n)
 	s.key = s.u.ID
+	if s.rlog != nil {
+		s.u.Status = stamped(s.u.Status, s.rlog.Inserting(int64(s.n)))
+	}
 	err := s.st.insert(ctx, &s.u)
 	s.w.ks.settle(s.n, err == nil)
 	if err != nil {
@@ -136,6 +144,9 @@ func (s *Session) remove(ctx context.Context) error {
 	w := s.w
 	first := w.ks.markGone(s.n) // before the request: no session picks it any more
 	w.ks.attemptDelete(s.n)
+	if s.rlog != nil {
+		s.rlog.Updating(int64(s.n), true)
+	}
 	err := s.st.remove(ctx, s.key)
 	switch {
 	case err == nil && (first || w.tellsMissing):

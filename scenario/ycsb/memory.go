@@ -47,6 +47,14 @@ func (m *memoryStore) read(ctx context.Context, key []byte, field int, res *resu
 	})
 }
 
+// readForAudit is read without injected faults (auditReader).
+func (m *memoryStore) readForAudit(_ context.Context, key []byte, field int, res *result) error {
+	return m.c.Peek(string(key), func(rec memory.Record) error {
+		m.copyFields(rec, field, res, res.addRow(key))
+		return nil
+	})
+}
+
 func (m *memoryStore) scan(ctx context.Context, start []byte, n, field int, res *result) error {
 	return m.c.Scan(ctx, string(start), n, func(key string, rec memory.Record) error {
 		m.copyFields(rec, field, res, res.addRowString(key))

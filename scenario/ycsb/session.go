@@ -42,8 +42,9 @@ type Session struct {
 	want     []byte   // expected value, when verifying
 	res      result
 	latest   skewedLatest
-	keyBuf   [32]byte          // holds every key name: "user" + at most 20 digits
-	wlog     scenario.WriteLog // acknowledged-write audit (audit.go); nil when off
+	keyBuf   [32]byte             // holds every key name: "user" + at most 20 digits
+	wlog     scenario.WriteLog    // acknowledged-write audit (audit.go); nil when off
+	rlog     scenario.RegisterLog // the audit's log of updated fields; nil when off
 }
 
 var _ scenario.Session = (*Session)(nil)
@@ -126,6 +127,7 @@ func (s *Session) Do(ctx context.Context) error {
 	case OpRead:
 		err = s.read(ctx)
 	case OpUpdate:
+		s.version()
 		err = s.st.update(ctx, s.key, s.wfield, s.vals)
 	case OpInsert:
 		err = s.insert(ctx)
@@ -136,6 +138,7 @@ func (s *Session) Do(ctx context.Context) error {
 		}
 	case OpReadModifyWrite:
 		if err = s.read(ctx); err == nil {
+			s.version()
 			err = s.st.update(ctx, s.key, s.wfield, s.vals)
 		}
 	}
@@ -269,6 +272,9 @@ func (s *Session) verify(scan bool) error {
 				return fmt.Errorf("%w: key %s: %s missing", engine.ErrIntegrity, key, name)
 			}
 			s.want = appendDeterministicValue(s.want[:0], key, name, s.w.cfg.fieldLength)
+			if v := res.vals[j]; versionOf(v) != 0 && len(v) == len(s.want) && bytes.Equal(v[versionLen:], s.want[versionLen:]) {
+				continue // an audited update's value: its version, then the value
+			}
 			if !bytes.Equal(res.vals[j], s.want) {
 				return fmt.Errorf("%w: key %s: %s is %q, want %q", engine.ErrIntegrity, key, name, clip(res.vals[j]), clip(s.want))
 			}

@@ -1,0 +1,135 @@
+package social
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/scalelab/scalelab/audit"
+	"github.com/scalelab/scalelab/engine/memory"
+)
+
+// auditedRun loads users, runs four audited sessions of the test mix
+// (inserts, updates and deletes included) and returns the history.
+func auditedRun(t *testing.T, w *Workload) *audit.History {
+	t.Helper()
+	ctx := context.Background()
+	if err := w.Load(ctx, 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	w.ops = newOpChooser(testMix)
+	path := filepath.Join(t.TempDir(), "history.log")
+	hw, err := audit.Create(path, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for id := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := w.NewSession(uint64(id), uint64(100+id)).(*Session)
+			l := hw.Log(uint64(id))
+			s.SetWriteLog(l)
+			for range 300 {
+				if _, ok := s.Next(); !ok {
+					break
+				}
+				l.Done(s.Do(ctx))
+			}
+		}()
+	}
+	wg.Wait()
+	if err := hw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h, err := audit.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// Every insert, update and delete of the audited sessions reads back as
+// the register check expects: 0 lost, 0 resurrected, on each storing
+// engine that runs without a server.
+func TestAuditRegisters(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"memory", "sqlite"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w := openEngine(t, name).workload(t, KeyUsers+"=300")
+			h := auditedRun(t, w)
+			dels := 0
+			for _, r := range h.Registers {
+				if r.Delete && r.Outcome == audit.OK {
+					dels++
+				}
+			}
+			if len(h.Registers) < 300 || dels == 0 {
+				t.Fatalf("%d register writes, %d acknowledged deletes: the mix should write and delete", len(h.Registers), dels)
+			}
+			a, err := audit.CheckRegisters(context.Background(), h, w, audit.CheckConfig{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !a.Checked || a.Lost != 0 || a.Resurrected != 0 || a.Keys == 0 || a.ReadBack != a.Keys {
+				t.Errorf("audit %+v: want every key read back, none lost", a)
+			}
+		})
+	}
+}
+
+// A deleted user written back behind the scenario's back is caught as
+// resurrected, and an update overwritten with an older status as lost.
+func TestAuditCatchesResurrectionAndLostUpdate(t *testing.T) {
+	t.Parallel()
+	e := openEngine(t, "memory")
+	w := e.workload(t, KeyUsers+"=300")
+	h := auditedRun(t, w)
+	last := map[int64]audit.RegWrite{}
+	for _, r := range h.Registers {
+		if r.Outcome == audit.OK {
+			if p, ok := last[r.Key]; !ok || r.Inv > p.End {
+				last[r.Key] = r
+			}
+		}
+	}
+	var deleted, updated int64 = -1, -1
+	for k, r := range last {
+		switch {
+		case r.Delete && deleted < 0:
+			deleted = k
+		case !r.Delete && !r.Insert && updated < 0 && k < 300:
+			updated = k
+		}
+	}
+	if deleted < 0 || updated < 0 {
+		t.Fatalf("no user whose last write was a delete (%d) or an update (%d)", deleted, updated)
+	}
+	c := e.conn.(*memory.Conn)
+	ctx := context.Background()
+	back := NewUser(42, uint64(deleted))
+	if err := c.Put(ctx, back.ID, memory.Record{"doc": back.Doc()}); err != nil {
+		t.Fatal(err)
+	}
+	old := NewUser(42, uint64(updated))
+	if err := c.Put(ctx, old.ID, memory.Record{"doc": old.Doc()}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := audit.CheckRegisters(ctx, h, w, audit.CheckConfig{Settle: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Resurrected != 1 || a.Lost != 1 {
+		t.Fatalf("audit %+v: want 1 resurrected (user %d) and 1 lost (user %d)", a, deleted, updated)
+	}
+	kinds := map[int64]string{}
+	for _, ex := range a.Examples {
+		kinds[ex.Key] = ex.Kind
+	}
+	if kinds[deleted] != "resurrected" || kinds[updated] != "lost" {
+		t.Errorf("examples %+v: want user %d resurrected and %d lost", a.Examples, deleted, updated)
+	}
+}
