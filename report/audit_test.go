@@ -81,7 +81,7 @@ func TestAuditTable(t *testing.T) {
 	t.Parallel()
 	r := &results.Run{Audit: &results.Audit{Attempted: 10, Acknowledged: 9, Unknown: 1, Checked: true, ReadBack: 10, Lost: 2, LostIDs: []int64{3, 7}, UnknownPresent: 1}}
 	tb := auditTable(r)
-	if tb == nil || tb.Rows[0][2] != "2" || !strings.Contains(tb.Note, "first ids: 3, 7") {
+	if tb == nil || tb.Rows[0][3] != "2" || !strings.Contains(tb.Note, "first ids: 3, 7") {
 		t.Fatalf("table %+v", tb)
 	}
 	r.Audit.Lost, r.Audit.LostIDs = 0, nil
@@ -90,5 +90,11 @@ func TestAuditTable(t *testing.T) {
 	}
 	if auditTable(&results.Run{}) != nil {
 		t.Error("a table for a run without an audit")
+	}
+	r.Audit.Registers = &results.RegisterAudit{Keys: 5, Writes: 8, Acknowledged: 8, Checked: true, ReadBack: 5, Lost: 1, Resurrected: 1,
+		Examples: []results.RegisterLoss{{Key: 4, Kind: "lost"}, {Key: 9, Kind: "resurrected"}}}
+	tb = auditTable(r)
+	if len(tb.Rows) != 2 || tb.Rows[1][0] != "updates and deletes" || tb.Rows[1][3] != "2" || !strings.Contains(tb.Note, "4 (lost), 9 (resurrected)") {
+		t.Errorf("table with registers %+v", tb)
 	}
 }
