@@ -46,4 +46,49 @@ type Audit struct {
 	TornLine bool `json:"torn_line,omitempty"`
 	// Error says why the read-back did not finish, if it did not.
 	Error string `json:"error,omitempty"`
+	// Registers checks updates and deletes, when the scenario logs them.
+	Registers *RegisterAudit `json:"registers,omitempty"`
+}
+
+// RegisterAudit is the part of run.json's "audit" section about updates and
+// deletes: registers (keys overwritten in place) whose final value the
+// read-back checks against the writes' versions and real-time order
+// (docs/audit.md).
+type RegisterAudit struct {
+	// Keys is the number of registers written; Writes the updates and
+	// deletes logged, split by outcome.
+	Keys         int64 `json:"keys"`
+	Writes       int64 `json:"writes"`
+	Acknowledged int64 `json:"acknowledged"`
+	Failed       int64 `json:"failed"`
+	Unknown      int64 `json:"unknown"`
+	// Ambiguous counts registers whose final value may come from more than
+	// one write (writes that overlapped in time, or whose outcome is
+	// unknown): any of them is accepted.
+	Ambiguous int64 `json:"ambiguous"`
+	// Checked is whether the read-back ran to the end; ReadBack counts the
+	// registers it read.
+	Checked  bool  `json:"checked"`
+	ReadBack int64 `json:"read_back"`
+	// Lost registers hold an older value (or none) although a later write
+	// was acknowledged; Resurrected ones hold a value although their last
+	// acknowledged operation deleted them. Either fails the run (exit 1).
+	Lost        int64 `json:"lost"`
+	Resurrected int64 `json:"resurrected"`
+	// Examples names the first lost or resurrected registers.
+	Examples []RegisterLoss `json:"examples,omitempty"`
+	// Seconds is the read-back's duration.
+	Seconds float64 `json:"read_back_s"`
+	// Error says why the read-back did not finish, if it did not.
+	Error string `json:"error,omitempty"`
+}
+
+// RegisterLoss names a lost or resurrected register: its key, the version
+// it held (-1 absent, 0 the value from before the run) and the versions it
+// may have held.
+type RegisterLoss struct {
+	Key  int64    `json:"key"`
+	Kind string   `json:"kind"`
+	Seen int64    `json:"seen_version"`
+	Want []string `json:"want"`
 }
