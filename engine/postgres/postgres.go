@@ -506,6 +506,10 @@ func (c *Conn) NewRouter() *Router {
 	return r
 }
 
+// PrimaryRouter returns a router whose reads all go to the primary (what a
+// read-back after a run needs: replicas may still be replaying).
+func (c *Conn) PrimaryRouter() *Router { return &Router{c: c} }
+
 // Writer returns the pool writes go to (the primary).
 func (r *Router) Writer() *pgxpool.Pool { return r.c.primary }
 

@@ -6,15 +6,19 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/engine/memory"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/scenario/readback"
 )
 
 // The acknowledged-write audit (docs/audit.md): activity.post logs every
-// posted activity, named by its patient and start hour, and the audit
-// reads the activities back afterwards. The other writes (plans, done
-// marks, achievements) overwrite records in place and are checked by the
-// sessions' own read-your-writes checks instead.
+// posted activity, named by its patient and start hour; plan.next logs the
+// week's plan it saves, and exercise.update and education.update the done
+// mark they set in it (each set once, so each is an item that must be
+// there afterwards); the audit reads them all back. Achievements and
+// totals are derived from the activities and checked by the sessions'
+// read-your-writes checks and the totals check after the run.
 
 var (
 	_ scenario.Audited    = (*Session)(nil)
@@ -38,16 +42,122 @@ type activityReader interface {
 	readActivities(ctx context.Context, ids []int64, present []bool) error
 }
 
-// ReadBack reports which of the activity items the store holds.
+// Plan items: a week's plan saved (planSaved), an exercise or education
+// item marked done. Their ids are negative, so that they never meet an
+// activity's: -1 - (patient<<20 | week<<10 | what<<8 | item).
+const (
+	planSaved     = 0
+	exerciseDone  = 1
+	educationDone = 2
+)
+
+// planItemID names a plan item as an audit item.
+func planItemID(patient int64, week, what, item int) int64 {
+	return -1 - (patient<<20 | int64(week&0x3ff)<<10 | int64(what&3)<<8 | int64(item&0xff))
+}
+
+// splitPlanItemID inverts planItemID.
+func splitPlanItemID(id int64) (patient int64, week, what, item int) {
+	v := -1 - id
+	return v >> 20, int(v>>10) & 0x3ff, int(v>>8) & 3, int(v) & 0xff
+}
+
+// planReader is the optional capability of a store to read a plan for the
+// audit from the primary (replicas), past injected faults (memory); other
+// stores read plans for the audit as sessions do.
+type planReader interface {
+	readPlan(ctx context.Context, patient int64, week int) (Plan, error)
+}
+
+// ReadBack reports which of the activity and plan items the store holds.
 func (w *Workload) ReadBack(ctx context.Context, ids []int64, present []bool) error {
 	ar, ok := w.st.(activityReader)
 	if !ok {
 		return fmt.Errorf("mhealth: reading activities back: %w", errors.ErrUnsupported)
 	}
-	if len(ids) == 0 {
-		return nil
+	var acts, plans []int
+	for i, id := range ids {
+		if id < 0 {
+			plans = append(plans, i)
+		} else {
+			acts = append(acts, i)
+		}
 	}
-	return ar.readActivities(ctx, ids, present)
+	if len(plans) == 0 {
+		if len(ids) == 0 {
+			return nil
+		}
+		return ar.readActivities(ctx, ids, present)
+	}
+	if len(acts) > 0 {
+		sub, got := make([]int64, len(acts)), make([]bool, len(acts))
+		for j, i := range acts {
+			sub[j] = ids[i]
+		}
+		if err := ar.readActivities(ctx, sub, got); err != nil {
+			return err
+		}
+		for j, i := range acts {
+			present[i] = got[j]
+		}
+	}
+	return w.readPlanItems(ctx, ids, plans, present)
+}
+
+// readPlanItems reads the plans of the plan items ids[i] for i in which,
+// once per patient and week, and marks what each holds.
+func (w *Workload) readPlanItems(ctx context.Context, ids []int64, which []int, present []bool) error {
+	read := w.st.plan
+	if pr, ok := w.st.(planReader); ok {
+		read = pr.readPlan
+	}
+	type pw struct {
+		patient int64
+		week    int
+	}
+	plans := map[pw]*Plan{}
+	for _, i := range which {
+		patient, week, what, item := splitPlanItemID(ids[i])
+		p, ok := plans[pw{patient, week}]
+		if !ok {
+			got, err := read(ctx, patient, week)
+			switch {
+			case errors.Is(err, engine.ErrNotFound):
+			case err != nil:
+				return fmt.Errorf("read back plan of week %d of patient %d: %w", week, patient, err)
+			default:
+				p = &got
+			}
+			plans[pw{patient, week}] = p
+		}
+		switch {
+		case p == nil:
+			present[i] = false
+		case what == planSaved:
+			present[i] = true
+		case what == exerciseDone:
+			present[i] = item < len(p.ExerciseDone) && p.ExerciseDone[item]
+		default:
+			present[i] = item < len(p.EducationDone) && p.EducationDone[item]
+		}
+	}
+	return nil
+}
+
+// readPlan reads a plan past injected faults (planReader).
+func (m *memoryStore) readPlan(_ context.Context, patient int64, week int) (Plan, error) {
+	var p Plan
+	err := m.c.Peek(planKey(patient, week), func(rec memory.Record) error {
+		p = Plan{Week: week, Level: int(atoi(rec, "level")), Exercises: decodeList(string(rec["exercises"])), Education: decodeList(string(rec["education"])),
+			ExerciseDone: decodeBools(string(rec["xdone"])), EducationDone: decodeBools(string(rec["edone"])), Answers: decodeAnswers(string(rec["answers"]))}
+		return nil
+	})
+	return p, err
+}
+
+// readPlan reads a plan from the primary (planReader).
+func (s *pgStore) readPlan(ctx context.Context, patient int64, week int) (Plan, error) {
+	return (&pgStore{c: s.c, router: s.c.PrimaryRouter()}).plan(ctx, patient, week)
 }
 
 func (m *memoryStore) readActivities(_ context.Context, ids []int64, present []bool) error {

@@ -80,15 +80,42 @@ func auditReadBack(t *testing.T, name string) {
 		t.Fatal(err)
 	}
 	c := h.Counts()
-	if c.OK != 3*30 || a.Lost != 0 || a.ReadBack != c.Attempted {
-		t.Fatalf("audit %+v of %+v: want 90 posts acknowledged and read back, none lost", a, c)
+	posts, plans, marks := 0, 0, 0
+	for _, sp := range h.Spans {
+		switch _, _, what, _ := splitPlanItemID(sp.First); {
+		case sp.First >= 0:
+			posts++
+		case what == planSaved:
+			plans++
+		default:
+			marks++
+		}
 	}
-	ids := []int64{activityID(2, last.Start), activityID(2, last.Start+3600_000*1000), activityID(77, last.Start)}
+	if posts != 3*30 || plans != 3 || marks == 0 || c.OK != c.Attempted || a.Lost != 0 || a.ReadBack != c.Attempted {
+		t.Fatalf("audit %+v of %+v (%d posts, %d plans, %d done marks): want 90 posts, 3 plans and done marks acknowledged and read back, none lost",
+			a, c, posts, plans, marks)
+	}
+	ids := []int64{activityID(2, last.Start), activityID(2, last.Start+3600_000*1000), activityID(77, last.Start),
+		planItemID(2, 0, planSaved, 0), planItemID(2, 0, exerciseDone, 200), planItemID(77, 0, planSaved, 0)}
 	present := make([]bool, len(ids))
 	if err := w.ReadBack(ctx, ids, present); err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(present) != "[true false false]" {
-		t.Errorf("present %v (posted, never posted, no such patient)", present)
+	if fmt.Sprint(present) != "[true false false true false false]" {
+		t.Errorf("present %v (posted, never posted, no such patient; plan saved, item never marked, no such patient)", present)
+	}
+}
+
+func TestPlanItemIDs(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		patient           int64
+		week, what, items int
+	}{{0, 0, planSaved, 0}, {1 << 30, 1023, educationDone, 255}, {12345, 7, exerciseDone, 3}} {
+		id := planItemID(c.patient, c.week, c.what, c.items)
+		p, w, what, item := splitPlanItemID(id)
+		if id >= 0 || p != c.patient || w != c.week || what != c.what || item != c.items {
+			t.Errorf("%+v -> %d -> %d %d %d %d", c, id, p, w, what, item)
+		}
 	}
 }

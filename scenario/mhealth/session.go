@@ -176,6 +176,14 @@ func (s *Session) advance() {
 	}
 }
 
+// logPlanItem logs the done mark the session is about to set (what:
+// exerciseDone or educationDone) when the audit is on.
+func (s *Session) logPlanItem(what int) {
+	if s.wlog != nil {
+		s.wlog.Writing(planItemID(s.id, s.week, what, s.item), 1)
+	}
+}
+
 func (s *Session) do(ctx context.Context) error {
 	switch s.op {
 	case OpPatientCreate:
@@ -183,12 +191,14 @@ func (s *Session) do(ctx context.Context) error {
 	case OpPlanNext:
 		return s.planNext(ctx)
 	case OpEducationUpdate:
+		s.logPlanItem(educationDone)
 		if err := s.st.markDone(ctx, s.id, s.week, 'e', s.item); err != nil {
 			return err
 		}
 		s.plan.EducationDone[s.item] = true
 		return nil
 	case OpExerciseUpdate:
+		s.logPlanItem(exerciseDone)
 		if err := s.st.markDone(ctx, s.id, s.week, 'x', s.item); err != nil {
 			return err
 		}
@@ -252,6 +262,9 @@ func (s *Session) planNext(ctx context.Context) error {
 		}
 	}
 	p := nextPlan(s.week, prev, s.answers)
+	if s.wlog != nil {
+		s.wlog.Writing(planItemID(s.id, p.Week, planSaved, 0), 1)
+	}
 	if err := s.st.savePlan(ctx, s.id, p); err != nil {
 		return err
 	}
