@@ -75,3 +75,51 @@ func TestKillPostgresReplica(t *testing.T) {
 	}
 	checkAudit(t, r)
 }
+
+// TestKillPostgresReplicaUpdates: ycsb workload a (reads and updates) on a
+// primary + 1 replica cluster, reads on the replica, the replica killed
+// mid-run. Every updated field reads back (from the primary) with the
+// version of its last acknowledged update: 0 lost.
+func TestKillPostgresReplicaUpdates(t *testing.T) {
+	t.Parallel()
+	c, err := pgtest.Start(1, pgtest.FastSettings)
+	if errors.Is(err, postgres.ErrNoBinaries) && os.Getenv("CI") != "true" {
+		t.Skipf("%v (apt-get install -y postgresql)", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	c.State.Name = "pgupdates"
+	publish(t, c.State)
+	dir := filepath.Join(t.TempDir(), "r")
+	code, stdout, stderr := runCLI(t, "run", "ycsb", "--cluster", c.State.Name,
+		"--duration", "8s", "--users", "4", "--set", "ycsb.workload=a", "--set", "ycsb.records=2000",
+		"--set", "postgres.read_from=replicas", "--set", "postgres.ryw_window=0s",
+		"--fault", "kill:node2@3s", "--out", dir, "--progress", "off")
+	t.Logf("scalelab run: exit %d\n%s\n%s", code, stdout, stderr)
+	r := readRun(t, dir)
+	if r.Engine != postgres.Name {
+		t.Errorf("engine %q: --cluster should imply postgres", r.Engine)
+	}
+	if len(r.Faults) != 1 || r.Faults[0].Outcome != "done" {
+		t.Fatalf("faults %+v", r.Faults)
+	}
+	if u := r.Summary["update"]; u.Count == 0 {
+		t.Fatalf("no update acknowledged: %+v", u)
+	}
+	if r.Audit == nil || r.Audit.Registers == nil {
+		t.Fatalf("no register audit: %+v", r.Audit)
+	}
+	g := r.Audit.Registers
+	if !g.Checked || g.Keys == 0 || g.Lost != 0 || g.Resurrected != 0 || g.ReadBack != g.Keys {
+		t.Errorf("register audit %+v: want every updated field read back from the primary, none lost", g)
+	}
+	if code != 0 || r.Status != results.StatusOK {
+		t.Errorf("exit %d, status %s: %s %v", code, r.Status, r.Error, r.Failures)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/engine/postgres"
@@ -58,8 +59,18 @@ func pgClassify(ctx context.Context, err error) error {
 }
 
 func (s *pgStore) read(ctx context.Context, key string, u *User) error {
+	return s.readFrom(ctx, s.c.ReadPool(), key, u)
+}
+
+// readForAudit reads from the primary (auditReader): replicas may still be
+// replaying, or be down, when the audit reads back.
+func (s *pgStore) readForAudit(ctx context.Context, key string, u *User) error {
+	return s.readFrom(ctx, s.c.Primary(), key, u)
+}
+
+func (s *pgStore) readFrom(ctx context.Context, pool *pgxpool.Pool, key string, u *User) error {
 	var doc []byte
-	if err := s.c.ReadPool().QueryRow(ctx, pgRead, key).Scan(&doc); err != nil {
+	if err := pool.QueryRow(ctx, pgRead, key).Scan(&doc); err != nil {
 		return pgClassify(ctx, err)
 	}
 	return decodeUser(key, doc, u)

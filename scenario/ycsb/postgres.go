@@ -132,13 +132,23 @@ func addRow(vals [][]byte, key []byte, field int, res *result) {
 }
 
 func (s *pgStore) read(ctx context.Context, key []byte, field int, res *result) error {
+	return s.readFrom(ctx, s.c.ReadPool(), key, field, res)
+}
+
+// readForAudit reads from the primary (auditReader): replicas may still be
+// replaying, or be down, when the audit reads back.
+func (s *pgStore) readForAudit(ctx context.Context, key []byte, field int, res *result) error {
+	return s.readFrom(ctx, s.c.Primary(), key, field, res)
+}
+
+func (s *pgStore) readFrom(ctx context.Context, pool *pgxpool.Pool, key []byte, field int, res *result) error {
 	name, q := "ycsb_read", s.readAll
 	if field >= 0 {
 		name, q = "ycsb_read_"+strconv.Itoa(field), s.readOne[field]
 	}
 	params := [1][]byte{key}
 	found := false
-	err := s.rawQuery(ctx, s.c.ReadPool(), name, q, params[:], func(vals [][]byte) {
+	err := s.rawQuery(ctx, pool, name, q, params[:], func(vals [][]byte) {
 		found = true
 		addRow(vals, key, field, res)
 	})
