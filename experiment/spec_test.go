@@ -425,3 +425,29 @@ func TestExamples(t *testing.T) {
 		}
 	}
 }
+
+// A file that names one cluster and no engine runs that cluster's engine,
+// as `run --cluster` does; an explicit engine still wins.
+func TestClusterImpliesEngine(t *testing.T) {
+	t.Parallel()
+	s := mustParse(t, "scenario: mhealth\nclusters:\n  postgres: {replicas: 1}\n")
+	if got := s.DefaultEngine(); got != "postgres" {
+		t.Fatalf("default engine %q, want postgres (the file's only cluster)", got)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	combos, err := s.Matrix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(combos) != 1 || combos[0].Engine != "postgres" || combos[0].Cluster == nil || combos[0].Cluster.Engine != "postgres" {
+		t.Errorf("combination %+v: want engine postgres on its cluster", combos[0])
+	}
+	if got := mustParse(t, "scenario: logs\nengine: sqlite\nclusters:\n  postgres: {}\n").DefaultEngine(); got != "sqlite" {
+		t.Errorf("explicit engine: default %q, want sqlite", got)
+	}
+	if got := mustParse(t, "scenario: logs\n").DefaultEngine(); got != "sqlite" {
+		t.Errorf("no engine, no cluster: default %q, want sqlite", got)
+	}
+}
