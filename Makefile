@@ -40,6 +40,7 @@ lint: setup
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
+	bash scripts/check-repo-text.sh
 
 # tools: HdrHistogram's Java jar, with which a test proves intervals.hlog is
 # readable by HdrHistogram's own HistogramLogProcessor (needs java and mvn).
@@ -66,17 +67,18 @@ test-deps:
 
 # java: the OpenSearch and Elasticsearch node launchers (java/, one JVM per
 # node), fetching the codelibs runner jars from Maven Central once into
-# ~/.m2. OpenSearch 3 builds and runs on JDK 21+ (Temurin 25 on the machine
-# image), Elasticsearch 7.10.2 on Java 17 (default-jdk-headless).
-TEMURIN ?= /usr/lib/jvm/temurin-25-jdk-amd64
+# ~/.m2. OpenSearch 3 builds and runs on JDK 21+, found by version
+# (scripts/find-jdk.sh; name one with make JDK21=/path/to/jdk), Elasticsearch
+# 7.10.2 on Java 17 (default-jdk-headless).
+JDK21 ?= $(shell scripts/find-jdk.sh 21 2>/dev/null)
 JAVA_OS := java/opensearch/target/scalelab-opensearch-node.jar
 JAVA_ES := java/elasticsearch/target/scalelab-elasticsearch-node.jar
 JAVA_CS := java/cassandra/target/scalelab-cassandra-node.jar
 java: $(JAVA_OS) $(JAVA_ES) $(JAVA_CS)
 $(JAVA_OS): java/pom.xml java/opensearch/pom.xml $(wildcard java/common/src/main/java/org/scalelab/node/*.java java/opensearch/src/main/java/org/scalelab/node/*.java)
 	@if ! command -v mvn >/dev/null; then echo "note: mvn missing: opensearch clusters unavailable (apt-get install -y maven)" >&2; \
-	elif [ ! -x $(TEMURIN)/bin/java ]; then echo "note: no JDK 21+ at $(TEMURIN): opensearch clusters unavailable (install Temurin 21+ or make TEMURIN=/path/to/jdk)" >&2; \
-	else JAVA_HOME=$(TEMURIN) mvn -q -B -f java/pom.xml -pl opensearch package && touch $@; fi
+	elif [ -z "$(JDK21)" ] || [ ! -x "$(JDK21)/bin/java" ]; then echo "note: no JDK 21+ found: opensearch clusters unavailable (install one, or make JDK21=/path/to/jdk)" >&2; \
+	else JAVA_HOME=$(JDK21) mvn -q -B -f java/pom.xml -pl opensearch package && touch $@; fi
 $(JAVA_ES): java/pom.xml java/elasticsearch/pom.xml $(wildcard java/common/src/main/java/org/scalelab/node/*.java java/elasticsearch/src/main/java/org/scalelab/node/*.java)
 	@if ! command -v mvn >/dev/null || ! command -v java >/dev/null; then echo "note: java/mvn missing: elasticsearch clusters unavailable (apt-get install -y default-jdk-headless maven)" >&2; \
 	else mvn -q -B -f java/pom.xml -pl elasticsearch package && touch $@; fi

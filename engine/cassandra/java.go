@@ -1,16 +1,7 @@
 package cassandra
 
 import (
-	"bufio"
-	"errors"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
-
-	"github.com/scalelab/scalelab/engine/search"
+	"github.com/scalelab/scalelab/cluster/jvm"
 )
 
 // BuildCommand builds the node launcher and fetches cassandra-all and its
@@ -24,7 +15,10 @@ const MainClass = "org.scalelab.node.CassandraNode"
 const JDKEnv = "SCALELAB_CASSANDRA_JAVA_HOME"
 
 // ErrNotInstalled is wrapped by errors about a missing JDK or launcher.
-var ErrNotInstalled = errors.New("not installed")
+var ErrNotInstalled = jvm.ErrNotInstalled
+
+// jdk is the JDK the nodes need: Cassandra 5.0 runs on Java 11 and 17.
+var jdk = jvm.Requirement{Engine: "cassandra", Min: 11, Max: 17, Env: JDKEnv, Hint: "apt-get install -y openjdk-17-jdk-headless"}
 
 // jvmFlags are every node's JVM flags after the heap: Cassandra 5.0's
 // server options for Java 17 (G1, module exports and opens that its
@@ -73,82 +67,12 @@ var startFlags = []string{
 }
 
 // Classpath returns the launcher jar and its dependencies' classpath.
-func Classpath() (string, error) {
-	dir, err := search.JavaDir()
-	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrNotInstalled, err)
-	}
-	target := filepath.Join(dir, "cassandra", "target")
-	jar := filepath.Join(target, "scalelab-cassandra-node.jar")
-	cp, err := os.ReadFile(filepath.Join(target, "classpath.txt"))
-	if _, jerr := os.Stat(jar); jerr != nil || err != nil {
-		return "", fmt.Errorf("%w: the cassandra launcher is not built (%s missing): run `make java` or `%s` (fetches the jars from Maven Central once)",
-			ErrNotInstalled, jar, BuildCommand)
-	}
-	deps := strings.TrimSpace(string(cp))
-	for _, p := range strings.Split(deps, string(os.PathListSeparator)) {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("%w: cassandra jar %s is missing (was ~/.m2 cleaned?): run `%s`", ErrNotInstalled, p, BuildCommand)
-		}
-	}
-	return jar + string(os.PathListSeparator) + deps, nil
-}
+func Classpath() (string, error) { return jvm.Classpath("cassandra", "cassandra", BuildCommand) }
 
-// JDK returns the java binary for the nodes and its major version: the
-// first JDK 11 to 17 of $SCALELAB_CASSANDRA_JAVA_HOME, Debian's OpenJDK 17,
-// $JAVA_HOME and java on PATH (Cassandra 5.0 runs on Java 11 and 17).
-func JDK() (string, int, error) {
-	var homes []string
-	if h := os.Getenv(JDKEnv); h != "" {
-		homes = append(homes, h)
-	}
-	homes = append(homes, "/usr/lib/jvm/java-17-openjdk-amd64", "/usr/lib/jvm/java-17-openjdk-arm64")
-	if h := os.Getenv("JAVA_HOME"); h != "" {
-		homes = append(homes, h)
-	}
-	if p, err := exec.LookPath("java"); err == nil {
-		if p, err = filepath.EvalSymlinks(p); err == nil {
-			homes = append(homes, filepath.Dir(filepath.Dir(p)))
-		}
-	}
-	var seen []string
-	for _, h := range homes {
-		bin := filepath.Join(h, "bin", "java")
-		if _, err := os.Stat(bin); err != nil {
-			continue
-		}
-		v := javaVersion(h)
-		seen = append(seen, fmt.Sprintf("%s (Java %d)", h, v))
-		if v >= 11 && v <= 17 {
-			return bin, v, nil
-		}
-	}
-	found := "none found"
-	if len(seen) > 0 {
-		found = "found only " + strings.Join(seen, ", ")
-	}
-	return "", 0, fmt.Errorf("%w: cassandra needs JDK 11 to 17, %s: apt-get install -y openjdk-17-jdk-headless, or set $%s", ErrNotInstalled, found, JDKEnv)
-}
-
-// javaVersion reads the major version from a JDK's release file (0 if
-// unknown).
-func javaVersion(home string) int {
-	f, err := os.Open(filepath.Join(home, "release"))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "JAVA_VERSION="); ok {
-			v = strings.TrimPrefix(strings.Trim(v, `"`), "1.")
-			major, _, _ := strings.Cut(v, ".")
-			n, _ := strconv.Atoi(major)
-			return n
-		}
-	}
-	return 0
-}
+// JDK returns the java binary for the nodes and its major version
+// (jvm.Requirement.Find: $SCALELAB_CASSANDRA_JAVA_HOME, $JAVA_HOME, java on
+// PATH, then the installed JDKs, newest first).
+func JDK() (string, int, error) { return jdk.Find() }
 
 // Installed reports whether the launcher is built and a suitable JDK
 // exists; the error says what is missing and how to install it.

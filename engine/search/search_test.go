@@ -494,18 +494,18 @@ func TestJDKErrors(t *testing.T) {
 	t.Setenv("PATH", "")
 	t.Setenv("JAVA_HOME", fake("17.0.15"))
 	osd := *distributions[OpenSearch]
-	osd.jdkDefaults = nil
-	t.Setenv(osd.jdkEnv, "")
+	osd.jdk.Roots = []string{} // only the environment, not the machine's JDKs
+	t.Setenv(osd.jdk.Env, "")
 	if _, _, err := osd.JDK(); !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "needs JDK 21+") || !strings.Contains(err.Error(), "Java 17") {
 		t.Errorf("opensearch with only Java 17: %v", err)
 	}
-	t.Setenv(osd.jdkEnv, fake("25.0.3"))
+	t.Setenv(osd.jdk.Env, fake("25.0.3"))
 	if bin, v, err := osd.JDK(); err != nil || v != 25 || !strings.HasSuffix(bin, "/bin/java") {
 		t.Errorf("opensearch with Java 25: %s %d %v", bin, v, err)
 	}
 	es := *distributions[Elasticsearch]
-	es.jdkDefaults = nil
-	t.Setenv(es.jdkEnv, fake("25.0.3"))
+	es.jdk.Roots = []string{}
+	t.Setenv(es.jdk.Env, fake("25.0.3"))
 	t.Setenv("JAVA_HOME", "")
 	if _, _, err := es.JDK(); !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "JDK 11 to 17") {
 		t.Errorf("elasticsearch with only Java 25: %v", err)
