@@ -79,8 +79,8 @@ func row(t *testing.T, r *Result, combo, op, metric string) Row {
 	return Row{}
 }
 
-// The issue's "must show": injected latency is `worse` with p < 0.05; the
-// same configuration twice is `no significant difference`.
+// Injected latency is `worse` with p < 0.05; the same configuration twice
+// is `no significant difference`.
 func TestLatencyIsWorseAndIdenticalIsNot(t *testing.T) {
 	src := `
 scenario: ycsb

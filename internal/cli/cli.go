@@ -13,7 +13,7 @@ import (
 	"github.com/scalelab/scalelab/setting"
 )
 
-// Exit codes, as documented in the GUIDE and README (defined in results,
+// Exit codes, as documented in the README (defined in results,
 // since run.json records them too).
 const (
 	ExitOK          = results.ExitOK

@@ -1,5 +1,5 @@
 // Package search is the "search" scenario: the search cluster under load
-// of STUDIES.md section 3. The e-commerce sample orders (4,675 documents by
+// of the third study in docs/studies.md. The e-commerce sample orders (4,675 documents by
 // default: customer, products, category, prices, date, geo point) sit in
 // one index, and every user POSTs a match_all search to the cluster, as the
 // study's JMeter threads did. search.mix=mixed adds a term query on the

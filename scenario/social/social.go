@@ -1,5 +1,5 @@
 // Package social is the "social" scenario: the users collection of a
-// face-tagging photo app (the Radish study, section 2 of STUDIES.md) under
+// face-tagging photo app (the Radish study, the second in docs/studies.md) under
 // the study's YCSB-style mixes, with keys chosen uniformly, by a Zipfian
 // law, or by a walk over a Klemm-Eguiluz friendship graph.
 //
