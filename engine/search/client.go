@@ -110,7 +110,9 @@ func (c *Conn) Close() error {
 }
 
 // HTTPError is an error response of the server. Its class follows the
-// status: 429 and 503 rejected, 404 not_found, 408 and 504 timeout.
+// status: 429 and 503 rejected (overloaded), 409 rejected (a version
+// conflict: an update of a document another write changed meanwhile is
+// refused whole), 404 not_found, 408 and 504 timeout.
 type HTTPError struct {
 	Method, Path string
 	Status       int
@@ -133,7 +135,7 @@ func (e *HTTPError) ErrorClass() metrics.Class { return classOfStatus(e.Status) 
 
 func classOfStatus(status int) metrics.Class {
 	switch status {
-	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable, http.StatusConflict:
 		return metrics.Rejected
 	case http.StatusNotFound:
 		return metrics.NotFound
