@@ -174,6 +174,7 @@ func Main(m *testing.M, replicas int, setup func(*Cluster)) {
 		fmt.Fprintln(os.Stderr, "pgtest: cannot start a PostgreSQL cluster for the tests:", err)
 		os.Exit(1)
 	}
+	setShared(c)
 	setup(c)
 	code := m.Run()
 	if err := c.Stop(); err != nil {

@@ -1,0 +1,11 @@
+// Package all registers the test provider of every engine: a scenario's
+// conformance suite imports it and loops over enginetest.Providers().
+package all
+
+import (
+	// The server engines' providers (the embedded ones register in
+	// enginetest itself).
+	_ "github.com/scalelab/scalelab/engine/cassandra/cassandratest"
+	_ "github.com/scalelab/scalelab/engine/postgres/pgtest"
+	_ "github.com/scalelab/scalelab/engine/search/searchtest"
+)
