@@ -35,8 +35,10 @@ type Config struct {
 	Cluster  *cluster.State // set with --cluster: a local cluster scalelab started
 }
 
-// Conn is an open connection to a store. Scenarios type-assert it to the
-// engine's concrete connection type in their per-engine storage files.
+// Conn is an open connection to a store. Scenarios use its optional
+// capabilities (Records, Classifier) or, where their queries need an
+// engine's own API, type-assert it to the engine's concrete type in a
+// storage file of theirs.
 type Conn interface {
 	// Info describes the server for run.json. It must not contain secrets.
 	Info(ctx context.Context) (Info, error)

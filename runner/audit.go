@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/audit"
+	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/scenario"
 )
@@ -57,13 +58,20 @@ func (p *Plan) startAudit(wl scenario.Workload, doc *results.Run) (*auditRun, er
 	return &auditRun{w: w, rb: rb, rr: rr, path: path}, nil
 }
 
-// wrap returns the workload the load model drives: its sessions log their
-// writes to the history.
-func (a *auditRun) wrap(wl scenario.Workload) scenario.Workload {
-	if a == nil {
+// wrap returns the workload the load model drives: the errors of its
+// sessions are classified by the store's engine (engine.Classifier), once,
+// here, and with the audit on, audited sessions log their writes (and the
+// classified outcome) to the history.
+func (a *auditRun) wrap(wl scenario.Workload, conn engine.Conn) scenario.Workload {
+	cl, _ := conn.(engine.Classifier)
+	if a == nil && cl == nil {
 		return wl
 	}
-	return &auditWorkload{Workload: wl, w: a.w}
+	aw := &auditWorkload{Workload: wl, cl: cl}
+	if a != nil {
+		aw.w = a.w
+	}
+	return aw
 }
 
 // finish closes the history, reads it back and checks every written item
@@ -186,7 +194,8 @@ func LostFailure(a *results.Audit) string {
 // the runner also type-asserts the unwrapped workload.
 type auditWorkload struct {
 	scenario.Workload
-	w *audit.Writer
+	w  *audit.Writer     // nil: no audit
+	cl engine.Classifier // nil: the engine classifies nothing
 }
 
 var (
@@ -202,13 +211,14 @@ var (
 // Thinker capability.
 func (a *auditWorkload) NewSession(id uint64, seed uint64) scenario.Session {
 	s := a.Workload.NewSession(id, seed)
-	au, ok := s.(scenario.Audited)
-	if !ok {
+	as := auditSession{Session: s, cl: a.cl}
+	if au, ok := s.(scenario.Audited); ok && a.w != nil {
+		as.l = a.w.Log(id)
+		au.SetWriteLog(as.l)
+	}
+	if as.l == nil && as.cl == nil {
 		return s
 	}
-	l := a.w.Log(id)
-	au.SetWriteLog(l)
-	as := auditSession{Session: s, l: l}
 	if th, ok := s.(scenario.Thinker); ok {
 		return &auditThinker{auditSession: as, th: th}
 	}
@@ -245,16 +255,24 @@ func (a *auditWorkload) ReadVersions(ctx context.Context, keys []int64, versions
 	return rr.ReadVersions(ctx, keys, versions)
 }
 
-// auditSession logs the outcome of each Do's writes.
+// auditSession classifies each Do's error and logs the outcome of the
+// writes it invoked.
 type auditSession struct {
 	scenario.Session
-	l *audit.Log
+	l  *audit.Log        // nil: not audited
+	cl engine.Classifier // nil: no classifier
 }
 
-// Do runs the operation and logs the outcome of the writes it invoked.
+// Do runs the operation, classifies its error and logs the outcome of the
+// writes it invoked.
 func (s *auditSession) Do(ctx context.Context) error {
 	err := s.Session.Do(ctx)
-	s.l.Done(err)
+	if err != nil && s.cl != nil {
+		err = s.cl.Classify(ctx, err)
+	}
+	if s.l != nil {
+		s.l.Done(err)
+	}
 	return err
 }
 

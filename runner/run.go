@@ -337,7 +337,7 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	if err != nil {
 		return finish(results.StatusFailed, err)
 	}
-	status, err := p.measure(ctx, aud.wrap(wl), st, obs)
+	status, err := p.measure(ctx, aud.wrap(wl, conn), st, obs)
 	if err != nil {
 		aud.close()
 		return finish(results.StatusFailed, err)

@@ -22,7 +22,8 @@ type Scenario interface {
 	Description() string
 	// Settings declares the scenario's settings; keys start with Name()+".".
 	Settings() []setting.Spec
-	// Engines lists the engines this scenario has a storage file for.
+	// Engines lists the engines this scenario runs on (for scenarios built
+	// on engine.Records: every engine with that capability).
 	Engines() []string
 	// Open prepares the scenario on a connected engine (creating its schema)
 	// and returns the workload. It does not load data; Workload.Load does.
@@ -32,7 +33,7 @@ type Scenario interface {
 // Env is what a scenario gets to open a workload.
 type Env struct {
 	Engine   string       // engine name
-	Conn     engine.Conn  // open connection; type-assert in the storage file
+	Conn     engine.Conn  // open connection: engine.Records, or type-asserted in a storage file
 	Settings *setting.Set // resolved settings (scenario and engine keys)
 	Seed     uint64       // run seed: data and choices derive from it
 }
@@ -173,7 +174,7 @@ func Lookup(name string) (Scenario, error) { return scenarios.Lookup(name) }
 // Names returns the registered scenario names, sorted.
 func Names() []string { return scenarios.Names() }
 
-// Supports reports whether s has a storage file for engine.
+// Supports reports whether s runs on engine.
 func Supports(s Scenario, engineName string) bool {
 	for _, e := range s.Engines() {
 		if e == engineName {

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/scalelab/scalelab/engine/search"
 	"github.com/scalelab/scalelab/scenario"
-	"github.com/scalelab/scalelab/scenario/readback"
 )
 
 // The acknowledged-write audit (docs/audit.md): logs.write and
@@ -97,9 +97,9 @@ func (s *pgStore) readBack(ctx context.Context, ids []int64, present []bool) err
 }
 
 func (s *searchStore) readBack(ctx context.Context, ids []int64, present []bool) error {
-	docs := make([]readback.Doc, len(ids))
+	docs := make([]search.DocRef, len(ids))
 	for i, id := range ids {
-		docs[i] = readback.Doc{Index: s.index, ID: strconv.FormatInt(id, 10)}
+		docs[i] = search.DocRef{Index: s.index, ID: strconv.FormatInt(id, 10)}
 	}
-	return readback.SearchFound(ctx, s.c, docs, present)
+	return s.c.Found(ctx, docs, present)
 }

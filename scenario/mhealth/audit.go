@@ -8,8 +8,8 @@ import (
 
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/engine/memory"
+	"github.com/scalelab/scalelab/engine/search"
 	"github.com/scalelab/scalelab/scenario"
-	"github.com/scalelab/scalelab/scenario/readback"
 )
 
 // The acknowledged-write audit (docs/audit.md): activity.post logs every
@@ -240,11 +240,11 @@ func (s *pgStore) readActivities(ctx context.Context, ids []int64, present []boo
 }
 
 func (s *searchStore) readActivities(ctx context.Context, ids []int64, present []bool) error {
-	docs := make([]readback.Doc, len(ids))
+	docs := make([]search.DocRef, len(ids))
 	for i, id := range ids {
 		p, start := splitActivityID(id)
 		key := patientKey(p)
-		docs[i] = readback.Doc{Index: s.activityIndex(key), ID: strconv.FormatInt(start, 10) + "-" + key, Routing: s.c.RoutingFor(key)}
+		docs[i] = search.DocRef{Index: s.activityIndex(key), ID: strconv.FormatInt(start, 10) + "-" + key, Routing: s.c.RoutingFor(key)}
 	}
-	return readback.SearchFound(ctx, s.c, docs, present)
+	return s.c.Found(ctx, docs, present)
 }

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
 )
 
@@ -54,33 +53,26 @@ func versionIn(status string) int64 {
 	return v
 }
 
-// auditReader is the optional capability of a store to read a user for
-// the audit past the faults it injects (the memory engine).
-type auditReader interface {
-	readForAudit(ctx context.Context, key string, u *User) error
-}
-
 // ReadVersions reports the version each user holds (-1 for a user the
-// store does not hold), reading each through the store.
+// store does not hold), reading the users back through the collection's
+// read-back (the primary, no injected faults).
 func (w *Workload) ReadVersions(ctx context.Context, keys []int64, versions []int64) error {
 	if w.null {
 		return fmt.Errorf("social: reading users back: %w", errors.ErrUnsupported)
 	}
-	read := w.st.read
-	if ar, ok := w.st.(auditReader); ok {
-		read = ar.readForAudit
-	}
-	var u User
+	ks := make([]string, len(keys))
 	for i, n := range keys {
-		key := Key(uint64(n))
-		err := read(ctx, key, &u)
-		switch {
-		case errors.Is(err, engine.ErrNotFound):
-			versions[i] = -1
-		case err != nil:
-			return fmt.Errorf("read back user %s: %w", key, err)
-		default:
+		ks[i] = Key(uint64(n))
+	}
+	users, err := w.st.readBack(ctx, ks)
+	if err != nil {
+		return fmt.Errorf("read back users: %w", err)
+	}
+	for i, k := range ks {
+		if u, ok := users[k]; ok {
 			versions[i] = versionIn(u.Status)
+		} else {
+			versions[i] = -1
 		}
 	}
 	return nil

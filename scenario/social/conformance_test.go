@@ -11,17 +11,12 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/engine"
-	_ "github.com/scalelab/scalelab/engine/memory"
-	_ "github.com/scalelab/scalelab/engine/null"
-	_ "github.com/scalelab/scalelab/engine/sqlite"
+	"github.com/scalelab/scalelab/engine/enginetest"
+	"github.com/scalelab/scalelab/engine/null"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/setting"
 )
-
-// servers completes the engine configuration of server engines, whose test
-// files start the servers (postgres_test.go, search_test.go...).
-var servers = map[string]func(t testing.TB, cfg engine.Config) engine.Config{}
 
 // env is an engine opened for a test, with its settings.
 type env struct {
@@ -30,30 +25,16 @@ type env struct {
 	set  *setting.Set
 }
 
-// openEngine opens an engine in a temporary directory with assignments
-// applied to the engine's and the scenario's settings.
+// openEngine opens a fresh store of engine name from its test provider
+// with assignments applied to the engine's and the scenario's settings.
 func openEngine(t testing.TB, name string, assignments ...string) *env {
 	t.Helper()
-	e, err := engine.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
+	p, ok := enginetest.Lookup(name)
+	if !ok {
+		t.Fatalf("no test provider for engine %s", name)
 	}
-	set := setting.NewSet(append(e.Settings(), (&Scenario{}).Settings()...)...)
-	for _, a := range assignments {
-		if err := set.Apply(a); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg := engine.Config{Settings: set, Dir: t.TempDir()}
-	if server, ok := servers[name]; ok {
-		cfg = server(t, cfg)
-	}
-	c, err := e.Open(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &env{name: name, conn: c, set: set}
+	set := enginetest.Settings(t, name, (&Scenario{}).Settings(), assignments...)
+	return &env{name: name, conn: p.Open(t, set), set: set}
 }
 
 // workload opens the social workload after applying more assignments.
@@ -88,10 +69,13 @@ var testMix = [numOps]float64{OpRead: 0.4, OpUpdate: 0.2, OpInsert: 0.15, OpDele
 // session (four sessions run in parallel).
 type suite struct{ users, ops int }
 
-// fullSuite is the size for embedded engines and PostgreSQL; the search
-// engines, with a refresh after every write, run a smaller one to keep CI
-// short.
-var fullSuite = suite{users: 2000, ops: 250}
+// fullSuite is the size for engines whose scans see writes at once;
+// engines that need Strict settings for it (a search index refreshed after
+// every write) run smallSuite to keep CI short.
+var (
+	fullSuite  = suite{users: 2000, ops: 250}
+	smallSuite = suite{users: 200, ops: 40}
+)
 
 // conformance runs the full-size suite.
 func conformance(t *testing.T, name string, assignments ...string) {
@@ -302,19 +286,26 @@ func mustKeyNumber(t *testing.T, key string) uint64 {
 	return n
 }
 
-func TestConformanceMemory(t *testing.T) { t.Parallel(); conformance(t, "memory") }
-func TestConformanceSQLite(t *testing.T) { t.Parallel(); conformance(t, "sqlite") }
-
-// TestEnginesCovered fails when an engine of Engines() has no conformance
-// test in this package.
-func TestEnginesCovered(t *testing.T) {
-	covered := map[string]bool{"memory": true, "sqlite": true, "null": true}
-	for name := range servers {
-		covered[name] = true
-	}
+// TestConformance runs the suite on every engine of Engines() that stores
+// data, each from its test provider (engine/enginetest).
+func TestConformance(t *testing.T) {
+	t.Parallel()
 	for _, name := range (&Scenario{}).Engines() {
-		if !covered[name] {
-			t.Errorf("engine %s has no conformance test", name)
+		p, ok := enginetest.Lookup(name)
+		if !ok {
+			t.Errorf("engine %s has no test provider: register one (engine/enginetest)", name)
+			continue
 		}
+		if name == null.Name {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			size := fullSuite
+			if len(p.Strict) > 0 {
+				size = smallSuite
+			}
+			conformanceSized(t, name, size, p.Strict...)
+		})
 	}
 }

@@ -3,10 +3,9 @@ package social
 import (
 	"testing"
 
-	"github.com/scalelab/scalelab/engine/postgres/pgtest"
+	"github.com/scalelab/scalelab/engine/enginetest"
+	_ "github.com/scalelab/scalelab/engine/enginetest/all"
 )
 
-// TestMain starts the servers the package's tests share: a PostgreSQL
-// primary (pgtest). The search engines' nodes
-// start on first use (searchtest).
-func TestMain(m *testing.M) { pgtest.Main(m, 0, func(c *pgtest.Cluster) { pg = c }) }
+// TestMain stops the servers the engines' test providers started.
+func TestMain(m *testing.M) { enginetest.Main(m) }

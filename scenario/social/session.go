@@ -16,7 +16,7 @@ import (
 // social.locality, else a uniform jump.
 type Session struct {
 	w        *Workload
-	st       store
+	st       *store
 	r        rng
 	limit    uint64
 	done     uint64

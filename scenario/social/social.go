@@ -11,8 +11,8 @@
 // The study ran 250,000 operations shared by all threads after loading
 // 50,000 users: `scalelab run social` ends after 250,000 (DefaultOps).
 //
-// Storage lives in one file per engine (memory.go, null.go, sqlite.go,
-// postgres.go, search.go) behind the package's store interface.
+// Users live in any engine with the engine.Records capability (store.go):
+// the scenario has no storage code per engine.
 package social
 
 import (
@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"sync/atomic"
 
 	"github.com/scalelab/scalelab/engine"
@@ -130,19 +129,8 @@ func (*Scenario) Settings() []setting.Spec {
 	}
 }
 
-// Engines lists the engines with a storage file, sorted.
-func (*Scenario) Engines() []string {
-	names := make([]string, 0, len(openers))
-	for n := range openers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// openers maps an engine name to its storage file's constructor; each
-// storage file adds itself from init.
-var openers = map[string]func(ctx context.Context, env scenario.Env, cfg *config) (store, error){}
+// Engines lists the engines with the engine.Records capability, sorted.
+func (*Scenario) Engines() []string { return scenario.RecordEngines() }
 
 // config is the resolved scenario configuration.
 type config struct {
@@ -203,26 +191,15 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 	if err != nil {
 		return nil, err
 	}
-	open, ok := openers[env.Engine]
-	if !ok {
-		return nil, fmt.Errorf("social on %q: %w (social supports %v)", env.Engine, scenario.ErrEngineNotSupported, s.Engines())
-	}
-	st, err := open(ctx, env, cfg)
+	col, err := scenario.OpenCollection(ctx, Name, env, engine.CollectionSpec{Name: usersCollection, Fields: userFields, Recreate: cfg.load})
 	if err != nil {
 		return nil, err
 	}
+	st := &store{c: col}
 	w := &Workload{cfg: cfg, st: st, seed: env.Seed, ks: newKeyspace(cfg.users), ops: newOpChooser(cfg.props)}
-	_, w.null = st.(*nullStore)
-	w.strict, w.keyOrdered, w.tellsMissing = true, true, true
-	if c, ok := st.(interface{ reportsMissing() bool }); ok {
-		w.tellsMissing = c.reportsMissing()
-	}
-	if c, ok := st.(interface{ strong() bool }); ok {
-		w.strict = c.strong()
-	}
-	if o, ok := st.(interface{ keyOrdered() bool }); ok {
-		w.keyOrdered = o.keyOrdered()
-	}
+	w.null = errors.Is(col.ReadBack(ctx, nil, engine.AllFields, new(engine.Rows)), errors.ErrUnsupported)
+	tr := col.Traits()
+	w.strict, w.keyOrdered, w.tellsMissing = tr.ReadsOwnWrites, tr.KeyOrderedScans, tr.TellsMissing
 	w.baseCount = int64(cfg.users)
 	if !cfg.load {
 		n, err := st.count(ctx)
@@ -258,7 +235,7 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 // Workload is an opened social workload.
 type Workload struct {
 	cfg        *config
-	st         store
+	st         *store
 	seed       uint64
 	ks         *keyspace
 	ops        opChooser
@@ -472,47 +449,4 @@ func (c *opChooser) next(r *rng) int {
 		}
 	}
 	return c.ops[c.n-1]
-}
-
-// store is what a storage file implements for one engine. Methods are safe
-// for concurrent use. A store may also implement strong() bool (false: a
-// read may miss an acknowledged write), keyOrdered() bool (false: scans
-// return users in another order than their keys') and reportsMissing()
-// bool (false: update and delete cannot tell a missing user).
-type store interface {
-	// read fetches the user under key into u, or fails wrapping
-	// engine.ErrNotFound.
-	read(ctx context.Context, key string, u *User) error
-	// update sets the user's status and last_seen, or fails wrapping
-	// engine.ErrNotFound (stores that cannot tell return nil).
-	update(ctx context.Context, key, status string, lastSeen int64) error
-	// insert stores a new user.
-	insert(ctx context.Context, u *User) error
-	// remove deletes the user under key, or fails wrapping
-	// engine.ErrNotFound (stores that cannot tell return nil).
-	remove(ctx context.Context, key string) error
-	// scan calls fn for up to n users with keys >= start, in key order.
-	scan(ctx context.Context, start string, n int, fn func(u *User) error) error
-	// insertBatch stores the users of a load batch.
-	insertBatch(ctx context.Context, users []User) error
-	// afterLoad runs once the load has written every user (a search index
-	// refreshes, for example).
-	afterLoad(ctx context.Context) error
-	// count returns the number of users stored, every acknowledged write
-	// included.
-	count(ctx context.Context) (int64, error)
-	// maxKey returns the highest key stored ("" when there is none).
-	maxKey(ctx context.Context) (string, error)
-	// close releases what the store holds (not the engine connection).
-	close() error
-}
-
-// asConn type-asserts env.Conn to the engine's concrete connection type.
-func asConn[T engine.Conn](env scenario.Env) (T, error) {
-	c, ok := env.Conn.(T)
-	if !ok {
-		var zero T
-		return zero, fmt.Errorf("social on %s: connection is %T, want %T", env.Engine, env.Conn, zero)
-	}
-	return c, nil
 }

@@ -2,14 +2,11 @@ package ycsb
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
-	"github.com/scalelab/scalelab/scenario/readback"
 )
 
 // The acknowledged-write audit (docs/audit.md): ycsb.insert logs the key
@@ -78,134 +75,65 @@ func versionOf(val []byte) int64 {
 	return v
 }
 
-// auditReader is the optional capability of a store to read a record for
-// the audit past the faults it injects (the memory engine).
-type auditReader interface {
-	readForAudit(ctx context.Context, key []byte, field int, res *result) error
-}
-
 // ReadVersions reports the version each updated field holds (-1 when its
-// record is missing), reading each record's field through the store.
+// record is missing), reading the records back through the collection's
+// read-back (the primary, no injected faults).
 func (w *Workload) ReadVersions(ctx context.Context, regs []int64, versions []int64) error {
-	if _, ok := w.st.(keyReader); !ok {
-		return fmt.Errorf("ycsb: reading fields back: %w", errors.ErrUnsupported) // a store that keeps nothing
-	}
-	read := w.st.read
-	if ar, ok := w.st.(auditReader); ok {
-		read = ar.readForAudit
-	}
 	nf := int64(w.cfg.fields)
-	var res result
-	var key []byte
+	keys := make([][]byte, len(regs))
+	idx := make(map[string]int, len(regs))
 	for i, r := range regs {
-		keynum, field := r/nf, int(r%nf)
-		key = appendKey(key[:0], uint64(keynum), w.cfg.ordered)
-		res.reset(int(nf))
-		err := read(ctx, key, field, &res)
-		switch {
-		case errors.Is(err, engine.ErrNotFound):
+		keys[i] = appendKey(nil, uint64(r/nf), w.cfg.ordered)
+		idx[string(keys[i])] = 0
+	}
+	uniq := make([][]byte, 0, len(idx))
+	for i := range keys {
+		if idx[string(keys[i])] == 0 {
+			idx[string(keys[i])] = -1
+			uniq = append(uniq, keys[i])
+		}
+	}
+	var rows engine.Rows
+	rows.Reset(int(nf))
+	if err := w.st.ReadBack(ctx, uniq, engine.AllFields, &rows); err != nil {
+		return fmt.Errorf("ycsb: reading fields back: %w", err)
+	}
+	for i := range rows.Len() {
+		idx[string(rows.Key(i))] = i
+	}
+	for i, r := range regs {
+		row, field := idx[string(keys[i])], int(r%nf)
+		if row < 0 {
 			versions[i] = -1
 			continue
-		case err != nil:
-			return fmt.Errorf("read back %s field%d: %w", key, field, err)
 		}
-		if res.rows != 1 || !res.present[field] {
+		v, ok := rows.Value(row, field)
+		if !ok {
 			versions[i] = -1
 			continue
 		}
-		versions[i] = versionOf(res.vals[field])
+		versions[i] = versionOf(v)
 	}
 	return nil
-}
-
-// keyReader is the optional capability of a store to report which keys it
-// holds (from the primary, where there are replicas).
-type keyReader interface {
-	readKeys(ctx context.Context, keys []string, present []bool) error
 }
 
 // ReadBack reports which of the key numbers the store holds.
 func (w *Workload) ReadBack(ctx context.Context, ids []int64, present []bool) error {
-	kr, ok := w.st.(keyReader)
-	if !ok {
-		return fmt.Errorf("ycsb: reading keys back: %w", errors.ErrUnsupported)
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	keys := make([]string, len(ids))
-	var buf []byte
+	keys := make([][]byte, len(ids))
 	for i, id := range ids {
-		buf = appendKey(buf[:0], uint64(id), w.cfg.ordered)
-		keys[i] = string(buf)
+		keys[i] = appendKey(nil, uint64(id), w.cfg.ordered)
 	}
-	return kr.readKeys(ctx, keys, present)
-}
-
-func markKeys(keys []string, present []bool, found map[string]bool) {
-	for i, k := range keys {
-		present[i] = found[k]
+	var rows engine.Rows
+	rows.Reset(w.cfg.fields)
+	if err := w.st.ReadBack(ctx, keys, 0, &rows); err != nil {
+		return fmt.Errorf("ycsb: reading keys back: %w", err)
 	}
-}
-
-func (m *memoryStore) readKeys(_ context.Context, keys []string, present []bool) error {
+	found := make(map[string]bool, rows.Len())
+	for i := range rows.Len() {
+		found[string(rows.Key(i))] = true
+	}
 	for i, k := range keys {
-		present[i] = m.c.Has(k)
+		present[i] = found[string(k)]
 	}
 	return nil
-}
-
-func (s *sqliteStore) readKeys(ctx context.Context, keys []string, present []bool) error {
-	q := "SELECT YCSB_KEY FROM " + sqliteTable + " WHERE YCSB_KEY IN (?" + strings.Repeat(",?", len(keys)-1) + ")"
-	args := make([]any, len(keys))
-	for i, k := range keys {
-		args[i] = k
-	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return fmt.Errorf("read back keys: %w", err)
-	}
-	defer rows.Close()
-	found := make(map[string]bool, len(keys))
-	for rows.Next() {
-		var k string
-		if err := rows.Scan(&k); err != nil {
-			return fmt.Errorf("read back keys: %w", err)
-		}
-		found[k] = true
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read back keys: %w", err)
-	}
-	markKeys(keys, present, found)
-	return nil
-}
-
-func (s *pgStore) readKeys(ctx context.Context, keys []string, present []bool) error {
-	rows, err := s.c.Primary().Query(ctx, "SELECT YCSB_KEY FROM usertable WHERE YCSB_KEY = ANY($1)", keys)
-	if err != nil {
-		return fmt.Errorf("read back keys: %w", err)
-	}
-	defer rows.Close()
-	found := make(map[string]bool, len(keys))
-	for rows.Next() {
-		var k string
-		if err := rows.Scan(&k); err != nil {
-			return fmt.Errorf("read back keys: %w", err)
-		}
-		found[k] = true
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read back keys: %w", err)
-	}
-	markKeys(keys, present, found)
-	return nil
-}
-
-func (s *searchStore) readKeys(ctx context.Context, keys []string, present []bool) error {
-	docs := make([]readback.Doc, len(keys))
-	for i, k := range keys {
-		docs[i] = readback.Doc{Index: s.index, ID: k}
-	}
-	return readback.SearchFound(ctx, s.c, docs, present)
 }

@@ -10,43 +10,33 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/engine/memory"
+	"github.com/scalelab/scalelab/engine/null"
 	"github.com/scalelab/scalelab/engine/sqlite"
 	"github.com/scalelab/scalelab/metrics"
 )
 
-// corrupters write a wrong value for field0 of key directly through each
-// storing engine, bypassing the scenario.
-var corrupters = map[string]func(t *testing.T, c engine.Conn, key string){
-	"memory": func(t *testing.T, c engine.Conn, key string) {
-		if err := c.(*memory.Conn).Update(context.Background(), key, memory.Record{"field0": []byte("garbage")}); err != nil {
-			t.Fatal(err)
-		}
-	},
-	"sqlite": func(t *testing.T, c engine.Conn, key string) {
-		res, err := c.(*sqlite.Conn).DB().Exec("UPDATE usertable SET FIELD0 = 'garbage' WHERE YCSB_KEY = ?", key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			t.Fatalf("corrupting %s updated %d rows", key, n)
-		}
-	},
-}
-
-// storingEngines are the engines of Engines() that keep data: all but null.
+// storingEngines are the engines of Engines() with a test provider that
+// keep data (all but null).
 func storingEngines(t *testing.T) []string {
 	var out []string
 	for _, name := range (&Scenario{}).Engines() {
-		if name == "null" {
-			continue
+		if _, ok := enginetest.Lookup(name); !ok {
+			t.Fatalf("engine %s has no test provider: register one (engine/enginetest)", name)
 		}
-		if corrupters[name] == nil {
-			t.Fatalf("no corrupter for engine %s: add one to the conformance suite", name)
+		if name != null.Name {
+			out = append(out, name)
 		}
-		out = append(out, name)
 	}
 	return out
+}
+
+// strict returns the assignments under which engine name's scans see every
+// acknowledged write (enginetest.Provider.Strict) followed by more.
+func strict(name string, more ...string) []string {
+	p, _ := enginetest.Lookup(name)
+	return append(slices.Clone(p.Strict), more...)
 }
 
 const conformanceRecords = 2000
@@ -72,7 +62,7 @@ func TestConformance(t *testing.T) {
 
 func conformance(t *testing.T, engineName, wl, order string) {
 	ctx := context.Background()
-	e := openEngine(t, engineName)
+	e := openEngine(t, engineName, strict(engineName)...)
 	w := e.workload(t, "ycsb.workload="+wl, "ycsb.insert_order="+order, "ycsb.verify=true",
 		fmt.Sprint("ycsb.records=", conformanceRecords), "ycsb.session_ops=0", "ycsb.max_scan_length=50")
 	if w.LoadSize() != conformanceRecords {
@@ -147,16 +137,16 @@ func conformance(t *testing.T, engineName, wl, order string) {
 	slices.Sort(all)
 	for _, start := range []string{all[0], all[17], all[len(all)-3], "user", "user5"} {
 		for _, field := range []int{-1, 3} {
-			s.res.reset(s.nf)
+			s.res.Reset(s.nf)
 			s.key, s.field = append(s.key[:0], start...), field
-			if err := s.st.scan(ctx, s.key, 50, field, &s.res); err != nil {
+			if err := s.st.Scan(ctx, s.key, 50, field, &s.res); err != nil {
 				t.Fatal(err)
 			}
 			i, _ := slices.BinarySearch(all, start)
 			want := all[i:min(i+50, len(all))]
 			var got []string
-			for r := range s.res.rows {
-				got = append(got, string(s.res.keys[r]))
+			for r := range s.res.Len() {
+				got = append(got, string(s.res.Key(r)))
 			}
 			if !slices.Equal(got, want) {
 				t.Fatalf("scan(%s, 50): %d keys %.3v, want %d keys %.3v", start, len(got), got, len(want), want)
@@ -187,13 +177,13 @@ func conformance(t *testing.T, engineName, wl, order string) {
 // reads, read-modify-writes and scans report engine.ErrIntegrity.
 func corruption(t *testing.T, engineName string) {
 	ctx := context.Background()
-	e := openEngine(t, engineName)
+	e := openEngine(t, engineName, strict(engineName)...)
 	w := e.workload(t, "ycsb.verify=true", "ycsb.records=100")
 	if err := w.Load(ctx, 2, nil); err != nil {
 		t.Fatal(err)
 	}
 	key := string(appendKey(nil, 7, false))
-	corrupters[engineName](t, e.conn, key)
+	enginetest.Corrupt(t, e.conn, "usertable", w.fieldNames, key, 0, "garbage")
 
 	s := w.newSession(1)
 	for _, op := range []int{OpRead, OpReadModifyWrite, OpScan} {

@@ -25,7 +25,7 @@ var distKinds = map[string]int{"uniform": distUniform, "zipfian": distZipfian, "
 // unless an operation fails.
 type Session struct {
 	w        *Workload
-	st       store
+	st       engine.Collection
 	r        rng
 	dist     int
 	nf       int    // fields per record
@@ -40,7 +40,8 @@ type Session struct {
 	scanN    int
 	vals     [][]byte // values to write, by field; made on the first write
 	want     []byte   // expected value, when verifying
-	res      result
+	res      engine.Rows
+	wf       [1]int // the field written, as Update takes it
 	latest   skewedLatest
 	keyBuf   [32]byte             // holds every key name: "user" + at most 20 digits
 	wlog     scenario.WriteLog    // acknowledged-write audit (audit.go); nil when off
@@ -128,18 +129,18 @@ func (s *Session) Do(ctx context.Context) error {
 		err = s.read(ctx)
 	case OpUpdate:
 		s.version()
-		err = s.st.update(ctx, s.key, s.wfield, s.vals)
+		err = s.update(ctx)
 	case OpInsert:
 		err = s.insert(ctx)
 	case OpScan:
-		s.res.reset(s.nf)
-		if err = s.st.scan(ctx, s.key, s.scanN, s.field, &s.res); err == nil && s.w.cfg.verify {
+		s.res.Reset(s.nf)
+		if err = s.st.Scan(ctx, s.key, s.scanN, s.field, &s.res); err == nil && s.w.cfg.verify {
 			err = s.verify(true)
 		}
 	case OpReadModifyWrite:
 		if err = s.read(ctx); err == nil {
 			s.version()
-			err = s.st.update(ctx, s.key, s.wfield, s.vals)
+			err = s.update(ctx)
 		}
 	}
 	if err != nil {
@@ -149,8 +150,8 @@ func (s *Session) Do(ctx context.Context) error {
 }
 
 func (s *Session) read(ctx context.Context) error {
-	s.res.reset(s.nf)
-	if err := s.st.read(ctx, s.key, s.field, &s.res); err != nil {
+	s.res.Reset(s.nf)
+	if err := s.st.Get(ctx, s.key, s.field, &s.res); err != nil {
 		// A loaded record must exist: with verify, its absence is a lost
 		// write. Inserted keys may be missing because their insert failed
 		// (YCSB acknowledges failed inserts), so they stay not_found.
@@ -165,6 +166,15 @@ func (s *Session) read(ctx context.Context) error {
 	return nil
 }
 
+// update writes the prepared field (every field when wfield < 0).
+func (s *Session) update(ctx context.Context) error {
+	if s.wfield < 0 {
+		return s.st.Update(ctx, s.key, nil, s.vals)
+	}
+	s.wf[0] = s.wfield
+	return s.st.Update(ctx, s.key, s.wf[:], s.vals)
+}
+
 func (s *Session) insert(ctx context.Context) error {
 	k := s.w.ctr.take()
 	s.key = appendKey(s.key[:0], k, s.w.cfg.ordered)
@@ -172,7 +182,7 @@ func (s *Session) insert(ctx context.Context) error {
 	if s.wlog != nil {
 		s.wlog.Writing(int64(k), 1)
 	}
-	err := s.st.insert(ctx, s.key, s.vals)
+	err := s.st.Insert(ctx, s.key, s.vals)
 	// Acknowledge even a failed insert, as YCSB does, so that the counter
 	// moves on; reads of that key then find nothing.
 	s.w.ctr.ack(k)
@@ -246,17 +256,17 @@ func (s *Session) buildValue(f int) {
 // derived from its key, and a scan's keys ascend from the start key.
 func (s *Session) verify(scan bool) error {
 	res := &s.res
-	if !scan && res.rows != 1 {
-		return fmt.Errorf("%w: read returned %d rows", engine.ErrIntegrity, res.rows)
+	if !scan && res.Len() != 1 {
+		return fmt.Errorf("%w: read returned %d rows", engine.ErrIntegrity, res.Len())
 	}
-	for i := 0; i < res.rows; i++ {
-		key := res.keys[i]
+	for i := 0; i < res.Len(); i++ {
+		key := res.Key(i)
 		if scan {
 			if i == 0 && bytes.Compare(key, s.key) < 0 {
 				return fmt.Errorf("%w: scan from %s returned %s first", engine.ErrIntegrity, s.key, key)
 			}
-			if i > 0 && bytes.Compare(res.keys[i-1], key) >= 0 {
-				return fmt.Errorf("%w: scan returned %s after %s", engine.ErrIntegrity, key, res.keys[i-1])
+			if i > 0 && bytes.Compare(res.Key(i-1), key) >= 0 {
+				return fmt.Errorf("%w: scan returned %s after %s", engine.ErrIntegrity, key, res.Key(i-1))
 			}
 		} else if !bytes.Equal(key, s.key) {
 			return fmt.Errorf("%w: read of %s returned key %s", engine.ErrIntegrity, s.key, key)
@@ -266,17 +276,17 @@ func (s *Session) verify(scan bool) error {
 			lo, hi = s.field, s.field+1
 		}
 		for f := lo; f < hi; f++ {
-			j := i*res.nf + f
+			v, ok := res.Value(i, f)
 			name := s.w.fieldNames[f]
-			if !res.present[j] {
+			if !ok {
 				return fmt.Errorf("%w: key %s: %s missing", engine.ErrIntegrity, key, name)
 			}
 			s.want = appendDeterministicValue(s.want[:0], key, name, s.w.cfg.fieldLength)
-			if v := res.vals[j]; versionOf(v) != 0 && len(v) == len(s.want) && bytes.Equal(v[versionLen:], s.want[versionLen:]) {
+			if versionOf(v) != 0 && len(v) == len(s.want) && bytes.Equal(v[versionLen:], s.want[versionLen:]) {
 				continue // an audited update's value: its version, then the value
 			}
-			if !bytes.Equal(res.vals[j], s.want) {
-				return fmt.Errorf("%w: key %s: %s is %q, want %q", engine.ErrIntegrity, key, name, clip(res.vals[j]), clip(s.want))
+			if !bytes.Equal(v, s.want) {
+				return fmt.Errorf("%w: key %s: %s is %q, want %q", engine.ErrIntegrity, key, name, clip(v), clip(s.want))
 			}
 		}
 	}

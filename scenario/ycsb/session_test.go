@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/scalelab/scalelab/engine"
-	_ "github.com/scalelab/scalelab/engine/memory"
-	_ "github.com/scalelab/scalelab/engine/null"
-	_ "github.com/scalelab/scalelab/engine/sqlite"
+	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/setting"
 )
@@ -21,26 +20,16 @@ type env struct {
 	set  *setting.Set
 }
 
-// openEngine opens engine name in a temporary directory with the
-// assignments (engine and ycsb keys) applied.
+// openEngine opens a fresh store of engine name from its test provider
+// with the assignments (engine and ycsb keys) applied.
 func openEngine(t testing.TB, name string, assignments ...string) *env {
 	t.Helper()
-	e, err := engine.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
+	p, ok := enginetest.Lookup(name)
+	if !ok {
+		t.Fatalf("no test provider for engine %s", name)
 	}
-	set := setting.NewSet(append(e.Settings(), (&Scenario{}).Settings()...)...)
-	for _, a := range assignments {
-		if err := set.Apply(a); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, err := e.Open(context.Background(), engine.Config{Settings: set, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &env{name: name, conn: c, set: set}
+	set := enginetest.Settings(t, name, (&Scenario{}).Settings(), assignments...)
+	return &env{name: name, conn: p.Open(t, set), set: set}
 }
 
 // workload opens the ycsb workload on the engine after applying more
@@ -97,22 +86,24 @@ func TestOpenErrors(t *testing.T) {
 	t.Parallel()
 	e := openEngine(t, "null", "ycsb.verify=true")
 	_, err := (&Scenario{}).Open(context.Background(), scenario.Env{Engine: "null", Conn: e.conn, Settings: e.set})
-	if err == nil || !errors.Is(err, errVerifyNull) {
+	if err == nil || !errors.Is(err, errVerifyNothing) {
 		t.Errorf("verify on null: %v", err)
 	}
-	_, err = (&Scenario{}).Open(context.Background(), scenario.Env{Engine: "nosuchengine", Conn: e.conn, Settings: e.set})
-	if !errors.Is(err, scenario.ErrEngineNotSupported) {
-		t.Errorf("unsupported engine: %v", err)
-	}
-	_, err = (&Scenario{}).Open(context.Background(), scenario.Env{Engine: "memory", Conn: e.conn, Settings: e.set})
-	if err == nil {
-		t.Error("a null connection passed as memory was accepted")
+	_, err = (&Scenario{}).Open(context.Background(), scenario.Env{Engine: "norecords", Conn: noRecords{}, Settings: e.set})
+	if !errors.Is(err, scenario.ErrEngineNotSupported) || !strings.Contains(err.Error(), "sqlite") {
+		t.Errorf("an engine without records: %v", err)
 	}
 	bad := setting.NewSet((&Scenario{}).Settings()...)
 	if err := bad.Apply("ycsb.zipfian_constant=1"); !errors.Is(err, setting.ErrBadValue) {
 		t.Errorf("zipfian_constant=1 accepted: %v", err)
 	}
 }
+
+// noRecords is a connection without the records capability.
+type noRecords struct{}
+
+func (noRecords) Info(context.Context) (engine.Info, error) { return engine.Info{}, nil }
+func (noRecords) Close() error                              { return nil }
 
 func TestWorkloadDefaults(t *testing.T) {
 	t.Parallel()

@@ -12,8 +12,8 @@
 //	e  scan 0.95, insert 0.05               zipfian, max scan length 100
 //	f  read 0.5, read-modify-write 0.5      zipfian
 //
-// The storage for each engine lives in its own file (null.go, memory.go,
-// sqlite.go) behind the package's store interface.
+// Records live in any engine with the engine.Records capability: the
+// scenario has no storage code of its own.
 package ycsb
 
 import (
@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 
 	"github.com/scalelab/scalelab/engine"
@@ -132,19 +131,12 @@ func (*Scenario) Settings() []setting.Spec {
 	}
 }
 
-// Engines lists the engines with a storage file, sorted.
-func (*Scenario) Engines() []string {
-	names := make([]string, 0, len(openers))
-	for n := range openers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+// Engines lists the engines with the engine.Records capability, sorted.
+func (*Scenario) Engines() []string { return scenario.RecordEngines() }
 
-// openers maps an engine name to its storage file's constructor; each
-// storage file adds itself from init.
-var openers = map[string]func(ctx context.Context, env scenario.Env, cfg *config) (store, error){}
+// errVerifyNothing is returned by Open for ycsb.verify=true on an engine
+// that stores nothing (null).
+var errVerifyNothing = errors.New("ycsb.verify=true needs an engine that stores data; this one stores nothing (use memory or sqlite)")
 
 // workloadDef is a YCSB workload file: op proportions and the properties it
 // sets.
@@ -236,13 +228,17 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 	if err != nil {
 		return nil, err
 	}
-	open, ok := openers[env.Engine]
-	if !ok {
-		return nil, fmt.Errorf("ycsb on %q: %w (ycsb supports %v)", env.Engine, scenario.ErrEngineNotSupported, s.Engines())
+	spec := engine.CollectionSpec{Name: "usertable", Fields: fieldNames(cfg.fields), Recreate: cfg.load}
+	if cfg.load {
+		spec.Records = int64(cfg.records)
 	}
-	st, err := open(ctx, env, cfg)
+	st, err := scenario.OpenCollection(ctx, Name, env, spec)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.verify && errors.Is(st.ReadBack(ctx, nil, engine.AllFields, new(engine.Rows)), errors.ErrUnsupported) {
+		st.Close()
+		return nil, fmt.Errorf("ycsb on %s: %w", env.Engine, errVerifyNothing)
 	}
 	return newWorkload(cfg, st, env.Seed), nil
 }
@@ -250,7 +246,7 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 // Workload is an opened ycsb workload.
 type Workload struct {
 	cfg        *config
-	st         store
+	st         engine.Collection
 	seed       uint64
 	fieldNames []string
 	ops        opChooser
@@ -267,7 +263,7 @@ type Workload struct {
 
 var _ scenario.Workload = (*Workload)(nil)
 
-func newWorkload(cfg *config, st store, seed uint64) *Workload {
+func newWorkload(cfg *config, st engine.Collection, seed uint64) *Workload {
 	w := &Workload{cfg: cfg, st: st, seed: seed, ops: newOpChooser(cfg.props)}
 	w.fieldNames = fieldNames(cfg.fields)
 	w.ctr = newAckCounter(cfg.records)
@@ -310,7 +306,7 @@ func (w *Workload) LoadSize() int64 {
 }
 
 // Close releases the storage's prepared statements.
-func (w *Workload) Close() error { return w.st.close() }
+func (w *Workload) Close() error { return w.st.Close() }
 
 // loadBatchSize is how many records Load hands the store at once (one
 // transaction of multi-row inserts on SQL engines).
@@ -326,13 +322,13 @@ func (w *Workload) Load(ctx context.Context, workers int, progress func(n int64)
 		return nil
 	}
 	err := scenario.LoadRanges(ctx, int64(w.cfg.records), workers, loadBatchSize, progress, func() func(context.Context, int64, int64) error {
-		b := newBatch(w.cfg.fields, loadBatchSize)
+		b := engine.NewBatch(w.cfg.fields, loadBatchSize)
 		return func(ctx context.Context, lo, hi int64) error {
-			b.reset()
+			b.Reset()
 			for k := lo; k < hi; k++ {
 				w.addRecord(b, uint64(k))
 			}
-			return w.st.insertBatch(ctx, b)
+			return w.st.InsertBatch(ctx, b)
 		}
 	})
 	if err != nil {
@@ -342,15 +338,15 @@ func (w *Workload) Load(ctx context.Context, workers int, progress func(n int64)
 }
 
 // addRecord appends record k, with all its fields, to b.
-func (w *Workload) addRecord(b *batch, k uint64) {
-	row := b.n
-	b.n++
-	b.keys[row] = appendKey(b.keys[row][:0], k, w.cfg.ordered)
+func (w *Workload) addRecord(b *engine.Batch, k uint64) {
+	row := b.N
+	b.N++
+	b.Keys[row] = appendKey(b.Keys[row][:0], k, w.cfg.ordered)
 	r := newRNG(w.seed ^ mix64(k))
 	for f := range w.cfg.fields {
-		v := &b.vals[row*b.nf+f]
+		v := &b.Vals[row*b.NF+f]
 		if w.cfg.verify {
-			*v = appendDeterministicValue((*v)[:0], b.keys[row], w.fieldNames[f], w.cfg.fieldLength)
+			*v = appendDeterministicValue((*v)[:0], b.Keys[row], w.fieldNames[f], w.cfg.fieldLength)
 		} else {
 			*v = appendRandomValue((*v)[:0], &r, w.cfg.fieldLength)
 		}
@@ -389,106 +385,4 @@ func (c *opChooser) next(r *rng) int {
 		}
 	}
 	return c.ops[c.n-1]
-}
-
-// store is what a storage file implements for one engine. Methods are safe
-// for concurrent use; the byte slices they are given are only valid during
-// the call. field selects one field by index, or every field when < 0.
-type store interface {
-	// read fetches key's record into res (one row), or fails wrapping
-	// engine.ErrNotFound.
-	read(ctx context.Context, key []byte, field int, res *result) error
-	// scan fetches up to n records with keys >= start, in key order.
-	scan(ctx context.Context, start []byte, n, field int, res *result) error
-	// update writes vals[field] (every field when field < 0) to key's record.
-	update(ctx context.Context, key []byte, field int, vals [][]byte) error
-	// insert writes a new record with every field of vals.
-	insert(ctx context.Context, key []byte, vals [][]byte) error
-	// insertBatch inserts the records of b.
-	insertBatch(ctx context.Context, b *batch) error
-	// close releases what the store holds (not the engine connection).
-	close() error
-}
-
-// batch is a reusable set of records for insertBatch.
-type batch struct {
-	n, nf int
-	keys  [][]byte
-	vals  [][]byte // row-major: vals[row*nf+field]
-}
-
-func newBatch(nf, size int) *batch {
-	return &batch{nf: nf, keys: make([][]byte, size), vals: make([][]byte, size*nf)}
-}
-
-func (b *batch) reset() { b.n = 0 }
-
-// row returns record i's field values.
-func (b *batch) row(i int) [][]byte { return b.vals[i*b.nf : (i+1)*b.nf] }
-
-// result is a reusable buffer for the rows a read or scan returns. Storage
-// files copy into it; the session verifies from it.
-type result struct {
-	nf      int
-	rows    int
-	keys    [][]byte
-	vals    [][]byte // row-major
-	present []bool   // whether vals[i] was returned
-}
-
-func (r *result) reset(nf int) {
-	r.nf, r.rows = nf, 0
-}
-
-// addRow appends a row for key and returns its index.
-func (r *result) addRow(key []byte) int {
-	i := r.grow()
-	r.keys[i] = append(r.keys[i][:0], key...)
-	return i
-}
-
-// addRowString is addRow for a key given as a string.
-func (r *result) addRowString(key string) int {
-	i := r.grow()
-	r.keys[i] = append(r.keys[i][:0], key...)
-	return i
-}
-
-// grow adds an empty row and returns its index.
-func (r *result) grow() int {
-	i := r.rows
-	r.rows++
-	if len(r.keys) < r.rows {
-		r.keys = append(r.keys, nil)
-		r.vals = append(r.vals, make([][]byte, r.nf)...)
-		r.present = append(r.present, make([]bool, r.nf)...)
-	}
-	if len(r.vals) < r.rows*r.nf { // nf grew since the buffers were made
-		r.vals = append(r.vals, make([][]byte, r.rows*r.nf-len(r.vals))...)
-		r.present = append(r.present, make([]bool, r.rows*r.nf-len(r.present))...)
-	}
-	clear(r.present[i*r.nf : (i+1)*r.nf])
-	return i
-}
-
-// set copies v as field f of row i.
-func (r *result) set(i, f int, v []byte) {
-	j := i*r.nf + f
-	r.vals[j] = append(r.vals[j][:0], v...)
-	r.present[j] = true
-}
-
-// errEngine wraps an engine error seen while opening storage.
-func errEngine(engineName string, err error) error {
-	return fmt.Errorf("ycsb on %s: %w", engineName, err)
-}
-
-// asConn type-asserts env.Conn to the engine's concrete connection type.
-func asConn[T engine.Conn](env scenario.Env) (T, error) {
-	c, ok := env.Conn.(T)
-	if !ok {
-		var zero T
-		return zero, fmt.Errorf("ycsb on %s: connection is %T, want %T", env.Engine, env.Conn, zero)
-	}
-	return c, nil
 }
