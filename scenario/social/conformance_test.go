@@ -77,11 +77,6 @@ var (
 	smallSuite = suite{users: 200, ops: 40}
 )
 
-// conformance runs the full-size suite.
-func conformance(t *testing.T, name string, assignments ...string) {
-	conformanceSized(t, name, fullSuite, assignments...)
-}
-
 // conformanceSized is the suite every engine implementing social passes:
 // load, read back, scans, concurrent sessions with every operation and the
 // friend walk, the end-of-run check, and lost or foreign writes caught.

@@ -80,28 +80,6 @@ func (u *User) Doc() []byte {
 	return b
 }
 
-// decodeUser decodes a JSON document (as Doc writes it) into u, keeping id.
-func decodeUser(id string, doc []byte, u *User) error {
-	*u = User{}
-	if err := json.Unmarshal(doc, u); err != nil {
-		return fmt.Errorf("decode user %s: %w", id, err)
-	}
-	u.ID = id
-	return nil
-}
-
-// statusPatch is the partial document an update writes.
-type statusPatch struct {
-	Status   string `json:"status"`
-	LastSeen int64  `json:"last_seen"`
-}
-
-// patchDoc encodes the fields an update writes as a JSON object.
-func patchDoc(status string, lastSeen int64) []byte {
-	b, _ := json.Marshal(statusPatch{Status: status, LastSeen: lastSeen})
-	return b
-}
-
 // Epoch is the start of the generated time line: joined times fall in the
 // five years after it, last_seen times after those.
 var Epoch = time.Date(2012, 1, 1, 0, 0, 0, 0, time.UTC)
