@@ -101,7 +101,7 @@ fuzz: setup
 	$(GO) test ./load -run '^$$' -fuzz FuzzParseThink -fuzztime $(FUZZ_N)
 	$(GO) test ./fault -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZ_N_SLOW)
 	$(GO) test ./experiment -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZ_N_SLOW)
-	$(GO) test ./experiment/slo -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZ_N)
+	$(GO) test ./slo -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZ_N)
 	$(GO) test ./report -run '^$$' -fuzz FuzzIntervalLog -fuzztime $(FUZZ_N_SLOW)
 	$(GO) test ./audit -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZ_N_SLOW)
 

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/scalelab/scalelab/experiment/slo"
+	"github.com/scalelab/scalelab/slo"
 	"github.com/scalelab/scalelab/results"
 )
 

@@ -18,6 +18,6 @@
 // Statistics (stats.go): means over repeats, Student-t confidence
 // intervals, Welch's t-test and verdicts against the baseline. Knee search
 // (knee.go): raise users or rate, doubling then bisecting, until the SLO
-// breaks. The SLO syntax lives in the experiment/slo subpackage, which the
+// breaks. The SLO syntax lives in the top-level slo package, which the
 // runner uses for `scalelab run --slo`.
 package experiment

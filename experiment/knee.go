@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/scalelab/scalelab/experiment/slo"
+	"github.com/scalelab/scalelab/slo"
 	"github.com/scalelab/scalelab/runner"
 )
 

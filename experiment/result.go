@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/scalelab/scalelab/experiment/slo"
+	"github.com/scalelab/scalelab/slo"
 	"github.com/scalelab/scalelab/results"
 )
 

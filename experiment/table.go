@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/scalelab/scalelab/experiment/slo"
+	"github.com/scalelab/scalelab/slo"
 )
 
 // WriteTable prints an experiment's outcome for a terminal: for a matrix, a

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/experiment"
-	"github.com/scalelab/scalelab/experiment/slo"
+	"github.com/scalelab/scalelab/slo"
 	"github.com/scalelab/scalelab/report"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/engine"
-	"github.com/scalelab/scalelab/experiment/slo"
+	"github.com/scalelab/scalelab/slo"
 	"github.com/scalelab/scalelab/load"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"

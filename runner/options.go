@@ -38,7 +38,7 @@ type Options struct {
 	// NoAudit turns the acknowledged-write audit off (docs/audit.md); it
 	// is on by default for scenarios that support it.
 	NoAudit bool
-	// SLO holds service-level objectives (experiment/slo syntax, e.g.
+	// SLO holds service-level objectives (slo syntax, e.g.
 	// "p95<1s"); a failed one is a run.json failure and exit code 1.
 	SLO []string
 	// Faults are fault specs (package fault: kill:node2@60s, ...) to inject

@@ -14,7 +14,7 @@ import (
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
-	"github.com/scalelab/scalelab/experiment/slo"
+	"github.com/scalelab/scalelab/slo"
 	"github.com/scalelab/scalelab/fault"
 	"github.com/scalelab/scalelab/load"
 	"github.com/scalelab/scalelab/metrics"

@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/scalelab/scalelab/experiment"
-	"github.com/scalelab/scalelab/experiment/slo"
+	"github.com/scalelab/scalelab/slo"
 )
 
 const experimentUsage = `Usage:
