@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/scalelab/scalelab/slo"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/slo"
 )
 
 // Gate is the outcome of checking a results directory against SLOs: a

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scalelab/scalelab/slo"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/runner"
+	"github.com/scalelab/scalelab/slo"
 )
 
 // Options control how an experiment runs.
@@ -36,6 +36,7 @@ type executor struct {
 	o      Options
 	dir    string
 	res    *Result
+	tables [][]slo.Table // per combination, the measured runs' figures
 	combos []*Combination
 	exprs  []slo.Expr
 	rng    *rand.Rand
@@ -104,6 +105,7 @@ func Run(ctx context.Context, s *Spec, o Options) (*Result, error) {
 	}
 	x.rng = rand.New(rand.NewPCG(seed, 0x5ca1e1ab))
 	x.res = x.newResult(knee)
+	x.tables = make([][]slo.Table, len(x.combos))
 	if knee {
 		x.res.Kind = KindKnee
 		x.res.Repeats = RepeatRule{Fixed: search.Repeats}
@@ -146,7 +148,7 @@ func (x *executor) newResult(knee bool) *Result {
 	r := &Result{Schema: SchemaVersion, Kind: KindMatrix, Name: s.Name, Description: s.Description, File: s.File,
 		Profile: s.Profile, Scenario: s.Scenario.Text, Status: results.StatusRunning, Command: x.o.Args,
 		Scalelab: results.Version{Version: results.BuildVersion(), Go: runtime.Version()}, Host: results.HostFacts(),
-		Start: time.Now().UTC(), Order: s.Order, Confidence: Confidence, tables: make([][]slo.Table, len(x.combos))}
+		Start: time.Now().UTC(), Order: s.Order, Confidence: Confidence}
 	rule := s.Repeats
 	if x.o.Repeats > 0 {
 		rule = Repeats{Fixed: x.o.Repeats}
@@ -216,7 +218,7 @@ func (x *executor) describeRepeats(knee bool, s Search) string {
 	return fmt.Sprintf("repeats until the 95%% CI of %s is within %g%% (%d-%d), %s", r.Metric, 100*r.UntilCIWithin, r.Min, r.Max, x.s.Order)
 }
 
-func (x *executor) save() error { return x.res.write(x.dir) }
+func (x *executor) save() error { return writeResult(x.res, x.dir) }
 
 // withClusters starts the clusters of groups (those that need one), runs
 // fn with the cluster name of each cluster key, and stops every cluster
@@ -319,7 +321,7 @@ func (x *executor) ruleValues(ci int) []float64 {
 	if op == "" {
 		op = slo.AllOps
 	}
-	return values(x.res.tables[ci], op, r.Metric)
+	return values(x.tables[ci], op, r.Metric)
 }
 
 // done applies the repeat rule to a combination after n attempts.
@@ -365,7 +367,7 @@ func (x *executor) runRepeat(ctx context.Context, ci, repeat int, clusterName st
 	cr := &x.res.Combinations[ci]
 	cr.Runs = append(cr.Runs, ref)
 	if table != nil {
-		x.res.tables[ci] = append(x.res.tables[ci], table)
+		x.tables[ci] = append(x.tables[ci], table)
 	}
 	x.progressDone(ref, x.ruleText(ci))
 	return x.save()
@@ -490,7 +492,7 @@ func (x *executor) finish(ctx context.Context, runErr error) (*Result, error) {
 			continue
 		}
 		pass := false
-		if tables := r.tables[ci]; len(tables) > 0 {
+		if tables := x.tables[ci]; len(tables) > 0 {
 			cr.SLO, pass = slo.Check(x.exprs, meanTable(tables))
 		} else {
 			cr.SLO = []slo.Outcome{{SLO: strings.Join(r.SLO, ", "), Detail: "no run was measured"}}
@@ -517,7 +519,7 @@ func (x *executor) finish(ctx context.Context, runErr error) (*Result, error) {
 		}
 	}
 	if r.Kind == KindMatrix {
-		r.Comparison = compare(r.Combinations, r.tables)
+		r.Comparison = compare(r.Combinations, x.tables)
 	}
 	code := results.ExitOK
 	var err error
@@ -528,7 +530,7 @@ func (x *executor) finish(ctx context.Context, runErr error) (*Result, error) {
 		code, err = results.ExitCode(runErr), runErr
 	case r.Totals.Unfinished > 0:
 		code, err = results.ExitUnfinished, results.WithCode(results.ExitUnfinished, fmt.Errorf("%d of %d runs could not finish (their run.json says why)", r.Totals.Unfinished, r.Totals.Runs))
-	case sloFailed > 0 || checkFailed > 0 || r.kneeFailed():
+	case sloFailed > 0 || checkFailed > 0 || kneeFailed(r):
 		code = results.ExitCheckFailed
 		err = results.WithCode(code, fmt.Errorf("%s", failSummary(sloFailed, checkFailed, r)))
 	}
@@ -558,7 +560,7 @@ func failSummary(sloFailed, checkFailed int, r *Result) string {
 	if checkFailed > 0 {
 		parts = append(parts, fmt.Sprintf("%d runs failed a check", checkFailed))
 	}
-	if r.kneeFailed() {
+	if kneeFailed(r) {
 		parts = append(parts, "the SLO failed even at the lowest load searched")
 	}
 	return strings.Join(parts, "; ")

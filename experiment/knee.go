@@ -10,50 +10,19 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/scalelab/scalelab/slo"
 	"github.com/scalelab/scalelab/runner"
+	"github.com/scalelab/scalelab/slo"
+
+	"github.com/scalelab/scalelab/results"
 )
 
-// Knee is the outcome of a knee search for one combination: the highest
-// load that met the SLO, the lowest that broke it, and the curve.
-type Knee struct {
-	Combination string  `json:"combination"`
-	Label       string  `json:"label"`
-	On          string  `json:"on"` // users or rate (operations per second)
-	Start       float64 `json:"start"`
-	Max         float64 `json:"max"`
-	Precision   float64 `json:"precision"` // bisection stops when broke - load <= precision x load
-	Repeats     int     `json:"repeats"`   // runs per step
-	// Load is the highest load that met the SLO; nil when none did.
-	Load *float64 `json:"load"`
-	// Broke is the lowest load that broke it; nil when none did up to Max.
-	Broke   *float64 `json:"broke"`
-	Summary string   `json:"summary"`
-	// Throughput is the total throughput at Load over its repeats, with
-	// its 95 % CI.
-	Throughput *Stat `json:"throughput,omitempty"`
-	// Figures are the SLO's figures at Load with their 95 % CIs.
-	Figures []StepFigure `json:"figures,omitempty"`
-	Steps   []KneeStep   `json:"steps"` // sorted by load
-}
-
-// KneeStep is one load of the search.
-type KneeStep struct {
-	Load       float64       `json:"load"`
-	Order      int           `json:"order"` // 1 for the first step run
-	Pass       bool          `json:"pass"`
-	Runs       []RunRef      `json:"runs"`
-	Throughput Stat          `json:"throughput"`
-	Figures    []StepFigure  `json:"figures"`
-	Outcomes   []slo.Outcome `json:"outcomes"` // the SLO against the mean over repeats
-}
-
-// StepFigure is one SLO figure over a step's repeats.
-type StepFigure struct {
-	Op     string `json:"op"`
-	Metric string `json:"metric"`
-	Stat
-}
+// Knee, KneeStep and StepFigure are the knee search's part of
+// experiment.json (package results).
+type (
+	Knee       = results.Knee
+	KneeStep   = results.KneeStep
+	StepFigure = results.StepFigure
+)
 
 // searchFor completes a search from the file, flags and defaults.
 func (s *Spec) searchFor(o *Search) (Search, error) {
@@ -333,7 +302,7 @@ func (x *executor) kneeSteps(k *Knee, steps map[float64]*KneeStep) {
 }
 
 // kneeFailed reports whether some search found no load meeting the SLO.
-func (r *Result) kneeFailed() bool {
+func kneeFailed(r *Result) bool {
 	for _, k := range r.Knees {
 		if k.Load == nil && len(k.Steps) > 0 {
 			return true

@@ -9,6 +9,8 @@ import (
 
 	"github.com/scalelab/scalelab/runner"
 	"github.com/scalelab/scalelab/setting"
+
+	"github.com/scalelab/scalelab/results"
 )
 
 // Combination is one point of the matrix: a level of every factor, and
@@ -28,11 +30,8 @@ type Combination struct {
 	pos        Pos
 }
 
-// LevelRef names a factor's level.
-type LevelRef struct {
-	Factor string `json:"factor"`
-	Level  string `json:"level"`
-}
+// LevelRef names a factor's level (package results).
+type LevelRef = results.LevelRef
 
 // Matrix builds the combinations the file asks for and marks the
 // baseline. Validate calls it; it needs the engines of this build only to

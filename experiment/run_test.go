@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/cluster"
-	"github.com/scalelab/scalelab/slo"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/runner"
+	"github.com/scalelab/scalelab/slo"
 )
 
 // sleepProvisioner provisions "memory" clusters whose nodes are sleep

@@ -10,10 +10,10 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/scalelab/scalelab/slo"
 	"github.com/scalelab/scalelab/fault"
 	"github.com/scalelab/scalelab/load"
 	"github.com/scalelab/scalelab/setting"
+	"github.com/scalelab/scalelab/slo"
 )
 
 // Value is a scalar from the file with its position; Set is false when the

@@ -3,6 +3,8 @@ package experiment
 import (
 	"errors"
 	"math"
+
+	"github.com/scalelab/scalelab/results"
 )
 
 // Statistics over repeats: mean, sample standard deviation, Student-t
@@ -11,19 +13,8 @@ import (
 // function (continued fraction, modified Lentz), and its quantiles by
 // bisection on the CDF; both are checked against published tables.
 
-// Stat summarises one metric over repeats.
-type Stat struct {
-	N    int     `json:"n"`
-	Mean float64 `json:"mean"`
-	SD   float64 `json:"sd"` // sample standard deviation (n-1); 0 for n < 2
-	// CILow and CIHigh bound the 95 % confidence interval of the mean
-	// (Student t with n-1 degrees of freedom); nil for n < 2.
-	CILow  *float64 `json:"ci_low"`
-	CIHigh *float64 `json:"ci_high"`
-	// CIHalfPct is the CI's half-width as a percentage of |mean|; nil
-	// when the CI is undefined or the mean is 0.
-	CIHalfPct *float64 `json:"ci_half_pct"`
-}
+// Stat summarises one metric over repeats (package results).
+type Stat = results.Stat
 
 // Confidence is the level of every interval and test (95 %, tests at 5 %).
 const Confidence = 0.95

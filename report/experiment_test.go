@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/experiment"
-	"github.com/scalelab/scalelab/slo"
 	"github.com/scalelab/scalelab/report"
+	"github.com/scalelab/scalelab/slo"
 )
 
 func ptrF(v float64) *float64 { return &v }

@@ -229,7 +229,7 @@ func comparisonTables(r *expResult) []opTable {
 		}
 		f := unitFmt(row.Unit)
 		rv := cmpRowView{Metric: metricTitle(row.Metric, row.Unit), Combo: row.Combination + " " + row.Label, N: strconv.Itoa(row.N),
-			Mean: f(row.Mean), CI: statCI(row.expStat, f), Verdict: row.Verdict, Class: verdictClass(row.Verdict), Delta: "-", P: "-"}
+			Mean: f(row.Mean), CI: statCI(row.Stat, f), Verdict: row.Verdict, Class: verdictClass(row.Verdict), Delta: "-", P: "-"}
 		if row.DeltaPct != nil {
 			rv.Delta = fmt.Sprintf("%+.1f%%", *row.DeltaPct)
 		} else if row.Delta != nil {
@@ -379,7 +379,7 @@ func comparisonBars(r *expResult) []chart {
 
 // numericLevels returns a factor's levels as numbers ("8", "1000/s",
 // "2") when all of them are.
-func numericLevels(f expFactor) (map[string]float64, bool) {
+func numericLevels(f results.FactorInfo) (map[string]float64, bool) {
 	out := map[string]float64{}
 	for _, l := range f.Levels {
 		v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(l), "/s"), 64)
@@ -688,7 +688,7 @@ func kneeSection(k expKnee) kneeView {
 					if fg.metric == "error_rate" {
 						uf = fmtPct
 					}
-					cell = uf(f.Mean) + " " + statCI(f.expStat, uf)
+					cell = uf(f.Mean) + " " + statCI(f.Stat, uf)
 				}
 			}
 			row = append(row, cell)

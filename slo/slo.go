@@ -333,16 +333,9 @@ func ParseList(specs []string) ([]Expr, error) {
 // String formats the objective canonically.
 func (e Expr) String() string { return e.Text }
 
-// Outcome is one objective checked against one operation (or the totals).
-type Outcome struct {
-	SLO    string   `json:"slo"`
-	Op     string   `json:"op"`
-	Metric string   `json:"metric"`
-	Value  *float64 `json:"value"` // nil when undefined
-	Limit  float64  `json:"limit"`
-	Pass   bool     `json:"pass"`
-	Detail string   `json:"detail"` // e.g. "p95 of read 3.2ms < 1s"
-}
+// Outcome is the result of checking one objective (results.SLOOutcome,
+// the form run.json and experiment.json record).
+type Outcome = results.SLOOutcome
 
 // Eval checks the objective against a table. A latency objective without
 // an operation is checked against every operation. An undefined figure
