@@ -5,6 +5,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
 )
 
@@ -52,7 +53,7 @@ func BenchmarkReadIntervalLogOneHour(b *testing.B) {
 	dir := oneHourDir(b)
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := ReadIntervalLog(filepath.Join(dir, results.HlogFile), 10); err != nil {
+		if _, err := metrics.ReadIntervalLog(filepath.Join(dir, results.HlogFile), 10); err != nil {
 			b.Fatal(err)
 		}
 	}

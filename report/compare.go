@@ -23,7 +23,7 @@ type compared struct {
 	Label string
 	Dir   string
 	Run   *results.Run
-	Log   *IntervalLog
+	Log   *metrics.IntervalLog
 	Ser   *series
 }
 
@@ -45,7 +45,7 @@ func loadCompared(dirs []string) ([]*compared, []string, error) {
 		if names[c.Label] > 1 {
 			c.Label = filepath.Clean(d)
 		}
-		if c.Log, err = ReadIntervalLog(filepath.Join(d, results.HlogFile), r.Load.WarmupS); err != nil {
+		if c.Log, err = metrics.ReadIntervalLog(filepath.Join(d, results.HlogFile), r.Load.WarmupS); err != nil {
 			notes = append(notes, c.Label+": "+missingNote(results.HlogFile, err)+": its spectra are left out.")
 		}
 		if c.Ser, err = readSeries(filepath.Join(d, results.SeriesFile)); err != nil {

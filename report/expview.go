@@ -10,6 +10,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
 )
 
@@ -536,7 +537,7 @@ func comboSpectra(r *expResult, dir string) []chart {
 			if err != nil {
 				continue
 			}
-			log, err := ReadIntervalLog(filepath.Join(rd, results.HlogFile), doc.Load.WarmupS)
+			log, err := metrics.ReadIntervalLog(filepath.Join(rd, results.HlogFile), doc.Load.WarmupS)
 			if err != nil {
 				continue
 			}

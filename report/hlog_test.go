@@ -10,6 +10,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
 )
 
@@ -62,7 +63,7 @@ func TestReadIntervalLogMatchesLibrary(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			log, err := ReadIntervalLog(filepath.Join(dir, results.HlogFile), float64(tc.s.warmup))
+			log, err := metrics.ReadIntervalLog(filepath.Join(dir, results.HlogFile), float64(tc.s.warmup))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +90,7 @@ func TestReadIntervalLogMatchesLibrary(t *testing.T) {
 			}
 			// several decoding goroutines merge to the same histograms
 			for _, workers := range []int{1, 3} {
-				par, err := parseIntervalLogWorkers(data, float64(tc.s.warmup), workers)
+				par, err := metrics.ParseIntervalLogWorkers(data, float64(tc.s.warmup), workers)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -116,7 +117,7 @@ func TestReadIntervalLogTornAndCorrupt(t *testing.T) {
 	synth{intervals: 4, ops: []string{"read"}, perOp: 200}.write(t, dir)
 	path := filepath.Join(dir, results.HlogFile)
 	data, _ := os.ReadFile(path)
-	whole, err := parseIntervalLog(data, 0)
+	whole, err := metrics.ParseIntervalLog(data, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func TestReadIntervalLogTornAndCorrupt(t *testing.T) {
 		{"bad time", append(append([]byte{}, data...), []byte("Tag=read,x,1,1,HISTF\n")...), "start time", false, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			log, err := parseIntervalLog(tc.data, 0)
+			log, err := metrics.ParseIntervalLog(tc.data, 0)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err %v, want one containing %q", err, tc.wantErr)
@@ -153,38 +154,6 @@ func TestReadIntervalLogTornAndCorrupt(t *testing.T) {
 	}
 }
 
-func TestAddCounts(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name    string
-		payload []byte
-		want    []int64
-		err     bool
-	}{
-		{"counts", []byte{2, 4, 6}, []int64{1, 2, 3, 0}, false},
-		{"zero run", []byte{2, 3, 2}, []int64{1, 0, 0, 1}, false},            // 3 = zig-zag -2
-		{"two-byte number", []byte{0x80, 0x01}, []int64{64, 0, 0, 0}, false}, // 128 = zig-zag 64
-		{"truncated", []byte{0x80}, nil, true},
-		{"run past end", []byte{9}, nil, true},
-		{"count past end", []byte{2, 2, 2, 2, 2}, nil, true},
-	} {
-		counts := make([]int64, 4)
-		err := addCounts(counts, tc.payload)
-		if (err != nil) != tc.err {
-			t.Errorf("%s: err %v", tc.name, err)
-			continue
-		}
-		if err == nil {
-			for i := range tc.want {
-				if counts[i] != tc.want[i] {
-					t.Errorf("%s: counts %v, want %v", tc.name, counts, tc.want)
-					break
-				}
-			}
-		}
-	}
-}
-
 // FuzzIntervalLog: no input makes the reader panic.
 func FuzzIntervalLog(f *testing.F) {
 	dir := f.TempDir()
@@ -193,6 +162,6 @@ func FuzzIntervalLog(f *testing.F) {
 	f.Add(data)
 	f.Add([]byte("Tag=a,0,1,1,HISTFAAAAB\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = parseIntervalLog(b, 0)
+		_, _ = metrics.ParseIntervalLog(b, 0)
 	})
 }

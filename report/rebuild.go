@@ -48,11 +48,11 @@ func Rebuild(dir string) (*results.Run, bool, error) {
 	if err := waitQuiet(hlogPath, 3*time.Second); err != nil {
 		return r, false, err
 	}
-	hl, err := ReadIntervalLog(hlogPath, r.Load.WarmupS)
+	hl, err := metrics.ReadIntervalLog(hlogPath, r.Load.WarmupS)
 	var notes []string
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		hl = &IntervalLog{Hists: map[string]*hdr.Histogram{}}
+		hl = &metrics.IntervalLog{Hists: map[string]*hdr.Histogram{}}
 		notes = append(notes, "no intervals.hlog: the process died before measuring began")
 	case err != nil:
 		return r, false, fmt.Errorf("rebuild %s: %w", dir, err)
@@ -120,7 +120,7 @@ func Rebuild(dir string) (*results.Run, bool, error) {
 // rebuildStats builds per-operation totals from the merged histograms.
 // Operations are the log's tags without the ".service" and ".error"
 // suffixes (and those in series.csv, for operations that only failed).
-func rebuildStats(hl *IntervalLog, ser *series, open bool) []metrics.OpStats {
+func rebuildStats(hl *metrics.IntervalLog, ser *series, open bool) []metrics.OpStats {
 	var ops []string
 	seen := map[string]bool{}
 	add := func(op string) {

@@ -68,7 +68,7 @@ func buildRunView(r *results.Run, dir string) *runView {
 	} else if ser.Torn {
 		v.Notes = append(v.Notes, "series.csv ends with a torn line (the process died mid-write); it was ignored.")
 	}
-	hl, err := ReadIntervalLog(filepath.Join(dir, results.HlogFile), r.Load.WarmupS)
+	hl, err := metrics.ReadIntervalLog(filepath.Join(dir, results.HlogFile), r.Load.WarmupS)
 	if err != nil {
 		v.Notes = append(v.Notes, missingNote(results.HlogFile, err)+": the percentile spectrum is left out.")
 	} else if hl.Torn {

@@ -1,4 +1,4 @@
-package report
+package metrics
 
 import (
 	"bytes"
@@ -15,8 +15,6 @@ import (
 	"sync"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/scalelab/scalelab/metrics"
 )
 
 // IntervalLog is what a report needs from intervals.hlog: per tag (an
@@ -61,7 +59,7 @@ const (
 // those allocate a dense counts array per line and walk it, which for a
 // one-hour run of several operations takes many seconds. Each payload is
 // added index by index into one counts array per tag (every line shares
-// the geometry of metrics.NewHist), using all processors. A line with
+// the geometry of NewHist), using all processors. A line with
 // another geometry (a log from another tool) goes through hdr.Decode and
 // Merge instead.
 func ReadIntervalLog(path string, warmupS float64) (*IntervalLog, error) {
@@ -69,7 +67,7 @@ func ReadIntervalLog(path string, warmupS float64) (*IntervalLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read interval log: %w", err)
 	}
-	return parseIntervalLog(data, warmupS)
+	return ParseIntervalLog(data, warmupS)
 }
 
 // hlogLine is one histogram line, located in the log's bytes.
@@ -85,13 +83,15 @@ type hlogLine struct {
 // linesPerWorker is the least number of lines worth a decoding goroutine.
 const linesPerWorker = 256
 
-func parseIntervalLog(data []byte, warmupS float64) (*IntervalLog, error) {
-	return parseIntervalLogWorkers(data, warmupS, 0)
+// ParseIntervalLog parses an interval log's bytes (ReadIntervalLog reads
+// the file); intervals that start before warmupS are left out.
+func ParseIntervalLog(data []byte, warmupS float64) (*IntervalLog, error) {
+	return ParseIntervalLogWorkers(data, warmupS, 0)
 }
 
-// parseIntervalLogWorkers parses with the given number of decoding
+// ParseIntervalLogWorkers parses with the given number of decoding
 // goroutines (0: one per processor, as the log's size warrants).
-func parseIntervalLogWorkers(data []byte, warmupS float64, workers int) (*IntervalLog, error) {
+func ParseIntervalLogWorkers(data []byte, warmupS float64, workers int) (*IntervalLog, error) {
 	out := &IntervalLog{Hists: map[string]*hdr.Histogram{}}
 	if n := len(data); n > 0 && data[n-1] != '\n' {
 		cut := bytes.LastIndexByte(data, '\n')
@@ -246,12 +246,12 @@ func splitHlogLine(line []byte) (hlogLine, error) {
 	return l, nil
 }
 
-// countsLen is the length of the counts array of metrics.NewHist's
+// countsLen is the length of the counts array of NewHist's
 // geometry.
-var countsLen = sync.OnceValue(func() int { return len(metrics.NewHist().Export().Counts) })
+var countsLen = sync.OnceValue(func() int { return len(NewHist().Export().Counts) })
 
 // tagAcc accumulates the counts of one tag's histograms: those of
-// metrics.NewHist's geometry in counts, any others in other.
+// NewHist's geometry in counts, any others in other.
 type tagAcc struct {
 	counts []int64
 	other  *hdr.Histogram
@@ -283,8 +283,8 @@ func (a *tagAcc) mergeOther(h *hdr.Histogram) {
 func (a *tagAcc) histogram() *hdr.Histogram {
 	var h *hdr.Histogram
 	if a.counts != nil {
-		h = hdr.Import(&hdr.Snapshot{LowestTrackableValue: metrics.LowestNs, HighestTrackableValue: metrics.HighestNs,
-			SignificantFigures: metrics.SigFigs, Counts: a.counts})
+		h = hdr.Import(&hdr.Snapshot{LowestTrackableValue: LowestNs, HighestTrackableValue: HighestNs,
+			SignificantFigures: SigFigs, Counts: a.counts})
 	}
 	switch {
 	case h == nil:
@@ -351,7 +351,7 @@ func (d *decoder) add(a *tagAcc, b64 []byte) error {
 	if _, err := io.ReadFull(d.zr, payload); err != nil {
 		return fmt.Errorf("histogram payload: %w", err)
 	}
-	if lowest != metrics.LowestNs || highest != metrics.HighestNs || sig != metrics.SigFigs {
+	if lowest != LowestNs || highest != HighestNs || sig != SigFigs {
 		// not scalelab's geometry: let the library decode and check it
 		h, err := hdr.Decode(b64)
 		if err != nil {
