@@ -11,7 +11,7 @@ import (
 	_ "github.com/scalelab/scalelab/engine/sqlite"
 	_ "github.com/scalelab/scalelab/scenario/logs"
 	_ "github.com/scalelab/scalelab/scenario/mhealth"
-	_ "github.com/scalelab/scalelab/scenario/search"
+	_ "github.com/scalelab/scalelab/scenario/orders"
 	_ "github.com/scalelab/scalelab/scenario/social"
 	_ "github.com/scalelab/scalelab/scenario/ycsb"
 )
