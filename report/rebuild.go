@@ -65,7 +65,7 @@ func Rebuild(dir string) (*results.Run, bool, error) {
 		notes = append(notes, "a torn last line (written as the process died) was ignored")
 	}
 	measured := hl.MeasuredS(r.Load.WarmupS)
-	stats := rebuildStats(hl, ser, r.Load.Model != "closed")
+	stats := rebuildStats(hl, ser, r.Load.Open)
 	r.Summary = map[string]metrics.OpSummary{}
 	for _, s := range metrics.Summarize(stats, time.Duration(measured*float64(time.Second)), nil) {
 		if s.Errors > 0 {

@@ -55,7 +55,7 @@ func WriteHTML(path string, r *results.Run, dir string) error {
 func buildRunView(r *results.Run, dir string) *runView {
 	v := &runView{Run: r, Heading: fmt.Sprintf("%s on %s", r.Scenario, r.Engine)}
 	v.Meta = newMeta("scalelab: " + v.Heading + " (" + r.Status + ")")
-	open := r.Load.Model == "rate" || r.Load.Model == "phases" || r.Lag != nil
+	open := r.Load.Open || r.Lag != nil
 	for _, s := range r.Summary {
 		if s.Service != nil {
 			open = true

@@ -92,6 +92,7 @@ type Server struct {
 // Load describes the load model and its parameters.
 type Load struct {
 	Model     string         `json:"model"`
+	Open      bool           `json:"open"` // an open model: latency from the intended start
 	Params    map[string]any `json:"params"`
 	DurationS float64        `json:"duration_s,omitempty"`
 	WarmupS   float64        `json:"warmup_s"`

@@ -56,17 +56,11 @@ type Options struct {
 
 // checkConflicts rejects options that belong to another load model.
 func (f *Options) checkConflicts(model string, given map[string]bool) error {
-	owners := map[string][]string{
-		"think":    {"closed", "phases"},
-		"rate":     {"rate"},
-		"arrivals": {"rate"},
-		"phases":   {"phases"},
-		"users":    {"closed", "rate"},
-	}
-	for name, models := range owners {
+	for _, name := range []string{"think", "rate", "arrivals", "phases", "users"} {
 		if !given[name] {
 			continue
 		}
+		models := load.ModelsWithFlag(name)
 		ok := false
 		for _, m := range models {
 			ok = ok || m == model

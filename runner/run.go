@@ -144,11 +144,11 @@ func buildModel(f *Options, given map[string]bool) (load.Model, load.Options, er
 	if name == "" {
 		switch {
 		case given["phases"]:
-			name = "phases"
+			name = load.ModelPhases
 		case given["rate"]:
-			name = "rate"
+			name = load.ModelRate
 		default:
-			name = "closed"
+			name = load.ModelClosed
 		}
 	}
 	if err := f.checkConflicts(name, given); err != nil {
@@ -164,13 +164,13 @@ func buildModel(f *Options, given map[string]bool) (load.Model, load.Options, er
 	}
 	var m load.Model
 	switch name {
-	case "closed":
+	case load.ModelClosed:
 		users := f.Users
 		if !given["users"] {
 			users = 8
 		}
 		m = &load.Closed{Users: users, Think: think}
-	case "rate":
+	case load.ModelRate:
 		if f.Rate == "" {
 			return nil, opts, results.UsageErr("run: the rate model needs --rate, e.g. --rate 5000/s")
 		}
@@ -183,7 +183,7 @@ func buildModel(f *Options, given map[string]bool) (load.Model, load.Options, er
 			workers = 32
 		}
 		m = &load.Rate{Rate: r, Arrivals: f.Arrivals, Workers: workers}
-	case "phases":
+	case load.ModelPhases:
 		if f.Phases == "" {
 			return nil, opts, results.UsageErr("run: the phases model needs --phases, e.g. --phases 30s@1/s,30s@2/s")
 		}
@@ -197,7 +197,7 @@ func buildModel(f *Options, given map[string]bool) (load.Model, load.Options, er
 		}
 		m = pm
 	default:
-		return nil, opts, results.UsageErr("run: --model %q; allowed: closed|rate|phases", name)
+		return nil, opts, results.UsageErr("run: --model %q; allowed: %s", name, strings.Join(load.ModelNames(), "|"))
 	}
 	if err := m.Validate(); err != nil {
 		return nil, opts, results.WithCode(results.ExitUsage, err)
@@ -248,7 +248,7 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 		Engine:   p.eng.Name(),
 		Settings: p.settings.Map(),
 		Changed:  p.settings.Changed(),
-		Load: results.Load{Model: p.model.Name(), Params: p.model.Params(), DurationS: p.opts.Duration.Seconds(),
+		Load: results.Load{Model: p.model.Name(), Open: p.model.Open(), Params: p.model.Params(), DurationS: p.opts.Duration.Seconds(),
 			WarmupS: f.Warmup.Seconds(), Ops: p.opts.Ops, Seed: p.opts.Seed},
 		Host:    results.HostFacts(),
 		Start:   time.Now().UTC(),

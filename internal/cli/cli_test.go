@@ -186,16 +186,16 @@ func TestOpsBudgetAndRateModel(t *testing.T) {
 	if code, out, errs := run(t, context.Background(), "run", "ycsb", "--engine", "null", "--set", "ycsb.workload=c", "--ops", "100000", "--users", "7", "--out", dir, "--progress", "off"); code != 0 {
 		t.Fatalf("exit %d %s %s", code, out, errs)
 	}
-	if r := readRun(t, dir); r.Summary["read"].Count != 100000 || r.StopReason != "completed" {
-		t.Fatalf("count %d stop %s", r.Summary["read"].Count, r.StopReason)
+	if r := readRun(t, dir); r.Summary["read"].Count != 100000 || r.StopReason != "completed" || r.Load.Open {
+		t.Fatalf("count %d stop %s open %v", r.Summary["read"].Count, r.StopReason, r.Load.Open)
 	}
 	dir = filepath.Join(t.TempDir(), "rate")
 	if code, out, errs := run(t, context.Background(), "run", "ycsb", "--engine", "memory", "--rate", "2000/s", "--arrivals", "poisson", "--duration", "2s", "--out", dir, "--progress", "off"); code != 0 {
 		t.Fatalf("exit %d %s %s", code, out, errs)
 	}
 	r := readRun(t, dir)
-	if r.Lag == nil || r.Totals.Count < 3400 || r.Totals.Count > 4600 || r.Summary["read"].Service == nil {
-		t.Fatalf("rate run: lag %v totals %+v", r.Lag, r.Totals)
+	if r.Lag == nil || r.Totals.Count < 3400 || r.Totals.Count > 4600 || r.Summary["read"].Service == nil || !r.Load.Open {
+		t.Fatalf("rate run: lag %v totals %+v open %v", r.Lag, r.Totals, r.Load.Open)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/load"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/setting"
 )
@@ -69,9 +70,9 @@ func listCmd(args []string, w io.Writer) error {
 	if all || what == "models" {
 		sep(w, all)
 		fmt.Fprintln(w, "LOAD MODELS")
-		writeEntry(w, "closed", "--users N [--think 2s|0-5s|exp:2s] for --duration or --ops (shared by all users)")
-		writeEntry(w, "rate", "--rate 5000/s [--arrivals constant|poisson] [--users max in flight]; latency from the intended start")
-		writeEntry(w, "phases", "--phases 30s@1/s,30s@2/s: sessions arrive at a rate per phase, each closed-loop with think times")
+		for _, m := range load.Models {
+			writeEntry(w, m.Name, m.Usage)
+		}
 	}
 	if all || what == "settings" {
 		return listSettings(w, name, all)
