@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/engine"
-	"github.com/scalelab/scalelab/slo"
 	"github.com/scalelab/scalelab/load"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/slo"
 )
 
 // measure runs the load model with the collector and its streamed files,

@@ -14,7 +14,6 @@ import (
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
-	"github.com/scalelab/scalelab/slo"
 	"github.com/scalelab/scalelab/fault"
 	"github.com/scalelab/scalelab/load"
 	"github.com/scalelab/scalelab/metrics"
@@ -22,6 +21,7 @@ import (
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/setting"
+	"github.com/scalelab/scalelab/slo"
 )
 
 // Plan is a validated run: everything resolved before anything starts.
