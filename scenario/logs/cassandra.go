@@ -1,6 +1,8 @@
 package logs
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"context"
 	"errors"
 	"fmt"
@@ -51,7 +53,7 @@ type casStore struct {
 }
 
 func openCassandra(ctx context.Context, env scenario.Env, recreate bool) (store, error) {
-	c, err := asConn[*cassandra.Conn](env)
+	c, err := kit.AsConn[*cassandra.Conn](env)
 	if err != nil {
 		return nil, err
 	}

@@ -10,28 +10,28 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/engine/enginetest"
+	_ "github.com/scalelab/scalelab/engine/enginetest/all"
 	"github.com/scalelab/scalelab/engine/sqlite"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/setting"
 )
 
-// The conformance suite: every engine in Engines() must have an entry in
-// testEngines (how a test gets a fresh, empty store of that engine and
-// changes data behind the scenario's back) and passes the same checks.
-// A storage file for a new engine adds its entry from its own test file's
-// init, as postgres_test.go does.
+// The conformance suite: every engine in Engines() gets its stores from
+// its test provider (engine/enginetest) and has an entry in testEngines
+// (how a test changes data behind the scenario's back in this scenario's
+// own storage), and passes the same checks. A storage file for a new
+// engine adds its entry from its own test file's init, as
+// postgres_test.go does.
 
-// testEngine opens a fresh store and can corrupt it.
+// testEngine is what the suite needs of an engine beyond its provider.
 type testEngine struct {
-	// open returns a connection to a new, empty store with the given
-	// engine settings applied (skipping t when the engine is unavailable).
-	open func(t *testing.T, set *setting.Set) engine.Conn
 	// exec runs SQL-like statements directly on the store (the primary),
 	// bypassing the scenario, and waits until replicas have them.
 	exec func(t *testing.T, c engine.Conn, stmts ...string)
-	// settle waits until replicas have every acknowledged write (nil:
-	// the store has no replicas).
+	// settle waits until every acknowledged write is visible (nil: the
+	// provider's Settle).
 	settle func(t *testing.T, c engine.Conn)
 	// lags reports whether reads under these settings may miss recent
 	// writes of other users (replicas): such reads are not_found, never
@@ -44,21 +44,16 @@ type testEngine struct {
 
 func (e *env) settle(t *testing.T) {
 	t.Helper()
-	if e.te.settle != nil {
+	switch {
+	case e.te.settle != nil:
 		e.te.settle(t, e.conn)
+	case e.p.Settle != nil:
+		e.p.Settle(t, e.conn)
 	}
 }
 
 var testEngines = map[string]*testEngine{
 	sqlite.Name: {
-		open: func(t *testing.T, set *setting.Set) engine.Conn {
-			e, _ := engine.Lookup(sqlite.Name)
-			c, err := e.Open(context.Background(), engine.Config{Settings: set, Dir: t.TempDir()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c
-		},
 		exec: func(t *testing.T, c engine.Conn, stmts ...string) {
 			for _, s := range stmts {
 				if _, err := c.(*sqlite.Conn).DB().Exec(s); err != nil {
@@ -74,6 +69,7 @@ var testEngines = map[string]*testEngine{
 type env struct {
 	name string
 	te   *testEngine
+	p    enginetest.Provider
 	conn engine.Conn
 	set  *setting.Set
 }
@@ -84,19 +80,12 @@ func openEnv(t *testing.T, name string, assignments ...string) *env {
 	if te == nil {
 		t.Fatalf("no test engine for %s: add one to testEngines", name)
 	}
-	e, err := engine.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
+	p, ok := enginetest.Lookup(name)
+	if !ok {
+		t.Fatalf("no test provider for engine %s: register one (engine/enginetest)", name)
 	}
-	set := setting.NewSet(append(e.Settings(), (&Scenario{}).Settings()...)...)
-	for _, a := range assignments {
-		if err := set.Apply(a); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c := te.open(t, set)
-	t.Cleanup(func() { c.Close() })
-	return &env{name: name, te: te, conn: c, set: set}
+	set := enginetest.Settings(t, name, (&Scenario{}).Settings(), assignments...)
+	return &env{name: name, te: te, p: p, conn: p.Open(t, set), set: set}
 }
 
 // workload opens the scenario after applying more settings.

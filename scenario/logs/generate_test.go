@@ -1,6 +1,8 @@
 package logs
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -226,11 +228,11 @@ func TestOperationsAndMix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newOpChooser(mix)
+	c := kit.NewChooser(mix[:])
 	r := rand.New(rand.NewPCG(3, 4))
 	var n [numOps]int
 	for range 40000 {
-		n[c.next(r.Float64())]++
+		n[c.NextU(r.Float64())]++
 	}
 	if n[OpFreshnessWrite] != 0 || n[OpWrite] < 29000 || n[OpWrite] > 31000 || n[OpWrite]+n[OpRead] != 40000 {
 		t.Errorf("chosen: %v", n)

@@ -12,6 +12,8 @@
 package logs
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"context"
 	"errors"
 	"fmt"
@@ -156,13 +158,8 @@ type config struct {
 }
 
 func configFrom(set *setting.Set) (*config, error) {
-	if set == nil {
-		return nil, errors.New("logs: no settings")
-	}
-	for _, sp := range (&Scenario{}).Settings() {
-		if !set.Has(sp.Key) {
-			return nil, fmt.Errorf("logs: setting %s missing from the resolved settings", sp.Key)
-		}
+	if err := kit.RequireSettings(Name, set, (&Scenario{}).Settings()); err != nil {
+		return nil, err
 	}
 	c := &config{
 		records:      set.Get(KeyRecords).Int(),
@@ -186,19 +183,11 @@ func configFrom(set *setting.Set) (*config, error) {
 }
 
 // Engines lists the engines with a storage file, sorted.
-func (*Scenario) Engines() []string {
-	names := make([]string, 0, len(openers))
-	for n := range openers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func (*Scenario) Engines() []string { return openers.Engines() }
 
-// openers maps an engine name to its storage file's constructor; each
-// storage file adds itself from init. recreate drops and creates the
-// table; otherwise it is created if missing.
-var openers = map[string]func(ctx context.Context, env scenario.Env, recreate bool) (store, error){}
+// openers maps an engine name to its storage file's constructor (given
+// whether to recreate the data); each storage file adds itself from init.
+var openers = kit.Storage[bool, store]{}
 
 // Open resolves the settings and opens the engine's storage: with
 // logs.load it recreates the table (the indexes come after the load); else
@@ -210,15 +199,11 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 	if err != nil {
 		return nil, err
 	}
-	open, ok := openers[env.Engine]
-	if !ok {
-		return nil, fmt.Errorf("logs on %q: %w (logs supports %v)", env.Engine, scenario.ErrEngineNotSupported, s.Engines())
-	}
-	st, err := open(ctx, env, cfg.load)
+	st, err := openers.Open(ctx, Name, env, cfg.load)
 	if err != nil {
-		return nil, fmt.Errorf("logs on %s: %w", env.Engine, err)
+		return nil, err
 	}
-	w := &Workload{cfg: cfg, st: st, seed: env.Seed, ops: newOpChooser(cfg.mix)}
+	w := &Workload{cfg: cfg, st: st, seed: env.Seed, ops: kit.NewChooser(cfg.mix[:])}
 	fail := func(err error) (scenario.Workload, error) {
 		st.close()
 		return nil, fmt.Errorf("logs on %s: %w", env.Engine, err)
@@ -257,7 +242,7 @@ type Workload struct {
 	cfg  *config
 	st   store
 	seed uint64
-	ops  opChooser
+	ops  kit.Chooser
 	base int64 // records present before the run (loaded or found)
 	ids  idTracker
 	// probes numbers freshness probes: probe k uses timestamp FreshBase+k.
@@ -334,36 +319,6 @@ func (w *Workload) Report() map[string]any {
 		out["freshness"] = f
 	}
 	return out
-}
-
-// opChooser picks an operation with fixed weights.
-type opChooser struct {
-	cum   [numOps]float64
-	ops   [numOps]int
-	n     int
-	total float64
-}
-
-func newOpChooser(weights [numOps]float64) opChooser {
-	var c opChooser
-	for op, p := range weights {
-		if p > 0 {
-			c.total += p
-			c.cum[c.n], c.ops[c.n] = c.total, op
-			c.n++
-		}
-	}
-	return c
-}
-
-func (c *opChooser) next(u float64) int {
-	x := u * c.total
-	for i := 0; i < c.n-1; i++ {
-		if x < c.cum[i] {
-			return c.ops[i]
-		}
-	}
-	return c.ops[c.n-1]
 }
 
 // idTracker hands out record numbers to writes and tracks the longest

@@ -1,6 +1,8 @@
 package logs
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"context"
 	"errors"
 	"fmt"
@@ -44,7 +46,7 @@ type pgStore struct {
 }
 
 func openPostgres(ctx context.Context, env scenario.Env, recreate bool) (store, error) {
-	c, err := asConn[*postgres.Conn](env)
+	c, err := kit.AsConn[*postgres.Conn](env)
 	if err != nil {
 		return nil, err
 	}

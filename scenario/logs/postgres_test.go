@@ -12,22 +12,13 @@ import (
 	"github.com/scalelab/scalelab/setting"
 )
 
-// pg is the cluster the package's tests share (a primary and one replica),
-// a fresh database per test.
-var pg *pgtest.Cluster
-
-func TestMain(m *testing.M) { pgtest.Main(m, 1, func(c *pgtest.Cluster) { pg = c }) }
+// TestMain starts the PostgreSQL cluster the package's tests share (a
+// primary and one replica, a fresh database per test through the postgres
+// test provider).
+func TestMain(m *testing.M) { pgtest.Main(m, 1, func(*pgtest.Cluster) {}) }
 
 func init() {
 	testEngines[postgres.Name] = &testEngine{
-		open: func(t *testing.T, set *setting.Set) engine.Conn {
-			e, _ := engine.Lookup(postgres.Name)
-			c, err := e.Open(context.Background(), engine.Config{Target: pg.NewDatabase(t), Settings: set, Cluster: pg.State})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c
-		},
 		exec: func(t *testing.T, c engine.Conn, stmts ...string) {
 			pc := c.(*postgres.Conn)
 			for _, s := range stmts {

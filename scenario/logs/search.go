@@ -1,6 +1,8 @@
 package logs
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,7 +48,7 @@ type searchStore struct {
 }
 
 func openSearch(ctx context.Context, env scenario.Env, recreate bool) (store, error) {
-	c, err := asConn[*search.Conn](env)
+	c, err := kit.AsConn[*search.Conn](env)
 	if err != nil {
 		return nil, err
 	}

@@ -6,13 +6,10 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
-	"sync/atomic"
 	"testing"
 
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/engine/search"
-	"github.com/scalelab/scalelab/engine/search/searchtest"
-	"github.com/scalelab/scalelab/setting"
 )
 
 // The search engines run the conformance suite on a 1-node cluster of their
@@ -21,7 +18,6 @@ import (
 func init() {
 	for _, name := range []string{search.OpenSearch, search.Elasticsearch} {
 		testEngines[name] = &testEngine{
-			open:   func(t *testing.T, set *setting.Set) engine.Conn { return openSearchTest(t, name, set) },
 			exec:   execSearch,
 			settle: settleSearch,
 		}
@@ -29,32 +25,6 @@ func init() {
 	// Both distributions share the storage code: one runs the variant in
 	// which searches see every acknowledged write (refresh after each).
 	testEngines[search.OpenSearch].variants = [][]string{{"opensearch.refresh=true", "opensearch.shards=2"}}
-}
-
-var searchTestSeq atomic.Int64
-
-func openSearchTest(t *testing.T, name string, set *setting.Set) engine.Conn {
-	t.Helper()
-	searchtest.Require(t, name)
-	target, err := searchtest.Shared(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prefix := fmt.Sprintf("t%d-", searchTestSeq.Add(1))
-	if err := set.Apply(name + ".index_prefix=" + prefix); err != nil {
-		t.Fatal(err)
-	}
-	e, _ := engine.Lookup(name)
-	c, err := e.Open(context.Background(), engine.Config{Target: target, Settings: set})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.(*search.Conn).DeleteIndex(context.Background(), prefix+"*"); err != nil {
-			t.Error(err)
-		}
-	})
-	return c
 }
 
 var (

@@ -80,7 +80,7 @@ func (s *Session) Next() (op int, ok bool) {
 		s.done++
 	}
 	w := s.w
-	op = w.ops.next(s.r.Float64())
+	op = w.ops.NextU(s.r.Float64())
 	s.op, s.prepared = op, true
 	prefix := w.ids.prefix.Load()
 	switch op {

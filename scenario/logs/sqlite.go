@@ -1,6 +1,8 @@
 package logs
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"context"
 	"database/sql"
 	"fmt"
@@ -41,7 +43,7 @@ type sqliteStore struct {
 }
 
 func openSQLite(ctx context.Context, env scenario.Env, recreate bool) (store, error) {
-	c, err := asConn[*sqlite.Conn](env)
+	c, err := kit.AsConn[*sqlite.Conn](env)
 	if err != nil {
 		return nil, err
 	}

@@ -2,10 +2,6 @@ package logs
 
 import (
 	"context"
-	"fmt"
-
-	"github.com/scalelab/scalelab/engine"
-	"github.com/scalelab/scalelab/scenario"
 )
 
 // store is what a storage file implements for one engine. Its methods are
@@ -52,14 +48,4 @@ type view interface {
 	// countVisible counts records with timestamp ts as another user (one
 	// who wrote nothing) would see them: a freshness probe's query.
 	countVisible(ctx context.Context, ts int64) (int64, error)
-}
-
-// asConn type-asserts env.Conn to the engine's concrete connection type.
-func asConn[T engine.Conn](env scenario.Env) (T, error) {
-	c, ok := env.Conn.(T)
-	if !ok {
-		var zero T
-		return zero, fmt.Errorf("connection is %T, want %T", env.Conn, zero)
-	}
-	return c, nil
 }

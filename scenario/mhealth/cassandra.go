@@ -1,6 +1,8 @@
 package mhealth
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"context"
 	"errors"
 	"fmt"
@@ -37,9 +39,9 @@ type casStore struct {
 }
 
 func openCassandra(ctx context.Context, env scenario.Env, _ *config) (store, error) {
-	c, ok := env.Conn.(*cassandra.Conn)
-	if !ok {
-		return nil, fmt.Errorf("connection is %T, want *cassandra.Conn", env.Conn)
+	c, err := kit.AsConn[*cassandra.Conn](env)
+	if err != nil {
+		return nil, err
 	}
 	s := &casStore{c: c, t: map[string]string{}}
 	for _, t := range casTables {

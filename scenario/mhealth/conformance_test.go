@@ -6,41 +6,23 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/engine"
-	_ "github.com/scalelab/scalelab/engine/memory"
-	_ "github.com/scalelab/scalelab/engine/sqlite"
+	"github.com/scalelab/scalelab/engine/enginetest"
+	_ "github.com/scalelab/scalelab/engine/enginetest/all"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/scenario"
-	"github.com/scalelab/scalelab/setting"
 )
 
-// servers completes the engine configuration of server engines, whose
-// test files start the servers (postgres_test.go).
-var servers = map[string]func(t *testing.T, cfg engine.Config) engine.Config{}
-
-// openEngine opens a storing engine in a temporary directory with the
-// scenario's settings applied.
+// openEngine opens a fresh store of engine name from its test provider
+// with the scenario's settings applied.
 func openEngine(t *testing.T, name string, sets ...string) (*Workload, scenario.Env) {
 	t.Helper()
 	ctx := context.Background()
-	e, err := engine.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
+	p, ok := enginetest.Lookup(name)
+	if !ok {
+		t.Fatalf("no test provider for engine %s: register one (engine/enginetest)", name)
 	}
-	set := setting.NewSet(append(e.Settings(), (&Scenario{}).Settings()...)...)
-	for _, s := range sets {
-		if err := set.Apply(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg := engine.Config{Settings: set, Dir: t.TempDir()}
-	if server, ok := servers[name]; ok {
-		cfg = server(t, cfg) // a server engine's target
-	}
-	conn, err := e.Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	set := enginetest.Settings(t, name, (&Scenario{}).Settings(), sets...)
+	conn := p.Open(t, set)
 	env := scenario.Env{Engine: name, Conn: conn, Settings: set, Seed: 42}
 	wl, err := (&Scenario{}).Open(ctx, env)
 	if err != nil {
@@ -124,6 +106,16 @@ func conformance(t *testing.T, name string, sets ...string) {
 
 func TestConformanceMemory(t *testing.T) { t.Parallel(); conformance(t, "memory") }
 func TestConformanceSQLite(t *testing.T) { t.Parallel(); conformance(t, "sqlite") }
+
+// TestEnginesCovered fails for an engine of Engines() without a test
+// provider (its conformance tests could not open it).
+func TestEnginesCovered(t *testing.T) {
+	for _, name := range (&Scenario{}).Engines() {
+		if _, ok := enginetest.Lookup(name); !ok {
+			t.Errorf("engine %s has no test provider (engine/enginetest)", name)
+		}
+	}
+}
 
 // laggingStore shows totals and achievements one post late, as a search
 // engine between refreshes does.

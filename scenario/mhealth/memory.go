@@ -1,6 +1,8 @@
 package mhealth
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"context"
 	"fmt"
 	"strconv"
@@ -20,9 +22,9 @@ func init() { openers[memory.Name] = openMemory }
 type memoryStore struct{ c *memory.Conn }
 
 func openMemory(_ context.Context, env scenario.Env, _ *config) (store, error) {
-	c, ok := env.Conn.(*memory.Conn)
-	if !ok {
-		return nil, fmt.Errorf("connection is %T, want *memory.Conn", env.Conn)
+	c, err := kit.AsConn[*memory.Conn](env)
+	if err != nil {
+		return nil, err
 	}
 	return &memoryStore{c: c}, nil
 }

@@ -14,6 +14,8 @@
 package mhealth
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"context"
 	"errors"
 	"fmt"
@@ -87,17 +89,10 @@ func (*Scenario) Settings() []setting.Spec {
 }
 
 // openers maps engine names to their storage; each storage file adds itself.
-var openers = map[string]func(ctx context.Context, env scenario.Env, cfg *config) (store, error){}
+var openers = kit.Storage[*config, store]{}
 
 // Engines lists the engines with a storage file.
-func (*Scenario) Engines() []string {
-	names := make([]string, 0, len(openers))
-	for n := range openers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func (*Scenario) Engines() []string { return openers.Engines() }
 
 // config is the resolved settings.
 type config struct {
@@ -125,14 +120,13 @@ func configFrom(set *setting.Set) *config {
 // Open resolves the settings and opens the engine's storage, recreating the
 // data when mhealth.load is true.
 func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workload, error) {
-	cfg := configFrom(env.Settings)
-	open, ok := openers[env.Engine]
-	if !ok {
-		return nil, fmt.Errorf("mhealth on %q: %w (mhealth supports %v)", env.Engine, scenario.ErrEngineNotSupported, s.Engines())
+	if err := kit.RequireSettings(Name, env.Settings, s.Settings()); err != nil {
+		return nil, err
 	}
-	st, err := open(ctx, env, cfg)
+	cfg := configFrom(env.Settings)
+	st, err := openers.Open(ctx, Name, env, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("mhealth on %s: %w", env.Engine, err)
+		return nil, err
 	}
 	if !st.stores() {
 		cfg.verify, cfg.requireFresh = false, false

@@ -1,6 +1,8 @@
 package mhealth
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"context"
 	"errors"
 	"fmt"
@@ -40,9 +42,9 @@ type pgStore struct {
 }
 
 func openPostgres(ctx context.Context, env scenario.Env, _ *config) (store, error) {
-	c, ok := env.Conn.(*postgres.Conn)
-	if !ok {
-		return nil, fmt.Errorf("connection is %T, want *postgres.Conn", env.Conn)
+	c, err := kit.AsConn[*postgres.Conn](env)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := c.Primary().Exec(ctx, pgSchema); err != nil {
 		return nil, fmt.Errorf("create tables: %w", err)

@@ -1,6 +1,8 @@
 package mhealth
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -51,9 +53,9 @@ type searchStore struct {
 }
 
 func openSearchStore(_ context.Context, env scenario.Env, _ *config) (store, error) {
-	c, ok := env.Conn.(*search.Conn)
-	if !ok {
-		return nil, fmt.Errorf("connection is %T, want *search.Conn", env.Conn)
+	c, err := kit.AsConn[*search.Conn](env)
+	if err != nil {
+		return nil, err
 	}
 	return &searchStore{c: c, all: c.IndexName("mh-*", "")}, nil
 }

@@ -2,36 +2,10 @@ package mhealth
 
 import (
 	"context"
-	"fmt"
-	"sync/atomic"
 	"testing"
 
-	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/engine/search"
-	"github.com/scalelab/scalelab/engine/search/searchtest"
 )
-
-// The search engines run the suite on a 1-node cluster per distribution
-// that the test binary starts on first use and stops when it exits; each
-// test gets its own index prefix.
-var searchSeq atomic.Int64
-
-func init() {
-	for _, name := range []string{search.OpenSearch, search.Elasticsearch} {
-		servers[name] = func(t *testing.T, cfg engine.Config) engine.Config {
-			searchtest.Require(t, name)
-			target, err := searchtest.Shared(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cfg.Settings.Apply(fmt.Sprintf("%s.index_prefix=mh%d-", name, searchSeq.Add(1))); err != nil {
-				t.Fatal(err)
-			}
-			cfg.Target = target
-			return cfg
-		}
-	}
-}
 
 // TestConformanceSearch runs the suite where searches see every
 // acknowledged write (refresh after each), on both distributions, and on

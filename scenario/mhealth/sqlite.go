@@ -1,6 +1,8 @@
 package mhealth
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"context"
 	"database/sql"
 	"errors"
@@ -36,9 +38,9 @@ type sqliteStore struct {
 }
 
 func openSQLite(ctx context.Context, env scenario.Env, _ *config) (store, error) {
-	c, ok := env.Conn.(*sqlite.Conn)
-	if !ok {
-		return nil, fmt.Errorf("connection is %T, want *sqlite.Conn", env.Conn)
+	c, err := kit.AsConn[*sqlite.Conn](env)
+	if err != nil {
+		return nil, err
 	}
 	s := &sqliteStore{db: c.DB()}
 	if _, err := s.db.ExecContext(ctx, sqliteSchema); err != nil {

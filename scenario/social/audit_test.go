@@ -1,6 +1,8 @@
 package social
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"context"
 	"path/filepath"
 	"sync"
@@ -18,7 +20,7 @@ func auditedRun(t *testing.T, w *Workload) *audit.History {
 	if err := w.Load(ctx, 2, nil); err != nil {
 		t.Fatal(err)
 	}
-	w.ops = newOpChooser(testMix)
+	w.ops = kit.NewChooser(testMix[:])
 	path := filepath.Join(t.TempDir(), "history.log")
 	hw, err := audit.Create(path, 2)
 	if err != nil {

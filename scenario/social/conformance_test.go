@@ -1,6 +1,8 @@
 package social
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"context"
 	"errors"
 	"fmt"
@@ -162,7 +164,7 @@ func conformanceSized(t *testing.T, name string, size suite, assignments ...stri
 	phase("scans and update")
 	// Sessions in parallel doing every operation: the only errors are
 	// not_found of users another session deleted meanwhile.
-	w.ops = newOpChooser(testMix)
+	w.ops = kit.NewChooser(testMix[:])
 	const sessions = 4
 	ops := size.ops
 	var wg sync.WaitGroup

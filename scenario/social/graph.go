@@ -1,6 +1,8 @@
 package social
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"errors"
 	"fmt"
 	"math"
@@ -59,7 +61,7 @@ func BuildKE(n, m int, mu float64, seed uint64) (*Graph, error) {
 	if edges > math.MaxUint32/2 {
 		return nil, errors.New("social graph: too many edges for 32-bit offsets: lower social.graph_m or social.users")
 	}
-	r := newRNG(seed ^ 0x6b65_6772_6170_68) // "kegraph"
+	r := kit.NewRNG(seed ^ 0x6b65_6772_6170_68) // "kegraph"
 	// ends holds both end points of every edge: a uniform draw from it picks
 	// a node with probability proportional to its degree.
 	ends := make([]uint32, 0, 2*edges)
@@ -84,7 +86,7 @@ func BuildKE(n, m int, mu float64, seed uint64) (*Graph, error) {
 		targets = targets[:0]
 		rewired := 0
 		for _, j := range active {
-			if mu > 0 && r.float64() < mu {
+			if mu > 0 && r.Float64() < mu {
 				rewired++
 			} else {
 				targets = append(targets, j)
@@ -104,7 +106,7 @@ func BuildKE(n, m int, mu float64, seed uint64) (*Graph, error) {
 			weights[k] = 1 / (a + float64(in[v]))
 			total += weights[k]
 		}
-		u, drop := r.float64()*total, len(active)-1
+		u, drop := r.Float64()*total, len(active)-1
 		for k := range active {
 			if u < weights[k] {
 				drop = k
@@ -138,13 +140,13 @@ func BuildKE(n, m int, mu float64, seed uint64) (*Graph, error) {
 // pickPreferential returns a node other than self and not in taken, chosen
 // with probability proportional to its degree (uniformly when no edge
 // exists yet).
-func pickPreferential(r *rng, ends []uint32, taken []int, self int) int {
+func pickPreferential(r *kit.RNG, ends []uint32, taken []int, self int) int {
 	for tries := 0; ; tries++ {
 		var v int
 		if len(ends) == 0 || tries >= 1000 {
-			v = int(r.intn(uint64(self))) // nodes 0..self-1 exist
+			v = int(r.Intn(uint64(self))) // nodes 0..self-1 exist
 		} else {
-			v = int(ends[r.intn(uint64(len(ends)))])
+			v = int(ends[r.Intn(uint64(len(ends)))])
 		}
 		if v != self && !slices.Contains(taken, v) {
 			return v
@@ -238,7 +240,7 @@ func (g *Graph) MeanDistance(sources int, seed uint64) float64 {
 	if n < 2 {
 		return 0
 	}
-	r := newRNG(seed)
+	r := kit.NewRNG(seed)
 	dist := make([]int32, n)
 	queue := make([]uint32, 0, n)
 	total, pairs := 0.0, 0
@@ -246,7 +248,7 @@ func (g *Graph) MeanDistance(sources int, seed uint64) float64 {
 		for i := range dist {
 			dist[i] = -1
 		}
-		s := uint32(r.intn(uint64(n)))
+		s := uint32(r.Intn(uint64(n)))
 		dist[s] = 0
 		queue = append(queue[:0], s)
 		for h := 0; h < len(queue); h++ {

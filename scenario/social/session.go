@@ -1,6 +1,8 @@
 package social
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"context"
 	"errors"
 	"fmt"
@@ -17,7 +19,7 @@ import (
 type Session struct {
 	w        *Workload
 	st       *store
-	r        rng
+	r        kit.RNG
 	limit    uint64
 	done     uint64
 	prepared bool
@@ -37,7 +39,7 @@ var _ scenario.Session = (*Session)(nil)
 
 // NewSession returns a session whose choices derive from seed alone.
 func (w *Workload) NewSession(id uint64, seed uint64) scenario.Session {
-	return &Session{w: w, st: w.st, r: newRNG(seed), limit: w.cfg.sessionOps}
+	return &Session{w: w, st: w.st, r: kit.NewRNG(seed), limit: w.cfg.sessionOps}
 }
 
 // Next chooses the next operation and its user; it returns ok=false once
@@ -49,7 +51,7 @@ func (s *Session) Next() (op int, ok bool) {
 		}
 		s.done++
 	}
-	op = s.w.ops.next(&s.r)
+	op = s.w.ops.Next(&s.r)
 	s.op, s.prepared = op, true
 	switch op {
 	case OpRead, OpDelete:
@@ -57,10 +59,10 @@ func (s *Session) Next() (op int, ok bool) {
 	case OpUpdate:
 		s.pick()
 		s.status = randomWords(&s.r, 2, 8)
-		s.lastSeen = Epoch.UnixMilli() + fiveYearsMs + int64(s.r.intn(fiveYearsMs))
+		s.lastSeen = Epoch.UnixMilli() + fiveYearsMs + int64(s.r.Intn(fiveYearsMs))
 	case OpScan:
 		s.pick()
-		s.scanN = 1 + int(s.r.intn(uint64(s.w.cfg.maxScan)))
+		s.scanN = 1 + int(s.r.Intn(uint64(s.w.cfg.maxScan)))
 	case OpInsert:
 		// The user number is taken in Do, so that an operation prepared
 		// but never done leaves no hole in the key space.
@@ -200,7 +202,7 @@ func (s *Session) pick() {
 	case KeysSocial:
 		s.n = s.walk()
 	case KeysZipfian:
-		s.n = s.redraw(func() uint64 { return mix64(s.w.zipf.next(&s.r)^0x5eed) % s.w.cfg.users })
+		s.n = s.redraw(func() uint64 { return kit.Mix64(s.w.zipf.Next(&s.r)^0x5eed) % s.w.cfg.users })
 	default:
 		s.n = s.uniform()
 	}
@@ -219,7 +221,7 @@ func (s *Session) redraw(draw func() uint64) uint64 {
 // uniform draws uniformly among the users loaded or inserted so far.
 func (s *Session) uniform() uint64 {
 	size := max(s.w.ks.size(), 1)
-	return s.redraw(func() uint64 { return s.r.intn(size) })
+	return s.redraw(func() uint64 { return s.r.Intn(size) })
 }
 
 // friendTries is how many friends a step tries before it gives up on the
@@ -235,11 +237,11 @@ func (s *Session) walk() uint64 {
 		s.cur = s.uniform()
 		return s.cur
 	}
-	if s.r.float64() < w.cfg.locality {
+	if s.r.Float64() < w.cfg.locality {
 		if s.cur < uint64(w.graph.Nodes()) {
 			if friends := w.graph.Friends(int(s.cur)); len(friends) > 0 {
 				for range friendTries {
-					f := uint64(friends[s.r.intn(uint64(len(friends)))])
+					f := uint64(friends[s.r.Intn(uint64(len(friends)))])
 					if !w.ks.isGone(f) {
 						w.friendSteps.Add(1)
 						s.cur = f

@@ -1,6 +1,8 @@
 package social
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"context"
 	"errors"
 	"math"
@@ -60,7 +62,7 @@ func TestMixProportions(t *testing.T) {
 	}
 }
 
-// TestUniformAndZipfian: uniform keys cover the users evenly; zipfian ones
+// TestUniformAndZipfian: uniform keys cover the users evenly; kit.Zipfian ones
 // concentrate on a few popular users spread over the key space.
 func TestUniformAndZipfian(t *testing.T) {
 	t.Parallel()
@@ -92,10 +94,10 @@ func TestUniformAndZipfian(t *testing.T) {
 	}
 	// Zipf(0.99) over 1000 items: the 10 most popular take about 39%.
 	if share := float64(top) / draws; share < 0.3 || share > 0.5 {
-		t.Errorf("zipfian: top 10 users have %.2f of the draws", share)
+		t.Errorf("kit.Zipfian: top 10 users have %.2f of the draws", share)
 	}
 	if hot := slices.Index(z, sorted[0]); hot == 0 {
-		t.Error("zipfian: the hottest user is user 0: not scrambled")
+		t.Error("kit.Zipfian: the hottest user is user 0: not scrambled")
 	}
 }
 
@@ -190,7 +192,7 @@ func TestNullRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	w := openEngine(t, "null").workload(t, KeyKeys+"=social", KeyUsers+"=5000")
-	w.ops = newOpChooser(testMix)
+	w.ops = kit.NewChooser(testMix[:])
 	if err := w.Load(ctx, 2, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,8 @@
 package social
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"context"
 	"errors"
 	"fmt"
@@ -69,7 +71,7 @@ const (
 // Key choosers (social.keys).
 const (
 	KeysUniform = "uniform"
-	KeysZipfian = "zipfian"
+	KeysZipfian = "kit.Zipfian"
 	KeysSocial  = "social"
 )
 
@@ -91,16 +93,7 @@ func (*Scenario) Name() string { return Name }
 
 // Description is one line for `scalelab list`.
 func (*Scenario) Description() string {
-	return "social photo app: users collection, mixes d1/d2, uniform, zipfian or friend-walk keys over a Klemm-Eguiluz graph"
-}
-
-func between(lo, hi float64) func(setting.Value) error {
-	return func(v setting.Value) error {
-		if f := v.Float(); f <= lo || f >= hi {
-			return fmt.Errorf("must be strictly between %g and %g", lo, hi)
-		}
-		return nil
-	}
+	return "social photo app: users collection, mixes d1/d2, uniform, kit.Zipfian or friend-walk keys over a Klemm-Eguiluz graph"
 }
 
 // Settings declares the scenario's settings.
@@ -111,9 +104,9 @@ func (*Scenario) Settings() []setting.Spec {
 		{Key: KeyMix, Kind: setting.Enum, Default: "d1", Allowed: []string{"d1", "d2"},
 			Description: "operation mix: d1 read 0.94286 update 0.05593 insert 0.00053 scan 0.00052 delete 0.00016 (production); d2 read 0.5 update 0.5"},
 		{Key: KeyKeys, Kind: setting.Enum, Default: KeysUniform, Allowed: []string{KeysUniform, KeysZipfian, KeysSocial},
-			Description: "key chooser: uniform (the study's default), zipfian (scrambled over the loaded users), social (a walk over the friendship graph)"},
-		{Key: KeyZipfian, Kind: setting.Float, Default: "0.99", Check: between(0, 1),
-			Description: "skew of the zipfian chooser, in (0, 1)"},
+			Description: "key chooser: uniform (the study's default), kit.Zipfian (scrambled over the loaded users), social (a walk over the friendship graph)"},
+		{Key: KeyZipfian, Kind: setting.Float, Default: "0.99", Check: kit.Between(0, 1),
+			Description: "skew of the kit.Zipfian chooser, in (0, 1)"},
 		{Key: KeyLocality, Kind: setting.Float, Default: "0.9", Min: 0, Max: 1,
 			Description: "social chooser: probability that the next user is a friend of the current one (else a uniform jump)"},
 		{Key: KeyGraphM, Kind: setting.Int, Default: "10", Min: 1, Max: 1000,
@@ -151,13 +144,8 @@ type config struct {
 const maxGraphLinks = 1 << 30
 
 func configFrom(set *setting.Set) (*config, error) {
-	if set == nil {
-		return nil, errors.New("social: no settings")
-	}
-	for _, sp := range (&Scenario{}).Settings() {
-		if !set.Has(sp.Key) {
-			return nil, fmt.Errorf("social: setting %s missing from the resolved settings", sp.Key)
-		}
+	if err := kit.RequireSettings(Name, set, (&Scenario{}).Settings()); err != nil {
+		return nil, err
 	}
 	c := &config{
 		users:      uint64(set.Get(KeyUsers).Int()),
@@ -196,7 +184,7 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 		return nil, err
 	}
 	st := &store{c: col}
-	w := &Workload{cfg: cfg, st: st, seed: env.Seed, ks: newKeyspace(cfg.users), ops: newOpChooser(cfg.props)}
+	w := &Workload{cfg: cfg, st: st, seed: env.Seed, ks: newKeyspace(cfg.users), ops: kit.NewChooser(cfg.props[:])}
 	w.null = errors.Is(col.ReadBack(ctx, nil, engine.AllFields, new(engine.Rows)), errors.ErrUnsupported)
 	tr := col.Traits()
 	w.strict, w.keyOrdered, w.tellsMissing = tr.ReadsOwnWrites, tr.KeyOrderedScans, tr.TellsMissing
@@ -221,7 +209,7 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 	}
 	switch cfg.keys {
 	case KeysZipfian:
-		w.zipf = newZipfian(cfg.users, cfg.theta)
+		w.zipf = kit.NewZipfian(cfg.users, cfg.theta, kit.Zeta(cfg.users, cfg.theta))
 	case KeysSocial:
 		if w.graph, err = BuildKE(int(cfg.users), cfg.m, cfg.mu, env.Seed); err != nil {
 			st.close()
@@ -238,8 +226,8 @@ type Workload struct {
 	st         *store
 	seed       uint64
 	ks         *keyspace
-	ops        opChooser
-	zipf       zipfian
+	ops        kit.Chooser
+	zipf       kit.Zipfian
 	graph      *Graph
 	graphStats map[string]any
 	baseCount  int64 // users in the store before the run
@@ -419,34 +407,4 @@ func clip(s string) string {
 		return s[:40] + "..."
 	}
 	return s
-}
-
-// opChooser picks an operation with fixed proportions.
-type opChooser struct {
-	cum   [numOps]float64
-	ops   [numOps]int
-	n     int
-	total float64
-}
-
-func newOpChooser(props [numOps]float64) opChooser {
-	var c opChooser
-	for op, p := range props {
-		if p > 0 {
-			c.total += p
-			c.cum[c.n], c.ops[c.n] = c.total, op
-			c.n++
-		}
-	}
-	return c
-}
-
-func (c *opChooser) next(r *rng) int {
-	u := r.float64() * c.total
-	for i := 0; i < c.n-1; i++ {
-		if u < c.cum[i] {
-			return c.ops[i]
-		}
-	}
-	return c.ops[c.n-1]
 }

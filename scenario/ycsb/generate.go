@@ -1,8 +1,8 @@
 package ycsb
 
 import (
-	"math"
-	"math/bits"
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"slices"
 	"strconv"
 	"sync"
@@ -13,39 +13,8 @@ import (
 // the algorithm descriptions: uniform, Zipfian (Gray et al., "Quickly
 // generating billion-record synthetic databases", SIGMOD 1994), scrambled
 // Zipfian, skewed-latest and hotspot choices, the acknowledged insert
-// counter, key names and field values. Every generator draws from a rng the
+// counter, key names and field values. Every generator draws from a kit.RNG the
 // caller owns, so sessions share no mutable state on the hot path.
-
-// rng is a small, fast pseudo-random generator (wyrand). It is not safe for
-// concurrent use: each session and each load worker owns one.
-type rng struct{ s uint64 }
-
-// newRNG returns a rng seeded from seed (any value, 0 included).
-func newRNG(seed uint64) rng { return rng{s: mix64(seed)} }
-
-// mix64 is the splitmix64 finaliser: it spreads seed bits over the word.
-func mix64(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
-}
-
-func (r *rng) uint64() uint64 {
-	r.s += 0xa0761d6478bd642f
-	hi, lo := bits.Mul64(r.s, r.s^0xe7037ed1a0b428db)
-	return hi ^ lo
-}
-
-// float64 returns a uniform value in [0, 1).
-func (r *rng) float64() float64 { return float64(r.uint64()>>11) * 0x1p-53 }
-
-// intn returns a uniform value in [0, n); n must be > 0. (Lemire's
-// multiply-shift; its bias is below 2^-64 * n, far under what matters here.)
-func (r *rng) intn(n uint64) uint64 {
-	hi, _ := bits.Mul64(r.uint64(), n)
-	return hi
-}
 
 // fnv64 is YCSB's Utils.fnvhash64: FNV-1a over the eight bytes of v, low
 // byte first, then the absolute value of the result read as a signed
@@ -110,19 +79,19 @@ func appendDeterministicValue(dst, key []byte, field string, size int) []byte {
 
 // appendRandomValue appends size random printable ASCII bytes (32..126),
 // like YCSB's RandomByteIterator when data integrity is off.
-func appendRandomValue(dst []byte, r *rng, size int) []byte {
+func appendRandomValue(dst []byte, r *kit.RNG, size int) []byte {
 	n := len(dst)
 	dst = slices.Grow(dst, size)[:n+size]
 	b := dst[n:]
 	for len(b) >= 8 {
-		x := r.uint64()
+		x := r.Uint64()
 		_ = b[7]
 		for i := range 8 {
 			b[i] = ' ' + byte(((x>>(8*i))&0xff*95)>>8)
 		}
 		b = b[8:]
 	}
-	x := r.uint64()
+	x := r.Uint64()
 	for i := range b {
 		b[i] = ' ' + byte(((x>>(8*i))&0xff*95)>>8)
 	}
@@ -132,117 +101,7 @@ func appendRandomValue(dst []byte, r *rng, size int) []byte {
 // uniform chooses uniformly in [lo, lo+n).
 type uniform struct{ lo, n uint64 }
 
-func (u uniform) next(r *rng) uint64 { return u.lo + r.intn(u.n) }
-
-// exactZetaTerms is how many terms zeta sums one by one; beyond that it adds
-// the Euler-Maclaurin estimate of the tail, exact to double precision.
-const exactZetaTerms = 1 << 20
-
-// zetaRange returns the sum of 1/i^theta for i in (from, to].
-func zetaRange(from, to uint64, theta float64) float64 {
-	sum := 0.0
-	for i := from + 1; i <= to; i++ {
-		sum += 1 / math.Pow(float64(i), theta)
-	}
-	return sum
-}
-
-// zeta returns the generalised harmonic number H(n, theta): the sum of
-// 1/i^theta for i in [1, n].
-func zeta(n uint64, theta float64) float64 {
-	if n <= exactZetaTerms {
-		return zetaRange(0, n, theta)
-	}
-	m := uint64(exactZetaTerms)
-	fm, fn := float64(m), float64(n)
-	f := func(x float64) float64 { return math.Pow(x, -theta) }
-	d1 := func(x float64) float64 { return -theta * math.Pow(x, -theta-1) }
-	d3 := func(x float64) float64 { return -theta * (theta + 1) * (theta + 2) * math.Pow(x, -theta-3) }
-	var integral float64
-	if theta == 1 {
-		integral = math.Log(fn / fm)
-	} else {
-		integral = (math.Pow(fn, 1-theta) - math.Pow(fm, 1-theta)) / (1 - theta)
-	}
-	tail := integral + (f(fn)-f(fm))/2 + (d1(fn)-d1(fm))/12 - (d3(fn)-d3(fm))/720
-	return zetaRange(0, m, theta) + tail
-}
-
-// zipfian chooses in [0, items) with item i drawn with probability
-// proportional to 1/(i+1)^theta, in constant time per draw, by the method of
-// Gray et al. It needs 0 < theta < 1 and zeta(items, theta).
-type zipfian struct {
-	items uint64
-	theta float64
-	alpha float64 // 1 / (1 - theta)
-	zeta2 float64 // zeta(2, theta)
-	half  float64 // 1 + 0.5^theta
-	zetan float64 // zeta(items, theta)
-	eta   float64
-	// intAlpha is alpha rounded when it is within 1e-9 of an integer (100
-	// for YCSB's theta 0.99), so draws use a few multiplications instead of
-	// exp and log; else 0.
-	intAlpha int
-}
-
-func newZipfian(items uint64, theta, zetan float64) zipfian {
-	z := zipfian{
-		theta: theta,
-		alpha: 1 / (1 - theta),
-		zeta2: zetaRange(0, 2, theta),
-		half:  1 + math.Pow(0.5, theta),
-	}
-	if k := math.Round(z.alpha); math.Abs(z.alpha-k) <= 1e-9*z.alpha && k <= 1<<16 {
-		z.intAlpha = int(k)
-	}
-	z.setItems(items, zetan)
-	return z
-}
-
-// setItems changes the item count; zetan must be zeta(items, theta).
-func (z *zipfian) setItems(items uint64, zetan float64) {
-	z.items, z.zetan = items, zetan
-	z.eta = (1 - math.Pow(2/float64(items), 1-z.theta)) / (1 - z.zeta2/zetan)
-}
-
-func (z *zipfian) next(r *rng) uint64 {
-	u := r.float64()
-	uz := u * z.zetan
-	if uz < 1 {
-		return 0
-	}
-	if uz < z.half {
-		return 1
-	}
-	// This is on the hot path of every request: x^alpha by squaring when
-	// alpha is integral, else as exp(alpha log x), three times faster than
-	// math.Pow for a non-integral exponent.
-	x := z.eta*u - z.eta + 1
-	var p float64
-	if z.intAlpha > 0 {
-		p = powInt(x, z.intAlpha)
-	} else {
-		p = math.Exp(z.alpha * math.Log(x))
-	}
-	v := uint64(float64(z.items) * p)
-	if v >= z.items {
-		v = z.items - 1
-	}
-	return v
-}
-
-// powInt returns x^k for k >= 0 by repeated squaring.
-func powInt(x float64, k int) float64 {
-	r := 1.0
-	for k > 0 {
-		if k&1 != 0 {
-			r *= x
-		}
-		x *= x
-		k >>= 1
-	}
-	return r
-}
+func (u uniform) next(r *kit.RNG) uint64 { return u.lo + r.Intn(u.n) }
 
 // scrambledItems and scrambledZetan are YCSB's ScrambledZipfianGenerator
 // constants: the fixed item space, and zeta over it for theta 0.99.
@@ -256,19 +115,19 @@ const (
 // the draw into [lo, lo+n), so popular items are spread over the key space
 // and stay put when n changes (YCSB's ScrambledZipfianGenerator).
 type scrambledZipfian struct {
-	z     zipfian
+	z     kit.Zipfian
 	lo, n uint64
 }
 
 func newScrambledZipfian(lo, n uint64, theta float64) *scrambledZipfian {
 	zetan := scrambledZetan
 	if theta != ycsbTheta {
-		zetan = zeta(scrambledItems, theta)
+		zetan = kit.Zeta(scrambledItems, theta)
 	}
-	return &scrambledZipfian{z: newZipfian(scrambledItems, theta, zetan), lo: lo, n: n}
+	return &scrambledZipfian{z: kit.NewZipfian(scrambledItems, theta, zetan), lo: lo, n: n}
 }
 
-func (s *scrambledZipfian) next(r *rng) uint64 { return s.lo + fnv64(s.z.next(r))%s.n }
+func (s *scrambledZipfian) next(r *kit.RNG) uint64 { return s.lo + fnv64(s.z.Next(r))%s.n }
 
 // hotspot chooses from the first hot items of [lo, lo+hot+cold) with
 // probability opFrac, else from the cold rest, uniformly within each set
@@ -283,14 +142,14 @@ func newHotspot(lo, n uint64, dataFrac, opFrac float64) hotspot {
 	return hotspot{lo: lo, hot: hot, cold: n - hot, opFrac: opFrac}
 }
 
-func (h hotspot) next(r *rng) uint64 {
-	if (r.float64() < h.opFrac && h.hot > 0) || h.cold == 0 {
-		return h.lo + r.intn(h.hot)
+func (h hotspot) next(r *kit.RNG) uint64 {
+	if (r.Float64() < h.opFrac && h.hot > 0) || h.cold == 0 {
+		return h.lo + r.Intn(h.hot)
 	}
-	return h.lo + h.hot + r.intn(h.cold)
+	return h.lo + h.hot + r.Intn(h.cold)
 }
 
-// zetaCache holds zeta(n, theta) for the latest n asked for, so that a new
+// zetaCache holds kit.Zeta(n, theta) for the latest n asked for, so that a new
 // session of a skewed-latest workload does not sum millions of terms.
 type zetaCache struct {
 	mu    sync.Mutex
@@ -304,11 +163,11 @@ func (c *zetaCache) get(n uint64) float64 {
 	defer c.mu.Unlock()
 	switch {
 	case n == c.n:
-	case n > c.n && c.n > 0 && n-c.n <= exactZetaTerms:
-		c.zetan += zetaRange(c.n, n, c.theta)
+	case n > c.n && c.n > 0 && n-c.n <= kit.ExactZetaTerms:
+		c.zetan += kit.ZetaRange(c.n, n, c.theta)
 		c.n = n
 	default:
-		c.n, c.zetan = n, zeta(n, c.theta)
+		c.n, c.zetan = n, kit.Zeta(n, c.theta)
 	}
 	return c.zetan
 }
@@ -324,27 +183,27 @@ const localZetaSteps = 4096
 type skewedLatest struct {
 	ctr   *ackCounter
 	cache *zetaCache
-	z     zipfian
+	z     kit.Zipfian
 }
 
 func newSkewedLatest(ctr *ackCounter, cache *zetaCache) skewedLatest {
 	n := max(ctr.last(), 1)
-	return skewedLatest{ctr: ctr, cache: cache, z: newZipfian(n, cache.theta, cache.get(n))}
+	return skewedLatest{ctr: ctr, cache: cache, z: kit.NewZipfian(n, cache.theta, cache.get(n))}
 }
 
-func (l *skewedLatest) next(r *rng) uint64 {
+func (l *skewedLatest) next(r *kit.RNG) uint64 {
 	last := l.ctr.last()
 	if last == 0 {
 		return 0
 	}
-	if last != l.z.items {
-		if last > l.z.items && last-l.z.items <= localZetaSteps {
-			l.z.setItems(last, l.z.zetan+zetaRange(l.z.items, last, l.z.theta))
+	if last != l.z.Items() {
+		if last > l.z.Items() && last-l.z.Items() <= localZetaSteps {
+			l.z.SetItems(last, l.z.Zetan()+kit.ZetaRange(l.z.Items(), last, l.z.Theta()))
 		} else {
-			l.z.setItems(last, l.cache.get(last))
+			l.z.SetItems(last, l.cache.get(last))
 		}
 	}
-	return last - l.z.next(r)
+	return last - l.z.Next(r)
 }
 
 // ackWindow is the size of the lock-free ring of acknowledgements; it is far

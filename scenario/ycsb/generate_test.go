@@ -1,6 +1,8 @@
 package ycsb
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"math"
 	"slices"
 	"strconv"
@@ -67,7 +69,7 @@ func TestDeterministicValue(t *testing.T) {
 
 func TestRandomValuePrintable(t *testing.T) {
 	t.Parallel()
-	r := newRNG(1)
+	r := kit.NewRNG(1)
 	v := appendRandomValue(nil, &r, 10_000)
 	if len(v) != 10_000 {
 		t.Fatalf("len %d", len(v))
@@ -87,12 +89,12 @@ func TestRandomValuePrintable(t *testing.T) {
 func TestDeterministicForSeed(t *testing.T) {
 	t.Parallel()
 	draw := func(seed uint64) []uint64 {
-		r := newRNG(seed)
+		r := kit.NewRNG(seed)
 		z := newScrambledZipfian(0, 1000, 0.99)
 		h := newHotspot(0, 1000, 0.2, 0.8)
 		var out []uint64
 		for range 100 {
-			out = append(out, r.uint64(), z.next(&r), h.next(&r), uniform{0, 10}.next(&r))
+			out = append(out, r.Uint64(), z.next(&r), h.next(&r), uniform{0, 10}.next(&r))
 		}
 		return out
 	}
@@ -107,7 +109,7 @@ func TestDeterministicForSeed(t *testing.T) {
 func TestUniformChiSquare(t *testing.T) {
 	t.Parallel()
 	const buckets, n = 100, 1_000_000
-	r := newRNG(3)
+	r := kit.NewRNG(3)
 	u := uniform{lo: 10, n: buckets}
 	var counts [buckets]int
 	for range n {
@@ -128,66 +130,12 @@ func TestUniformChiSquare(t *testing.T) {
 	}
 }
 
-func TestZeta(t *testing.T) {
+func TestZetaCache(t *testing.T) {
 	t.Parallel()
-	// YCSB's precomputed zeta(10^10, 0.99), from the Euler-Maclaurin tail.
-	if got := zeta(scrambledItems, ycsbTheta); math.Abs(got-scrambledZetan)/scrambledZetan > 1e-9 {
-		t.Errorf("zeta(1e10, 0.99) = %.15g, want %.15g", got, scrambledZetan)
-	}
-	// Sums just past the exact range agree with term-by-term sums.
-	n := uint64(exactZetaTerms + 5000)
-	if got, want := zeta(n, 0.8), zetaRange(0, n, 0.8); math.Abs(got-want)/want > 1e-12 {
-		t.Errorf("zeta(%d, 0.8) = %.15g, want %.15g", n, got, want)
-	}
-	// Incremental growth matches a fresh sum.
-	if got, want := zeta(1000, 0.99)+zetaRange(1000, 1500, 0.99), zeta(1500, 0.99); math.Abs(got-want) > 1e-12 {
-		t.Errorf("incremental zeta %.15g, want %.15g", got, want)
-	}
 	c := &zetaCache{theta: 0.99}
 	c.get(1000)
-	if got, want := c.get(1500), zeta(1500, 0.99); math.Abs(got-want) > 1e-12 {
+	if got, want := c.get(1500), kit.Zeta(1500, 0.99); math.Abs(got-want) > 1e-12 {
 		t.Errorf("zetaCache.get(1500) = %.15g, want %.15g", got, want)
-	}
-}
-
-func TestZipfianFrequencies(t *testing.T) {
-	t.Parallel()
-	for _, theta := range []float64{ycsbTheta, 0.7} {
-		testZipfian(t, theta)
-	}
-}
-
-func testZipfian(t *testing.T, theta float64) {
-	const items, n = 1000, 1_000_000
-	zn := zeta(items, theta)
-	z := newZipfian(items, theta, zn)
-	if wantInt := theta == ycsbTheta; (z.intAlpha == 100) != wantInt {
-		t.Errorf("theta %g: intAlpha %d", theta, z.intAlpha)
-	}
-	r := newRNG(11)
-	counts := make([]int, items)
-	for range n {
-		v := z.next(&r)
-		if v >= items {
-			t.Fatalf("draw %d out of range", v)
-		}
-		counts[v]++
-	}
-	// Items 0 and 1 are exact in Gray's method; later items follow the
-	// power law approximately.
-	for _, tc := range []struct {
-		item int
-		tol  float64
-	}{{0, 0.02}, {1, 0.03}, {10, 0.25}, {100, 0.35}} {
-		want := 1 / math.Pow(float64(tc.item+1), theta) / zn
-		got := float64(counts[tc.item]) / n
-		if math.Abs(got-want)/want > tc.tol {
-			t.Errorf("theta %g: P(item %d) = %.5f, want %.5f", theta, tc.item, got, want)
-		}
-	}
-	// Frequencies fall with rank.
-	if !(counts[0] > counts[1] && counts[1] > counts[5] && counts[5] > counts[50] && counts[50] > counts[500]) {
-		t.Errorf("counts not decreasing: %d %d %d %d %d", counts[0], counts[1], counts[5], counts[50], counts[500])
 	}
 }
 
@@ -195,7 +143,7 @@ func TestScrambledZipfian(t *testing.T) {
 	t.Parallel()
 	const items, n = 10_000, 1_000_000
 	z := newScrambledZipfian(100, items, ycsbTheta)
-	r := newRNG(5)
+	r := kit.NewRNG(5)
 	counts := map[uint64]int{}
 	for range n {
 		v := z.next(&r)
@@ -220,8 +168,8 @@ func TestScrambledZipfian(t *testing.T) {
 	}
 	// A different constant works too (zeta computed, not YCSB's constant).
 	z2 := newScrambledZipfian(0, items, 0.5)
-	if z2.z.zetan < 1000 {
-		t.Errorf("zeta(1e10, 0.5) = %g", z2.z.zetan)
+	if z2.z.Zetan() < 1000 {
+		t.Errorf("kit.Zeta(1e10, 0.5) = %g", z2.z.Zetan())
 	}
 }
 
@@ -229,7 +177,7 @@ func TestHotspot(t *testing.T) {
 	t.Parallel()
 	const n = 200_000
 	h := newHotspot(0, 1000, 0.2, 0.8)
-	r := newRNG(9)
+	r := kit.NewRNG(9)
 	hot := 0
 	for range n {
 		v := h.next(&r)
@@ -258,7 +206,7 @@ func TestSkewedLatest(t *testing.T) {
 	ctr := newAckCounter(1000)
 	cache := &zetaCache{theta: ycsbTheta}
 	l := newSkewedLatest(ctr, cache)
-	r := newRNG(13)
+	r := kit.NewRNG(13)
 	const n = 100_000
 	newest := 0
 	for range n {
@@ -272,7 +220,7 @@ func TestSkewedLatest(t *testing.T) {
 	}
 	// The ten newest keys get the ten top Zipfian items: about 30% for
 	// 999 items, against 1% uniformly.
-	want := zetaRange(0, 10, ycsbTheta) / zeta(999, ycsbTheta)
+	want := kit.ZetaRange(0, 10, ycsbTheta) / kit.Zeta(999, ycsbTheta)
 	if f := float64(newest) / n; math.Abs(f-want) > 0.02 {
 		t.Errorf("ten newest keys drawn %.3f of the time, want %.3f", f, want)
 	}
@@ -287,11 +235,11 @@ func TestSkewedLatest(t *testing.T) {
 	if top != 1499 {
 		t.Errorf("newest key drawn %d, want 1499", top)
 	}
-	if l.z.items != 1499 {
-		t.Errorf("zipfian items %d, want 1499", l.z.items)
+	if l.z.Items() != 1499 {
+		t.Errorf("kit.Zipfian items %d, want 1499", l.z.Items())
 	}
-	if math.Abs(l.z.zetan-zeta(1499, ycsbTheta)) > 1e-9 {
-		t.Errorf("incremental zeta %.12g, want %.12g", l.z.zetan, zeta(1499, ycsbTheta))
+	if math.Abs(l.z.Zetan()-kit.Zeta(1499, ycsbTheta)) > 1e-9 {
+		t.Errorf("incremental zeta %.12g, want %.12g", l.z.Zetan(), kit.Zeta(1499, ycsbTheta))
 	}
 }
 
@@ -365,11 +313,11 @@ func TestOpMix(t *testing.T) {
 	t.Parallel()
 	const n = 100_000
 	for name, def := range workloads {
-		c := newOpChooser(def.props)
-		r := newRNG(17)
+		c := kit.NewChooser(def.props[:])
+		r := kit.NewRNG(17)
 		var counts [numOps]int
 		for range n {
-			counts[c.next(&r)]++
+			counts[c.Next(&r)]++
 		}
 		for op, p := range def.props {
 			if f := float64(counts[op]) / n; math.Abs(f-p) > 0.01 {

@@ -1,6 +1,8 @@
 package ycsb
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"bytes"
 	"context"
 	"errors"
@@ -18,7 +20,7 @@ const (
 	distHotspot
 )
 
-var distKinds = map[string]int{"uniform": distUniform, "zipfian": distZipfian, "latest": distLatest, "hotspot": distHotspot}
+var distKinds = map[string]int{"uniform": distUniform, "kit.Zipfian": distZipfian, "latest": distLatest, "hotspot": distHotspot}
 
 // Session is one virtual user of a ycsb workload. It owns its random
 // generator and buffers: Next and Do allocate nothing on the null engine
@@ -26,7 +28,7 @@ var distKinds = map[string]int{"uniform": distUniform, "zipfian": distZipfian, "
 type Session struct {
 	w        *Workload
 	st       engine.Collection
-	r        rng
+	r        kit.RNG
 	dist     int
 	nf       int    // fields per record
 	limit    uint64 // operations before the session ends; 0 never
@@ -61,7 +63,7 @@ func (w *Workload) newSession(seed uint64) *Session {
 	s := &Session{
 		w:     w,
 		st:    w.st,
-		r:     newRNG(seed),
+		r:     kit.NewRNG(seed),
 		dist:  distKinds[w.cfg.dist],
 		nf:    w.cfg.fields,
 		limit: w.cfg.sessionOps,
@@ -82,7 +84,7 @@ func (s *Session) Next() (op int, ok bool) {
 		}
 		s.done++
 	}
-	op = s.w.ops.next(&s.r)
+	op = s.w.ops.Next(&s.r)
 	s.op, s.prepared = op, true
 	switch op {
 	case OpRead:
@@ -95,8 +97,8 @@ func (s *Session) Next() (op int, ok bool) {
 	case OpScan:
 		s.pickKey()
 		s.field = s.pickField(s.w.cfg.readAll)
-		if s.w.cfg.scanDist == "zipfian" {
-			s.scanN = 1 + int(s.w.scanZipf.next(&s.r))
+		if s.w.cfg.scanDist == "kit.Zipfian" {
+			s.scanN = 1 + int(s.w.scanZipf.Next(&s.r))
 		} else {
 			s.scanN = int(s.w.scanUniform.next(&s.r))
 		}
@@ -225,7 +227,7 @@ func (s *Session) pickField(all bool) int {
 	if all {
 		return -1
 	}
-	return int(s.r.intn(uint64(s.nf)))
+	return int(s.r.Intn(uint64(s.nf)))
 }
 
 // buildValues fills the value buffer of field (every field when < 0) for

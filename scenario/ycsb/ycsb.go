@@ -5,18 +5,20 @@
 //
 // Workloads (YCSB's workload files):
 //
-//	a  read 0.5, update 0.5                 zipfian
-//	b  read 0.95, update 0.05               zipfian
-//	c  read 1                               zipfian
+//	a  read 0.5, update 0.5                 kit.Zipfian
+//	b  read 0.95, update 0.05               kit.Zipfian
+//	c  read 1                               kit.Zipfian
 //	d  read 0.95, insert 0.05               latest
-//	e  scan 0.95, insert 0.05               zipfian, max scan length 100
-//	f  read 0.5, read-modify-write 0.5      zipfian
+//	e  scan 0.95, insert 0.05               kit.Zipfian, max scan length 100
+//	f  read 0.5, read-modify-write 0.5      kit.Zipfian
 //
 // Records live in any engine with the engine.Records capability: the
 // scenario has no storage code of its own.
 package ycsb
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
+
 	"context"
 	"errors"
 	"fmt"
@@ -80,16 +82,6 @@ func (*Scenario) Description() string {
 	return "YCSB core workloads a-f (read/update/insert/scan/read-modify-write on usertable)"
 }
 
-// between checks that a value lies strictly between lo and hi.
-func between(lo, hi float64) func(setting.Value) error {
-	return func(v setting.Value) error {
-		if f := v.Float(); f <= lo || f >= hi {
-			return fmt.Errorf("must be strictly between %g and %g", lo, hi)
-		}
-		return nil
-	}
-}
-
 // Settings declares the scenario's settings (YCSB property names in the
 // descriptions).
 func (*Scenario) Settings() []setting.Spec {
@@ -99,22 +91,22 @@ func (*Scenario) Settings() []setting.Spec {
 		{Key: KeyRecords, Kind: setting.Int, Default: "1000", Min: 1, Max: 1e12,
 			Description: "records loaded and chosen from (recordcount)"},
 		{Key: KeyOperationCount, Kind: setting.Int, Default: "1000", Min: 0, Max: 1e15,
-			Description: "expected operations in a run (operationcount); only sizes the zipfian key space of workloads that insert: records + 2 x operation_count x insert proportion"},
+			Description: "expected operations in a run (operationcount); only sizes the kit.Zipfian key space of workloads that insert: records + 2 x operation_count x insert proportion"},
 		{Key: KeyFields, Kind: setting.Int, Default: "10", Min: 1, Max: 1000,
 			Description: "fields per record (fieldcount)"},
 		{Key: KeyFieldLength, Kind: setting.Int, Default: "100", Min: 1, Max: 1 << 20,
 			Description: "bytes per field value (fieldlength, constant)"},
-		{Key: KeyDistribution, Kind: setting.Enum, Default: "default", Allowed: []string{"default", "uniform", "zipfian", "latest", "hotspot"},
-			Description: "request distribution (requestdistribution); default is the workload's own: latest for d, zipfian for the others"},
-		{Key: KeyZipfianConstant, Kind: setting.Float, Default: "0.99", Check: between(0, 1),
-			Description: "skew of the zipfian and latest distributions (zipfianconstant), in (0, 1)"},
+		{Key: KeyDistribution, Kind: setting.Enum, Default: "default", Allowed: []string{"default", "uniform", "kit.Zipfian", "latest", "hotspot"},
+			Description: "request distribution (requestdistribution); default is the workload's own: latest for d, kit.Zipfian for the others"},
+		{Key: KeyZipfianConstant, Kind: setting.Float, Default: "0.99", Check: kit.Between(0, 1),
+			Description: "skew of the kit.Zipfian and latest distributions (zipfianconstant), in (0, 1)"},
 		{Key: KeyHotspotData, Kind: setting.Float, Default: "0.2", Min: 0, Max: 1,
 			Description: "fraction of records in the hot set (hotspotdatafraction)"},
 		{Key: KeyHotspotOps, Kind: setting.Float, Default: "0.8", Min: 0, Max: 1,
 			Description: "fraction of operations on the hot set (hotspotopnfraction)"},
 		{Key: KeyMaxScanLength, Kind: setting.Int, Default: "1000", Min: 1, Max: 1e6,
 			Description: "longest scan in records (maxscanlength); workload e uses 100 unless this is set"},
-		{Key: KeyScanLengthDist, Kind: setting.Enum, Default: "uniform", Allowed: []string{"uniform", "zipfian"},
+		{Key: KeyScanLengthDist, Kind: setting.Enum, Default: "uniform", Allowed: []string{"uniform", "kit.Zipfian"},
 			Description: "distribution of scan lengths in [1, max_scan_length] (scanlengthdistribution)"},
 		{Key: KeyReadAllFields, Kind: setting.Bool, Default: "true",
 			Description: "reads and scans return every field, else one random field (readallfields)"},
@@ -147,12 +139,12 @@ type workloadDef struct {
 }
 
 var workloads = map[string]workloadDef{
-	"a": {props: [numOps]float64{OpRead: 0.5, OpUpdate: 0.5}, dist: "zipfian", maxScan: 1000},
-	"b": {props: [numOps]float64{OpRead: 0.95, OpUpdate: 0.05}, dist: "zipfian", maxScan: 1000},
-	"c": {props: [numOps]float64{OpRead: 1}, dist: "zipfian", maxScan: 1000},
+	"a": {props: [numOps]float64{OpRead: 0.5, OpUpdate: 0.5}, dist: "kit.Zipfian", maxScan: 1000},
+	"b": {props: [numOps]float64{OpRead: 0.95, OpUpdate: 0.05}, dist: "kit.Zipfian", maxScan: 1000},
+	"c": {props: [numOps]float64{OpRead: 1}, dist: "kit.Zipfian", maxScan: 1000},
 	"d": {props: [numOps]float64{OpRead: 0.95, OpInsert: 0.05}, dist: "latest", maxScan: 1000},
-	"e": {props: [numOps]float64{OpScan: 0.95, OpInsert: 0.05}, dist: "zipfian", maxScan: 100},
-	"f": {props: [numOps]float64{OpRead: 0.5, OpReadModifyWrite: 0.5}, dist: "zipfian", maxScan: 1000},
+	"e": {props: [numOps]float64{OpScan: 0.95, OpInsert: 0.05}, dist: "kit.Zipfian", maxScan: 100},
+	"f": {props: [numOps]float64{OpRead: 0.5, OpReadModifyWrite: 0.5}, dist: "kit.Zipfian", maxScan: 1000},
 }
 
 // config is the resolved scenario configuration.
@@ -163,7 +155,7 @@ type config struct {
 	opCount     uint64
 	fields      int
 	fieldLength int
-	dist        string // uniform|zipfian|latest|hotspot
+	dist        string // uniform|kit.Zipfian|latest|hotspot
 	theta       float64
 	hotData     float64
 	hotOps      float64
@@ -179,13 +171,8 @@ type config struct {
 
 // configFrom reads the scenario settings, resolving the workload defaults.
 func configFrom(set *setting.Set) (*config, error) {
-	if set == nil {
-		return nil, errors.New("ycsb: no settings")
-	}
-	for _, sp := range (&Scenario{}).Settings() {
-		if !set.Has(sp.Key) {
-			return nil, fmt.Errorf("ycsb: setting %s missing from the resolved settings", sp.Key)
-		}
+	if err := kit.RequireSettings(Name, set, (&Scenario{}).Settings()); err != nil {
+		return nil, err
 	}
 	c := &config{
 		workload:    set.Get(KeyWorkload).String(),
@@ -249,7 +236,7 @@ type Workload struct {
 	st         engine.Collection
 	seed       uint64
 	fieldNames []string
-	ops        opChooser
+	ops        kit.Chooser
 	ctr        *ackCounter
 
 	// Shared, read-only after Open except the counter and the zeta cache.
@@ -258,19 +245,19 @@ type Workload struct {
 	keyHotspot   hotspot
 	latestZeta   *zetaCache
 	scanUniform  uniform
-	scanZipf     zipfian
+	scanZipf     kit.Zipfian
 }
 
 var _ scenario.Workload = (*Workload)(nil)
 
 func newWorkload(cfg *config, st engine.Collection, seed uint64) *Workload {
-	w := &Workload{cfg: cfg, st: st, seed: seed, ops: newOpChooser(cfg.props)}
+	w := &Workload{cfg: cfg, st: st, seed: seed, ops: kit.NewChooser(cfg.props[:])}
 	w.fieldNames = fieldNames(cfg.fields)
 	w.ctr = newAckCounter(cfg.records)
 	w.keyUniform = uniform{lo: 0, n: cfg.records}
 	w.keyHotspot = newHotspot(0, cfg.records, cfg.hotData, cfg.hotOps)
 	switch cfg.dist {
-	case "zipfian":
+	case "kit.Zipfian":
 		// As YCSB does, size the key space for the inserts expected in the
 		// run so that popular keys do not move as the table grows; draws
 		// beyond the keys inserted so far are redrawn.
@@ -281,7 +268,7 @@ func newWorkload(cfg *config, st engine.Collection, seed uint64) *Workload {
 		w.latestZeta.get(w.ctr.last())
 	}
 	w.scanUniform = uniform{lo: 1, n: uint64(cfg.maxScan)}
-	w.scanZipf = newZipfian(uint64(cfg.maxScan), cfg.theta, zeta(uint64(cfg.maxScan), cfg.theta))
+	w.scanZipf = kit.NewZipfian(uint64(cfg.maxScan), cfg.theta, kit.Zeta(uint64(cfg.maxScan), cfg.theta))
 	return w
 }
 
@@ -342,7 +329,7 @@ func (w *Workload) addRecord(b *engine.Batch, k uint64) {
 	row := b.N
 	b.N++
 	b.Keys[row] = appendKey(b.Keys[row][:0], k, w.cfg.ordered)
-	r := newRNG(w.seed ^ mix64(k))
+	r := kit.NewRNG(w.seed ^ kit.Mix64(k))
 	for f := range w.cfg.fields {
 		v := &b.Vals[row*b.NF+f]
 		if w.cfg.verify {
@@ -351,38 +338,4 @@ func (w *Workload) addRecord(b *engine.Batch, k uint64) {
 			*v = appendRandomValue((*v)[:0], &r, w.cfg.fieldLength)
 		}
 	}
-}
-
-// opChooser picks an operation with fixed proportions (YCSB's
-// DiscreteGenerator over the op proportions).
-type opChooser struct {
-	cum   [numOps]float64
-	ops   [numOps]int
-	n     int
-	total float64
-}
-
-func newOpChooser(props [numOps]float64) opChooser {
-	var c opChooser
-	for op, p := range props {
-		if p > 0 {
-			c.total += p
-			c.cum[c.n], c.ops[c.n] = c.total, op
-			c.n++
-		}
-	}
-	return c
-}
-
-func (c *opChooser) next(r *rng) int {
-	if c.n == 1 {
-		return c.ops[0]
-	}
-	u := r.float64() * c.total
-	for i := 0; i < c.n-1; i++ {
-		if u < c.cum[i] {
-			return c.ops[i]
-		}
-	}
-	return c.ops[c.n-1]
 }
