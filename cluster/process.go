@@ -172,3 +172,38 @@ func ReadSecret(path string) (string, error) {
 	}
 	return strings.TrimSpace(string(b)), nil
 }
+
+// WaitNodes polls ready every interval until it returns true or ctx ends;
+// when a node process of st exits meanwhile it fails at once, with the
+// last lines of that node's log.
+func WaitNodes(ctx context.Context, st *State, what string, interval time.Duration, ready func() bool) error {
+	dead := ""
+	isDead := func() bool {
+		for _, n := range st.Nodes {
+			if !Alive(n.PID) {
+				dead = n.Name
+				return true
+			}
+		}
+		return false
+	}
+	err := WaitFor(ctx, what, interval, ready, isDead)
+	if err != nil && dead != "" {
+		for _, n := range st.Nodes {
+			if n.Name == dead {
+				return fmt.Errorf("%w\n%s: last lines of %s:\n%s", err, n.Name, n.LogFile, Tail(n.LogFile, 15))
+			}
+		}
+	}
+	return err
+}
+
+// Tail returns the last n lines of a file (or the error reading it).
+func Tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}

@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/cluster/jvm"
 )
 
 func init() { cluster.Register(&Provisioner{}) }
@@ -52,8 +52,6 @@ const User = "scalelab"
 // AuthNote is the cluster's Auth text.
 const AuthNote = "PasswordAuthenticator: role scalelab (superuser) with the generated password in the secret file; " +
 	"the default cassandra role can no longer log in; system_auth is replicated to every node"
-
-var heapRE = regexp.MustCompile(`^[1-9][0-9]*[mMgG]$`)
 
 // nodeAddr is node i's (0-based) loopback address.
 func nodeAddr(i int) string { return fmt.Sprintf("127.0.0.%d", i+1) }
@@ -101,32 +99,20 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 	if len(spec.Roles) > 0 {
 		return fmt.Errorf("--roles: cassandra nodes are all alike; give --nodes N only")
 	}
-	heap := spec.Heap
-	if heap == "" {
-		heap = DefaultHeap
+	heap, err := jvm.Heap(spec.Heap, DefaultHeap)
+	if err != nil {
+		return err
 	}
-	if !heapRE.MatchString(heap) {
-		return fmt.Errorf("--heap %q: give a size such as 512m or 1g", heap)
-	}
-	var (
-		exitWith   int
-		jvmOptions []string
-		numTokens  = 8
-		err        error
-	)
+	var no jvm.NodeOptions
+	numTokens := 8
 	for k, v := range spec.Options {
+		if ok, err := no.ParseOption(k, v); ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		switch k {
-		case "exit_with_pid":
-			if exitWith, err = strconv.Atoi(v); err != nil || exitWith <= 0 {
-				return fmt.Errorf("--opt exit_with_pid=%q: a process id expected", v)
-			}
-		case "jvm_options":
-			jvmOptions = strings.Fields(v)
-			for _, o := range jvmOptions {
-				if !strings.HasPrefix(o, "-") {
-					return fmt.Errorf("--opt jvm_options=%q: %q is not a JVM flag", v, o)
-				}
-			}
 		case "num_tokens":
 			if numTokens, err = strconv.Atoi(v); err != nil || numTokens < 1 || numTokens > 256 {
 				return fmt.Errorf("--opt num_tokens=%q: a number from 1 to 256 expected", v)
@@ -175,18 +161,15 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 		if err := os.WriteFile(filepath.Join(home, "logback.xml"), []byte(logbackXML), 0o600); err != nil {
 			return fmt.Errorf("node %s: %w", name, err)
 		}
-		cmd := []string{java, "-Xms" + heap, "-Xmx" + heap}
-		cmd = append(cmd, jvmFlags...)
-		cmd = append(cmd, startFlags...)
-		cmd = append(cmd, jvmOptions...)
+		cmd := no.Command(java, heap, jvmFlags, startFlags)
 		cmd = append(cmd,
 			"-Dcassandra.config=file://"+filepath.Join(home, "cassandra.yaml"),
 			"-Dcassandra.storagedir="+home,
 			"-Dcassandra.logdir="+filepath.Join(home, "logs"),
 			"-Dlogback.configurationFile="+filepath.Join(home, "logback.xml"),
 			"-Djava.io.tmpdir="+filepath.Join(home, "tmp"))
-		if exitWith > 0 {
-			cmd = append(cmd, "-Dscalelab.exit-with-pid="+strconv.Itoa(exitWith))
+		if no.ExitWithPID > 0 {
+			cmd = append(cmd, "-Dscalelab.exit-with-pid="+strconv.Itoa(no.ExitWithPID))
 		}
 		cmd = append(cmd, "-cp", cp, MainClass)
 		logFile := filepath.Join(st.Dir, name+".log")
@@ -211,8 +194,8 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 	st.Params["heap"] = heap
 	st.Params["java"] = fmt.Sprintf("%s (Java %d)", java, version)
 	st.Params["num_tokens"] = strconv.Itoa(numTokens)
-	if len(jvmOptions) > 0 {
-		st.Params["jvm_options"] = strings.Join(jvmOptions, " ")
+	if len(no.JVMFlags) > 0 {
+		st.Params["jvm_options"] = strings.Join(no.JVMFlags, " ")
 	}
 	if err := st.Save(); err != nil {
 		return err
@@ -248,35 +231,7 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 // waitUntil polls ready every 500 ms, failing early with the log's last
 // lines when a node process exits.
 func waitUntil(ctx context.Context, st *cluster.State, what string, ready func() bool) error {
-	dead := ""
-	isDead := func() bool {
-		for _, n := range st.Nodes {
-			if !cluster.Alive(n.PID) {
-				dead = n.Name
-				return true
-			}
-		}
-		return false
-	}
-	err := cluster.WaitFor(ctx, what, 500*time.Millisecond, ready, isDead)
-	if err != nil && dead != "" {
-		for _, n := range st.Nodes {
-			if n.Name == dead {
-				return fmt.Errorf("%w\n%s: last lines of %s:\n%s", err, n.Name, n.LogFile, tail(n.LogFile, 15))
-			}
-		}
-	}
-	return err
-}
-
-// tail returns the last n lines of a file.
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+	return cluster.WaitNodes(ctx, st, what, 500*time.Millisecond, ready)
 }
 
 // nodeSession opens a session on one node only, as user (no

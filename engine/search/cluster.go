@@ -10,12 +10,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/cluster/jvm"
 )
 
 func init() {
@@ -54,8 +54,6 @@ const DefaultHeap = "512m"
 // authentication, and why.
 const AuthNote = "none: nodes bind to 127.0.0.1 only; the codelibs runner artifacts carry no security plugin " +
 	"(OpenSearch's needs its own plugin jars and TLS certificates; Elasticsearch 7.10.2 security is X-Pack, not Apache-licensed)"
-
-var heapRE = regexp.MustCompile(`^[1-9][0-9]*[mMgG]$`)
 
 // nodeRoles is a node's roles in scalelab's words.
 type nodeRoles struct {
@@ -149,29 +147,20 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 	if err != nil {
 		return err
 	}
-	heap := spec.Heap
-	if heap == "" {
-		heap = DefaultHeap
+	heap, err := jvm.Heap(spec.Heap, DefaultHeap)
+	if err != nil {
+		return err
 	}
-	if !heapRE.MatchString(heap) {
-		return fmt.Errorf("--heap %q: give a size such as 512m or 1g", heap)
-	}
-	var exitWith int
-	var jvmOptions []string
+	var no jvm.NodeOptions
 	deleteOnExit := false
 	for k, v := range spec.Options {
+		if ok, err := no.ParseOption(k, v); ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		switch k {
-		case "exit_with_pid":
-			if exitWith, err = strconv.Atoi(v); err != nil || exitWith <= 0 {
-				return fmt.Errorf("--opt exit_with_pid=%q: a process id expected", v)
-			}
-		case "jvm_options":
-			jvmOptions = strings.Fields(v)
-			for _, o := range jvmOptions {
-				if !strings.HasPrefix(o, "-") {
-					return fmt.Errorf("--opt jvm_options=%q: %q is not a JVM flag", v, o)
-				}
-			}
 		case "delete_on_exit":
 			if deleteOnExit, err = strconv.ParseBool(v); err != nil {
 				return fmt.Errorf("--opt delete_on_exit=%q: true or false expected", v)
@@ -224,13 +213,10 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 		if err := os.MkdirAll(filepath.Join(home, "tmp"), 0o700); err != nil {
 			return fmt.Errorf("node %s: %w", name, err)
 		}
-		cmd := []string{java, "-Xms" + heap, "-Xmx" + heap}
-		cmd = append(cmd, commonJVMFlags...)
-		cmd = append(cmd, d.jvmFlags...)
-		cmd = append(cmd, jvmOptions...)
+		cmd := no.Command(java, heap, commonJVMFlags, d.jvmFlags)
 		cmd = append(cmd, "-Djava.io.tmpdir="+filepath.Join(home, "tmp"), "-cp", cp, d.mainClass, "--home", home)
-		if exitWith > 0 {
-			cmd = append(cmd, "--exit-with-pid", strconv.Itoa(exitWith))
+		if no.ExitWithPID > 0 {
+			cmd = append(cmd, "--exit-with-pid", strconv.Itoa(no.ExitWithPID))
 		}
 		if deleteOnExit {
 			cmd = append(cmd, "--delete-home-on-exit")
@@ -274,8 +260,8 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 	st.Target = "http://" + strings.Join(targets, ",")
 	st.Params["distribution"] = p.engine
 	st.Params["heap"] = heap
-	if len(jvmOptions) > 0 {
-		st.Params["jvm_options"] = strings.Join(jvmOptions, " ")
+	if len(no.JVMFlags) > 0 {
+		st.Params["jvm_options"] = strings.Join(no.JVMFlags, " ")
 	}
 	st.Params["roles"] = rolesText(st.Nodes)
 	st.Params["java"] = fmt.Sprintf("%s (Java %d)", java, version)
@@ -327,16 +313,6 @@ type health struct {
 // waitGreen waits until a node reports the cluster green with every node,
 // failing early when a node process dies (quoting its log's last lines).
 func waitGreen(ctx context.Context, st *cluster.State, nodes int) error {
-	dead := ""
-	isDead := func() bool {
-		for _, n := range st.Nodes {
-			if !cluster.Alive(n.PID) {
-				dead = n.Name
-				return true
-			}
-		}
-		return false
-	}
 	ready := func() bool {
 		for _, n := range st.Nodes {
 			status, body, err := httpGet(ctx, n, "/_cluster/health?wait_for_status=green&timeout=1s", 5*time.Second)
@@ -350,25 +326,7 @@ func waitGreen(ctx context.Context, st *cluster.State, nodes int) error {
 		}
 		return false
 	}
-	err := cluster.WaitFor(ctx, fmt.Sprintf("%d nodes and status green", nodes), time.Second, ready, isDead)
-	if err != nil && dead != "" {
-		for _, n := range st.Nodes {
-			if n.Name == dead {
-				return fmt.Errorf("%w\n%s: last lines of %s:\n%s", err, n.Name, n.LogFile, tail(n.LogFile, 15))
-			}
-		}
-	}
-	return err
-}
-
-// tail returns the last n lines of a file.
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+	return cluster.WaitNodes(ctx, st, fmt.Sprintf("%d nodes and status green", nodes), time.Second, ready)
 }
 
 func serverVersion(ctx context.Context, n cluster.Node) (string, error) {

@@ -26,25 +26,7 @@ public final class CassandraNode {
      * @param args passed to {@link CassandraDaemon#main(String[])}
      */
     public static void main(final String[] args) {
-        final long pid = Long.getLong("scalelab.exit-with-pid", 0L);
-        if (pid > 0) {
-            final Thread t = new Thread(() -> {
-                while (true) {
-                    final boolean alive = ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
-                    if (!alive) {
-                        System.err.println("scalelab-node: process " + pid + " ended, stopping");
-                        System.exit(0);
-                    }
-                    try {
-                        Thread.sleep(1000);
-                    } catch (final InterruptedException e) {
-                        return;
-                    }
-                }
-            }, "scalelab-node-watchdog");
-            t.setDaemon(true);
-            t.start();
-        }
+        Watchdog.start(Long.getLong("scalelab.exit-with-pid", 0L));
         CassandraDaemon.main(args);
     }
 }

@@ -103,26 +103,7 @@ final class NodeArgs {
      * a test's nodes do not outlive the test binary.
      */
     void startWatchdog() {
-        if (exitWithPid <= 0) {
-            return;
-        }
-        final Thread t = new Thread(() -> {
-            while (true) {
-                final boolean alive = java.lang.ProcessHandle.of(exitWithPid).map(java.lang.ProcessHandle::isAlive)
-                        .orElse(false);
-                if (!alive) {
-                    System.err.println("scalelab-node: process " + exitWithPid + " ended, stopping");
-                    System.exit(0);
-                }
-                try {
-                    Thread.sleep(1000);
-                } catch (final InterruptedException e) {
-                    return;
-                }
-            }
-        }, "scalelab-node-watchdog");
-        t.setDaemon(true);
-        t.start();
+        Watchdog.start(exitWithPid);
     }
 
     /**

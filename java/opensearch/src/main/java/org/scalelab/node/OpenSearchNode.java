@@ -7,10 +7,7 @@ package org.scalelab.node;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.util.ArrayList;
 import java.util.Collections;
-import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import org.codelibs.opensearch.runner.node.OpenSearchRunnerNode;
@@ -62,13 +59,7 @@ public final class OpenSearchNode {
     public static void main(final String[] args) throws Exception {
         final NodeArgs a = NodeArgs.parse(args);
         final Settings.Builder b = Settings.builder();
-        a.settings.forEach((k, v) -> {
-            if (v instanceof List<?> l) {
-                b.putList(k, l.stream().map(Object::toString).toList());
-            } else {
-                b.put(k, v.toString());
-            }
-        });
+        NodeRunner.putSettings(a, b::put, b::putList);
         final Path home = Paths.get(a.home).toAbsolutePath();
         final Path config = home.resolve("config");
         a.prepareHome(home, "opensearch.yml");
@@ -86,38 +77,18 @@ public final class OpenSearchNode {
         LogConfigurator.configure(env);
         Files.createDirectories(env.modulesDir());
         Files.createDirectories(env.pluginsDir());
-
-        final List<Class<? extends Plugin>> plugins = new ArrayList<>();
-        for (final String m : MODULES) {
-            try {
-                plugins.add(Class.forName(m).asSubclass(Plugin.class));
-            } catch (final ClassNotFoundException e) {
-                System.err.println("scalelab-node: module " + m + " not on the classpath, skipped");
+        final Node node = new OpenSearchRunnerNode(env, NodeRunner.plugins(MODULES, Plugin.class));
+        NodeRunner.run(a, new NodeRunner.Lifecycle() {
+            @Override
+            public void start() throws Exception {
+                node.start();
             }
-        }
-        final Node node = new OpenSearchRunnerNode(env, plugins);
-        final CountDownLatch closed = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            try {
+
+            @Override
+            public void close() throws Exception {
                 node.close();
                 node.awaitClose(30, TimeUnit.SECONDS);
-            } catch (final Exception e) {
-                System.err.println("scalelab-node: close: " + e);
-            } finally {
-                a.deleteHomeIfAsked();
-                closed.countDown();
             }
-        }, "scalelab-node-shutdown"));
-        a.startWatchdog();
-        try {
-            node.start();
-        } catch (final Throwable t) {
-            t.printStackTrace();
-            System.err.println("scalelab-node: failed to start: " + t);
-            a.deleteHomeIfAsked();
-            Runtime.getRuntime().halt(1);
-        }
-        System.out.println("scalelab-node: started " + nodeName + " (OpenSearch " + org.opensearch.Version.CURRENT + ")");
-        closed.await();
+        }, nodeName + " (OpenSearch " + org.opensearch.Version.CURRENT + ")");
     }
 }
