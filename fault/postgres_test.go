@@ -1,8 +1,9 @@
 package fault_test
 
 import (
+	"github.com/scalelab/scalelab/internal/testenv"
+
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,8 +21,8 @@ import (
 func TestKillPostgresReplica(t *testing.T) {
 	t.Parallel()
 	c, err := pgtest.Start(1, pgtest.FastSettings)
-	if errors.Is(err, postgres.ErrNoBinaries) && os.Getenv("CI") != "true" {
-		t.Skipf("%v (apt-get install -y postgresql)", err)
+	if errors.Is(err, postgres.ErrNoBinaries) {
+		testenv.Unavailable(t, "postgres", err, "apt-get install -y postgresql")
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -83,8 +84,8 @@ func TestKillPostgresReplica(t *testing.T) {
 func TestKillPostgresReplicaUpdates(t *testing.T) {
 	t.Parallel()
 	c, err := pgtest.Start(1, pgtest.FastSettings)
-	if errors.Is(err, postgres.ErrNoBinaries) && os.Getenv("CI") != "true" {
-		t.Skipf("%v (apt-get install -y postgresql)", err)
+	if errors.Is(err, postgres.ErrNoBinaries) {
+		testenv.Unavailable(t, "postgres", err, "apt-get install -y postgresql")
 	}
 	if err != nil {
 		t.Fatal(err)

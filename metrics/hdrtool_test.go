@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"github.com/scalelab/scalelab/internal/testenv"
+
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,7 +33,7 @@ func TestHlogReadByHdrHistogramTool(t *testing.T) {
 	jar := hdrJar()
 	java, err := exec.LookPath("java")
 	if jar == "" || err != nil {
-		if os.Getenv("CI") != "" {
+		if testenv.InCI() {
 			t.Fatalf("CI must provide java and the HdrHistogram jar (jar %q, java: %v)", jar, err)
 		}
 		t.Skip("java or the HdrHistogram jar is missing; run: mvn dependency:get -Dartifact=org.hdrhistogram:HdrHistogram:2.2.2")

@@ -1,6 +1,9 @@
 package report_test
 
 import (
+	"errors"
+	"github.com/scalelab/scalelab/internal/testenv"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -37,10 +40,7 @@ func chromium(t *testing.T) string {
 			return path
 		}
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium is missing: the HTML report must be checked in a real browser (apt-get install -y chromium)")
-	}
-	t.Skip("chromium is missing; install it with: apt-get install -y chromium")
+	testenv.Unavailable(t, "chromium", errors.New("not installed: the HTML report must be checked in a real browser"), "apt-get install -y chromium")
 	return ""
 }
 

@@ -190,12 +190,10 @@ func OptionsFrom(set *setting.Set) (Options, error) {
 	}, nil
 }
 
-// DefaultTarget returns the target Open uses when neither a target nor a
-// cluster is given: $SCALELAB_CASSANDRA_TARGET, else 127.0.0.1:9042. Tests
-// of scenarios replace it (from an init function, before any test runs)
-// with one that starts a shared test ring and also returns its login role
-// and password. It must be safe for concurrent use.
-var DefaultTarget = func() (target, user, password string, err error) {
+// defaultTarget returns the target Open uses when neither a target nor a
+// cluster is given: $SCALELAB_CASSANDRA_TARGET, else 127.0.0.1:9042 (with
+// no login role: the user and password settings apply).
+func defaultTarget() (target, user, password string, err error) {
 	if v := os.Getenv("SCALELAB_CASSANDRA_TARGET"); v != "" {
 		return v, "", "", nil
 	}
@@ -271,7 +269,7 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 	}
 	if target == "" {
 		var user, pw string
-		if target, user, pw, err = DefaultTarget(); err != nil {
+		if target, user, pw, err = defaultTarget(); err != nil {
 			return nil, fmt.Errorf("open cassandra: %w: %w", engine.ErrUnreachable, err)
 		}
 		if opts.User == "" {

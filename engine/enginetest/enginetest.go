@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/internal/testenv"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -86,18 +87,11 @@ func Lookup(engineName string) (Provider, bool) {
 	return p, ok
 }
 
-// InCI reports whether the tests run under CI (CI=true), where a server or
-// tool that cannot run fails a test instead of skipping it.
-func InCI() bool { return os.Getenv("CI") == "true" }
-
 // Unavailable fails t under CI, and skips it otherwise, saying why the
-// engine cannot run here and what to install.
+// engine cannot run here and what to install (testenv.Unavailable).
 func Unavailable(t testing.TB, engineName string, err error, install string) {
 	t.Helper()
-	if InCI() {
-		t.Fatalf("%s cannot run here: %v (%s)", engineName, err, install)
-	}
-	t.Skipf("%s cannot run here: %v (%s)", engineName, err, install)
+	testenv.Unavailable(t, engineName, err, install)
 }
 
 // AtExit registers fn to run when Main ends the test binary (stopping a

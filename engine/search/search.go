@@ -203,12 +203,10 @@ func (e *Engine) OptionsFrom(set *setting.Set) (Options, error) {
 // names one.
 const DefaultURL = "http://127.0.0.1:9200"
 
-// DefaultTarget returns the target Open uses when neither a target nor a
+// defaultTarget returns the target Open uses when neither a target nor a
 // cluster is given: $SCALELAB_OPENSEARCH_URL or $SCALELAB_ELASTICSEARCH_URL,
-// else DefaultURL. Tests of scenarios replace it (from an init function,
-// before any test runs) with one that starts a shared test cluster on first
-// use; it must be safe for concurrent use.
-var DefaultTarget = func(engineName string) (string, error) {
+// else DefaultURL.
+func defaultTarget(engineName string) (string, error) {
 	if v := os.Getenv("SCALELAB_" + strings.ToUpper(engineName) + "_URL"); v != "" {
 		return v, nil
 	}
@@ -281,7 +279,7 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 		target = cfg.Cluster.Target
 	}
 	if target == "" {
-		if target, err = DefaultTarget(e.name); err != nil {
+		if target, err = defaultTarget(e.name); err != nil {
 			return nil, fmt.Errorf("open %s: %w: %w", e.name, engine.ErrUnreachable, err)
 		}
 	}

@@ -1,0 +1,153 @@
+package enginetest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/scalelab/scalelab/cluster"
+)
+
+// UpCluster starts a local cluster of spec with its engine's provisioner
+// in dir, for tests: named after the test binary's process when spec has
+// no name, with heap when spec has none, and with exit_with_pid so that
+// JVM nodes stop when the test binary exits. It records the start time in
+// Params["up_seconds"]. On error the state is returned too, for StopCluster.
+func UpCluster(dir string, spec cluster.Spec, heap string, timeout time.Duration) (*cluster.State, error) {
+	prov, err := cluster.Lookup(spec.Engine)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Name == "" {
+		spec.Name = strings.ReplaceAll(Name(), "_", "-")
+	}
+	if spec.Heap == "" {
+		spec.Heap = heap
+	}
+	opts := map[string]string{}
+	for k, v := range spec.Options {
+		opts[k] = v
+	}
+	opts["exit_with_pid"] = strconv.Itoa(os.Getpid())
+	spec.Options = opts
+	st := &cluster.State{Name: spec.Name, Engine: spec.Engine, Created: time.Now().UTC(), Dir: dir, Params: map[string]string{}}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	start := time.Now()
+	if err := prov.Up(ctx, spec, st); err != nil {
+		return st, fmt.Errorf("start %s test cluster: %w", spec.Engine, err)
+	}
+	st.Params["up_seconds"] = fmt.Sprintf("%.1f", time.Since(start).Seconds())
+	return st, nil
+}
+
+// StartCluster is UpCluster for one test: in the test's temporary
+// directory, stopped (and checked gone) when t ends.
+func StartCluster(t testing.TB, spec cluster.Spec, heap string, timeout time.Duration) *cluster.State {
+	t.Helper()
+	st, err := UpCluster(t.TempDir(), spec, heap, timeout)
+	t.Cleanup(func() {
+		if err := StopCluster(st); err != nil {
+			t.Error(err)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// StopCluster stops every node of st (TERM, then KILL after 30 s) and
+// checks that no node process or port is left (Gone).
+func StopCluster(st *cluster.State) error {
+	if st == nil {
+		return nil
+	}
+	if err := cluster.StopAll(st, 30*time.Second); err != nil {
+		return err
+	}
+	return Gone(st)
+}
+
+// Gone checks that no process of st is alive and nothing listens on its
+// ports.
+func Gone(st *cluster.State) error {
+	var left []string
+	for _, n := range st.Nodes {
+		if cluster.Alive(n.PID) {
+			left = append(left, fmt.Sprintf("%s pid %d alive", n.Name, n.PID))
+		}
+		for purpose, p := range n.Ports {
+			if cluster.Listening(fmt.Sprintf("%s:%d", n.Host, p)) {
+				left = append(left, fmt.Sprintf("%s %s port %d listening", n.Name, purpose, p))
+			}
+		}
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("cluster %s left behind: %s", st.Name, strings.Join(left, "; "))
+	}
+	return nil
+}
+
+// Shared starts things once per key for the whole test binary: the first
+// call of Get for a key runs start, later calls (concurrent ones wait)
+// return its result.
+type Shared[K comparable, V any] struct {
+	mu      sync.Mutex
+	entries map[K]*sharedEntry[V]
+}
+
+type sharedEntry[V any] struct {
+	once sync.Once
+	v    V
+	err  error
+}
+
+// Get returns the value started for key.
+func (s *Shared[K, V]) Get(key K, start func() (V, error)) (V, error) {
+	s.mu.Lock()
+	if s.entries == nil {
+		s.entries = map[K]*sharedEntry[V]{}
+	}
+	e, ok := s.entries[key]
+	if !ok {
+		e = &sharedEntry[V]{}
+		s.entries[key] = e
+	}
+	s.mu.Unlock()
+	e.once.Do(func() { e.v, e.err = start() })
+	return e.v, e.err
+}
+
+// SharedDir returns (creating it) the directory of a cluster shared by this
+// test binary: kind-PID-key under the temporary directory. Directories of
+// test binaries that have exited are removed first, once per kind.
+func SharedDir(kind, key string) (string, error) {
+	cleanStale(kind)
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("scalelab-%s-%d-%s", kind, os.Getpid(), key))
+	return dir, os.MkdirAll(dir, 0o700)
+}
+
+var cleaned sync.Map
+
+// cleanStale removes the shared-cluster directories of kind whose test
+// binary has exited.
+func cleanStale(kind string) {
+	if _, done := cleaned.LoadOrStore(kind, true); done {
+		return
+	}
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "scalelab-"+kind+"-*"))
+	for _, d := range dirs {
+		rest := strings.TrimPrefix(filepath.Base(d), "scalelab-"+kind+"-")
+		pidText, _, _ := strings.Cut(rest, "-")
+		if pid, err := strconv.Atoi(pidText); err == nil && !cluster.Alive(pid) {
+			_ = os.RemoveAll(d)
+		}
+	}
+}
