@@ -57,7 +57,7 @@ func (s *sqliteStore) readBack(ctx context.Context, ids []int64, present []bool)
 	}
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return fmt.Errorf("read back records: %w", classify(ctx, err))
+		return fmt.Errorf("read back records: %w", err)
 	}
 	defer rows.Close()
 	found := make(map[int64]bool, len(ids))
@@ -69,7 +69,7 @@ func (s *sqliteStore) readBack(ctx context.Context, ids []int64, present []bool)
 		found[id] = true
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read back records: %w", classify(ctx, err))
+		return fmt.Errorf("read back records: %w", err)
 	}
 	markPresent(ids, present, found)
 	return nil

@@ -104,7 +104,7 @@ func openCassandra(ctx context.Context, env scenario.Env, recreate bool) (store,
 func (s *casStore) setMeta(ctx context.Context, v string) error {
 	err := s.c.Write("INSERT INTO "+s.c.Table("logs_meta")+" (k, v) VALUES ('query_tables', ?)", v).ExecContext(ctx)
 	if err != nil {
-		return fmt.Errorf("logs_meta: %w", s.c.Classify(ctx, err))
+		return fmt.Errorf("logs_meta: %w", err)
 	}
 	return nil
 }
@@ -133,7 +133,7 @@ func (s *casStore) baseRow(r *Record) []any {
 func (s *casStore) insert(ctx context.Context, r *Record) error {
 	fresh := r.ID < 0
 	if s.mode != casTables && !fresh {
-		return s.c.Classify(ctx, s.c.Write(s.insert1, s.baseRow(r)...).ExecContext(ctx))
+		return s.c.Write(s.insert1, s.baseRow(r)...).ExecContext(ctx)
 	}
 	b := s.c.Session().Batch(gocql.LoggedBatch).Consistency(s.c.Options().WriteConsistency)
 	b.Query(s.insert1, s.baseRow(r)...)
@@ -144,7 +144,7 @@ func (s *casStore) insert(ctx context.Context, r *Record) error {
 	if fresh {
 		b.Query(s.insertFresh, r.ID, r.Timestamp)
 	}
-	return s.c.Classify(ctx, b.ExecContext(ctx))
+	return b.ExecContext(ctx)
 }
 
 // insertBatch writes rs in unlogged batches of cassandra.batch_size rows
@@ -206,7 +206,7 @@ func (s *casStore) finishLoad(ctx context.Context, indexes bool) error {
 	var state string
 	err := s.c.Read("SELECT v FROM "+s.c.Table("logs_meta")+" WHERE k = 'query_tables'").ScanContext(ctx, &state)
 	if err != nil && !errors.Is(err, gocql.ErrNotFound) {
-		return fmt.Errorf("logs_meta: %w", s.c.Classify(ctx, err))
+		return fmt.Errorf("logs_meta: %w", err)
 	}
 	if state == "complete" {
 		return nil
@@ -230,7 +230,7 @@ func (s *casStore) finishLoad(ctx context.Context, indexes bool) error {
 		}
 	}
 	if err := iter.Close(); err != nil {
-		return fmt.Errorf("fill the query tables: %w", s.c.Classify(ctx, err))
+		return fmt.Errorf("fill the query tables: %w", err)
 	}
 	if err := s.writeQueryTables(ctx, batch); err != nil {
 		return fmt.Errorf("fill the query tables: %w", err)
@@ -250,7 +250,7 @@ func (s *casStore) existing(ctx context.Context) (int64, int64, error) {
 		}
 	}
 	if err := iter.Close(); err != nil {
-		return 0, 0, fmt.Errorf("count logs: %w", s.c.Classify(ctx, err))
+		return 0, 0, fmt.Errorf("count logs: %w", err)
 	}
 	return n, next, nil
 }
@@ -267,7 +267,7 @@ func (s *casStore) deleteFresh(ctx context.Context) error {
 		tss[ts] = true
 	}
 	if err := iter.Close(); err != nil {
-		return fmt.Errorf("list probe records: %w", s.c.Classify(ctx, err))
+		return fmt.Errorf("list probe records: %w", err)
 	}
 	if err := s.c.WriteBatch(ctx, "DELETE FROM "+s.logs+" WHERE id = ?", ids); err != nil {
 		return fmt.Errorf("delete probe records: %w", err)
@@ -275,12 +275,12 @@ func (s *casStore) deleteFresh(ctx context.Context) error {
 	for ts := range tss {
 		for _, t := range []string{"logs_by_ts", "logs_by_ts_svc"} {
 			if err := s.c.Write("DELETE FROM "+s.c.Table(t)+" WHERE ts = ?", ts).ExecContext(ctx); err != nil {
-				return fmt.Errorf("delete probe records: %w", s.c.Classify(ctx, err))
+				return fmt.Errorf("delete probe records: %w", err)
 			}
 		}
 	}
 	if err := s.c.Write("DELETE FROM " + s.c.Table("logs_fresh") + " WHERE b = 0").ExecContext(ctx); err != nil {
-		return fmt.Errorf("delete probe records: %w", s.c.Classify(ctx, err))
+		return fmt.Errorf("delete probe records: %w", err)
 	}
 	return nil
 }
@@ -303,7 +303,7 @@ func (v *casView) read(ctx context.Context, id int64, r *Record) (bool, bool, er
 		return false, v.strong, nil
 	}
 	if err != nil {
-		return false, v.strong, v.c.Classify(ctx, err)
+		return false, v.strong, err
 	}
 	r.ID = id
 	return true, v.strong, nil
@@ -313,7 +313,7 @@ func (v *casView) read(ctx context.Context, id int64, r *Record) (bool, bool, er
 func (v *casView) count(ctx context.Context, q string, args ...any) (int64, error) {
 	var n int64
 	err := v.c.Read(q, args...).ScanContext(ctx, &n)
-	return n, v.c.Classify(ctx, err)
+	return n, err
 }
 
 // filtered appends ALLOW FILTERING in casFilter mode.
@@ -378,7 +378,7 @@ func (v *casView) errorsPerHost(ctx context.Context, from, to int64, maxSeverity
 			out[m]++
 		}
 	}
-	return v.strong, v.c.Classify(ctx, iter.Close())
+	return v.strong, iter.Close()
 }
 
 // search counts records whose words hold word: through the SAI index on
@@ -401,5 +401,5 @@ func (v *casView) search(ctx context.Context, word string) (int64, bool, error) 
 		}
 		ws = ws[:0]
 	}
-	return n, v.strong, v.c.Classify(ctx, iter.Close())
+	return n, v.strong, iter.Close()
 }

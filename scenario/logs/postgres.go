@@ -53,21 +53,21 @@ func openPostgres(ctx context.Context, env scenario.Env, recreate bool) (store, 
 	p := c.Primary()
 	if recreate {
 		if _, err := p.Exec(ctx, "DROP TABLE IF EXISTS logs"); err != nil {
-			return nil, fmt.Errorf("drop logs: %w", postgres.Classify(ctx, err))
+			return nil, fmt.Errorf("drop logs: %w", err)
 		}
 	}
 	create := fmt.Sprintf(`CREATE TABLE IF NOT EXISTS logs (id bigint PRIMARY KEY, ts bigint NOT NULL,
 		machine varchar(%d) NOT NULL, service varchar(%d) NOT NULL, severity smallint NOT NULL, message varchar(%d) NOT NULL)`,
 		MaxMachineLen, MaxServiceLen, MessageLen)
 	if _, err := p.Exec(ctx, create); err != nil {
-		return nil, fmt.Errorf("create logs: %w", postgres.Classify(ctx, err))
+		return nil, fmt.Errorf("create logs: %w", err)
 	}
 	return &pgStore{c: c, copy: c.Options().Copy}, nil
 }
 
 func (s *pgStore) insert(ctx context.Context, r *Record) error {
 	_, err := s.c.Primary().Exec(ctx, pgInsert, r.ID, r.Timestamp, r.Machine, r.Service, int16(r.Severity), r.Message)
-	return postgres.Classify(ctx, err)
+	return err
 }
 
 // insertBatch writes rs with COPY (postgres.copy), else with one INSERT of
@@ -84,7 +84,7 @@ func (s *pgStore) insertBatch(ctx context.Context, rs []Record) error {
 		if err == nil && n != int64(len(rs)) {
 			err = fmt.Errorf("COPY wrote %d of %d rows", n, len(rs))
 		}
-		return postgres.Classify(ctx, err)
+		return err
 	}
 	ids, tss := make([]int64, len(rs)), make([]int64, len(rs))
 	ms, svcs, msgs := make([]string, len(rs)), make([]string, len(rs)), make([]string, len(rs))
@@ -94,7 +94,7 @@ func (s *pgStore) insertBatch(ctx context.Context, rs []Record) error {
 		ids[i], tss[i], ms[i], svcs[i], sevs[i], msgs[i] = r.ID, r.Timestamp, r.Machine, r.Service, int16(r.Severity), r.Message
 	}
 	_, err := p.Exec(ctx, pgInsertMany, ids, tss, ms, svcs, sevs, msgs)
-	return postgres.Classify(ctx, err)
+	return err
 }
 
 // finishLoad creates or drops the indexes, runs ANALYZE, then waits until
@@ -107,11 +107,11 @@ func (s *pgStore) finishLoad(ctx context.Context, indexes bool) error {
 			q = "DROP INDEX IF EXISTS " + ix[0]
 		}
 		if _, err := p.Exec(ctx, q); err != nil {
-			return fmt.Errorf("%s: %w", q, postgres.Classify(ctx, err))
+			return fmt.Errorf("%s: %w", q, err)
 		}
 	}
 	if _, err := p.Exec(ctx, "ANALYZE logs"); err != nil {
-		return fmt.Errorf("analyze logs: %w", postgres.Classify(ctx, err))
+		return fmt.Errorf("analyze logs: %w", err)
 	}
 	return s.c.WaitReplicas(ctx)
 }
@@ -119,12 +119,12 @@ func (s *pgStore) finishLoad(ctx context.Context, indexes bool) error {
 func (s *pgStore) existing(ctx context.Context) (int64, int64, error) {
 	var n, next int64
 	err := s.c.Primary().QueryRow(ctx, "SELECT count(*), COALESCE(max(id) + 1, 0) FROM logs WHERE id >= 0").Scan(&n, &next)
-	return n, next, postgres.Classify(ctx, err)
+	return n, next, err
 }
 
 func (s *pgStore) deleteFresh(ctx context.Context) error {
 	_, err := s.c.Primary().Exec(ctx, "DELETE FROM logs WHERE id < 0")
-	return postgres.Classify(ctx, err)
+	return err
 }
 
 func (s *pgStore) newView() view { return &pgView{r: s.c.NewRouter()} }
@@ -144,7 +144,7 @@ func (v *pgView) read(ctx context.Context, id int64, r *Record) (bool, bool, err
 		return false, primary, nil
 	}
 	if err != nil {
-		return false, primary, postgres.Classify(ctx, err)
+		return false, primary, err
 	}
 	r.ID, r.Severity = id, int(sev)
 	return true, primary, nil
@@ -153,7 +153,7 @@ func (v *pgView) read(ctx context.Context, id int64, r *Record) (bool, bool, err
 func count(ctx context.Context, p *pgxpool.Pool, q string, args ...any) (int64, error) {
 	var n int64
 	err := p.QueryRow(ctx, q, args...).Scan(&n)
-	return n, postgres.Classify(ctx, err)
+	return n, err
 }
 
 func (v *pgView) countA(ctx context.Context, ts int64) (int64, bool, error) {
@@ -189,16 +189,16 @@ func (v *pgView) errorsPerHost(ctx context.Context, from, to int64, maxSeverity 
 	p, primary := v.r.Reader()
 	rows, err := p.Query(ctx, pgErrors, from, to, int16(maxSeverity))
 	if err != nil {
-		return primary, postgres.Classify(ctx, err)
+		return primary, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var m string
 		var n int64
 		if err := rows.Scan(&m, &n); err != nil {
-			return primary, postgres.Classify(ctx, err)
+			return primary, err
 		}
 		out[m] = n
 	}
-	return primary, postgres.Classify(ctx, rows.Err())
+	return primary, rows.Err()
 }

@@ -93,8 +93,6 @@ func (s *sqliteStore) prepare(ctx context.Context, recreate bool) error {
 	return err
 }
 
-func classify(ctx context.Context, err error) error { return sqlite.Classify(ctx, err) }
-
 func appendRow(args []any, r *Record) []any {
 	return append(args, r.ID, r.Timestamp, r.Machine, r.Service, r.Severity, r.Message)
 }
@@ -103,7 +101,7 @@ func (s *sqliteStore) insert(ctx context.Context, r *Record) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	_, err := s.insertOne.ExecContext(ctx, appendRow(make([]any, 0, 6), r)...)
-	return classify(ctx, err)
+	return err
 }
 
 // insertBatch writes rs in one transaction of multi-row INSERTs.
@@ -112,7 +110,7 @@ func (s *sqliteStore) insertBatch(ctx context.Context, rs []Record) error {
 	defer s.writeMu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return classify(ctx, err)
+		return err
 	}
 	defer tx.Rollback()
 	many, one := tx.StmtContext(ctx, s.insertN), tx.StmtContext(ctx, s.insertOne)
@@ -124,15 +122,15 @@ func (s *sqliteStore) insertBatch(ctx context.Context, rs []Record) error {
 			args = appendRow(args, &rs[j])
 		}
 		if _, err := many.ExecContext(ctx, args...); err != nil {
-			return classify(ctx, err)
+			return err
 		}
 	}
 	for ; i < len(rs); i++ {
 		if _, err := one.ExecContext(ctx, appendRow(args[:0], &rs[i])...); err != nil {
-			return classify(ctx, err)
+			return err
 		}
 	}
-	return classify(ctx, tx.Commit())
+	return tx.Commit()
 }
 
 func (s *sqliteStore) finishLoad(ctx context.Context, indexes bool) error {
@@ -154,12 +152,12 @@ func (s *sqliteStore) finishLoad(ctx context.Context, indexes bool) error {
 func (s *sqliteStore) existing(ctx context.Context) (int64, int64, error) {
 	var n, next int64
 	err := s.db.QueryRowContext(ctx, "SELECT count(*), COALESCE(max(id) + 1, 0) FROM "+table+" WHERE id >= 0").Scan(&n, &next)
-	return n, next, classify(ctx, err)
+	return n, next, err
 }
 
 func (s *sqliteStore) deleteFresh(ctx context.Context) error {
 	_, err := s.db.ExecContext(ctx, "DELETE FROM "+table+" WHERE id < 0")
-	return classify(ctx, err)
+	return err
 }
 
 func (s *sqliteStore) newView() view { return s }
@@ -172,7 +170,7 @@ func (s *sqliteStore) read(ctx context.Context, id int64, r *Record) (bool, bool
 		return false, true, nil
 	}
 	if err != nil {
-		return false, true, classify(ctx, err)
+		return false, true, err
 	}
 	r.ID = id
 	return true, true, nil
@@ -181,7 +179,7 @@ func (s *sqliteStore) read(ctx context.Context, id int64, r *Record) (bool, bool
 func (s *sqliteStore) count(ctx context.Context, st *sql.Stmt, args ...any) (int64, bool, error) {
 	var n int64
 	err := st.QueryRowContext(ctx, args...).Scan(&n)
-	return n, true, classify(ctx, err)
+	return n, true, err
 }
 
 func (s *sqliteStore) countA(ctx context.Context, ts int64) (int64, bool, error) {
@@ -208,18 +206,18 @@ func (s *sqliteStore) countVisible(ctx context.Context, ts int64) (int64, error)
 func (s *sqliteStore) errorsPerHost(ctx context.Context, from, to int64, maxSeverity int, out map[string]int64) (bool, error) {
 	rows, err := s.errorsStmt.QueryContext(ctx, from, to, maxSeverity)
 	if err != nil {
-		return true, classify(ctx, err)
+		return true, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var m string
 		var n int64
 		if err := rows.Scan(&m, &n); err != nil {
-			return true, classify(ctx, err)
+			return true, err
 		}
 		out[m] = n
 	}
-	return true, classify(ctx, rows.Err())
+	return true, rows.Err()
 }
 
 func (s *sqliteStore) close() error {

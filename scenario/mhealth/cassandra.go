@@ -55,11 +55,13 @@ func openCassandra(ctx context.Context, env scenario.Env, _ *config) (store, err
 
 func (s *casStore) stores() bool { return true }
 
-func (s *casStore) classify(ctx context.Context, err error) error {
+// casNotFound makes gocql's "not found" the scenario's ErrNotFound (the
+// engine classifies its other errors).
+func casNotFound(err error) error {
 	if errors.Is(err, gocql.ErrNotFound) {
 		return engine.ErrNotFound
 	}
-	return s.c.Classify(ctx, err)
+	return err
 }
 
 func (s *casStore) reset(ctx context.Context) error {
@@ -74,14 +76,14 @@ func (s *casStore) reset(ctx context.Context) error {
 func (s *casStore) createPatient(ctx context.Context, p Patient) error {
 	err := s.c.Write("INSERT INTO "+s.t["mh_patient"]+" (id, created, goal_daily, goal_weekly, goal_monthly) VALUES (?, ?, ?, ?, ?)",
 		p.ID, p.Created, p.Goals.Daily, p.Goals.Weekly, p.Goals.Monthly).ExecContext(ctx)
-	return s.classify(ctx, err)
+	return casNotFound(err)
 }
 
 func (s *casStore) postActivity(ctx context.Context, patient int64, a Activity) error {
 	err := s.c.Write("INSERT INTO "+s.t["mh_activity"]+" (patient, start, end, type, steps) VALUES (?, ?, ?, ?, ?)",
 		patient, a.Start, a.End, a.Type, a.Steps).ExecContext(ctx)
 	if err != nil {
-		return s.classify(ctx, err)
+		return casNotFound(err)
 	}
 	d, w, m := dayStart(a.Start), weekStart(a.Start), monthStart(a.Start)
 	var daily, weekly, monthly, start, steps int64
@@ -99,16 +101,16 @@ func (s *casStore) postActivity(ctx context.Context, patient int64, a Activity) 
 		}
 	}
 	if err := iter.Close(); err != nil {
-		return s.classify(ctx, err)
+		return casNotFound(err)
 	}
 	err = s.c.Write("INSERT INTO "+s.t["mh_achievements"]+" (patient, day_start, daily, weekly, monthly, updated_for) VALUES (?, ?, ?, ?, ?, ?)",
 		patient, d, daily, weekly, monthly, a.Start).ExecContext(ctx)
 	if err != nil {
-		return s.classify(ctx, err)
+		return casNotFound(err)
 	}
 	// A counter update is not idempotent: the engine never retries.
 	err = s.c.Write("UPDATE "+s.t["mh_totals"]+" SET steps = steps + ? WHERE patient = ?", a.Steps, patient).ExecContext(ctx)
-	return s.classify(ctx, err)
+	return casNotFound(err)
 }
 
 func (s *casStore) achievements(ctx context.Context, patient int64) (Achievements, error) {
@@ -116,12 +118,12 @@ func (s *casStore) achievements(ctx context.Context, patient int64) (Achievement
 	err := s.c.Read("SELECT goal_daily, goal_weekly, goal_monthly FROM "+s.t["mh_patient"]+" WHERE id = ?", patient).
 		ScanContext(ctx, &a.Goals.Daily, &a.Goals.Weekly, &a.Goals.Monthly)
 	if err != nil {
-		return Achievements{}, s.classify(ctx, err)
+		return Achievements{}, casNotFound(err)
 	}
 	err = s.c.Read("SELECT day_start, daily, weekly, monthly, updated_for FROM "+s.t["mh_achievements"]+" WHERE patient = ?", patient).
 		ScanContext(ctx, &a.DayStart, &a.Daily, &a.Weekly, &a.Monthly, &a.UpdatedFor)
 	if err != nil && !errors.Is(err, gocql.ErrNotFound) { // no post yet: zero sums
-		return Achievements{}, s.classify(ctx, err)
+		return Achievements{}, casNotFound(err)
 	}
 	return a, nil
 }
@@ -134,18 +136,18 @@ func (s *casStore) totals(ctx context.Context, patient int64) (int64, error) {
 	if errors.Is(err, gocql.ErrNotFound) {
 		var id int64
 		if err := s.c.Read("SELECT id FROM "+s.t["mh_patient"]+" WHERE id = ?", patient).ScanContext(ctx, &id); err != nil {
-			return 0, s.classify(ctx, err)
+			return 0, casNotFound(err)
 		}
 		return 0, nil
 	}
-	return steps, s.classify(ctx, err)
+	return steps, casNotFound(err)
 }
 
 func (s *casStore) savePlan(ctx context.Context, patient int64, p Plan) error {
 	err := s.c.Write("INSERT INTO "+s.t["mh_plan"]+" (patient, week, level, exercises, education, xdone, edone, answers) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 		patient, p.Week, p.Level, encodeList(p.Exercises), encodeList(p.Education), nonNil(p.ExerciseDone), nonNil(p.EducationDone),
 		encodeAnswers(p.Answers)).ExecContext(ctx)
-	return s.classify(ctx, err)
+	return casNotFound(err)
 }
 
 // nonNil keeps an empty list an empty list (a nil slice writes null).
@@ -162,7 +164,7 @@ func (s *casStore) plan(ctx context.Context, patient int64, week int) (Plan, err
 	err := s.c.Read("SELECT level, exercises, education, xdone, edone, answers FROM "+s.t["mh_plan"]+" WHERE patient = ? AND week = ?", patient, week).
 		ScanContext(ctx, &p.Level, &ex, &ed, &p.ExerciseDone, &p.EducationDone, &ans)
 	if err != nil {
-		return Plan{}, s.classify(ctx, err)
+		return Plan{}, casNotFound(err)
 	}
 	p.Exercises, p.Education, p.Answers = decodeList(ex), decodeList(ed), decodeAnswers(ans)
 	p.ExerciseDone = padBools(p.ExerciseDone, len(p.Exercises))
@@ -191,10 +193,10 @@ func (s *casStore) markDone(ctx context.Context, patient int64, week int, kind b
 		return fmt.Errorf("%w: plan item %d of week %d of patient %d", engine.ErrNotFound, item, week, patient)
 	}
 	if err != nil {
-		return s.classify(ctx, err)
+		return casNotFound(err)
 	}
 	err = s.c.Write("UPDATE "+s.t["mh_plan"]+" SET "+col+"[?] = true WHERE patient = ? AND week = ?", item, patient, week).ExecContext(ctx)
-	return s.classify(ctx, err)
+	return casNotFound(err)
 }
 
 // settle has nothing to wait for: reads at the configured levels see what
@@ -214,7 +216,7 @@ func (s *casStore) readActivities(ctx context.Context, ids []int64, present []bo
 		case errors.Is(err, gocql.ErrNotFound):
 			present[i] = false
 		case err != nil:
-			return fmt.Errorf("read back activities: %w", s.c.Classify(ctx, err))
+			return fmt.Errorf("read back activities: %w", err)
 		default:
 			present[i] = true
 		}

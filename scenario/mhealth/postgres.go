@@ -63,29 +63,31 @@ func (s *pgStore) reader() *pgxpool.Pool {
 	return p
 }
 
-func pgClassify(ctx context.Context, err error) error {
+// pgNotFound makes "no rows" the scenario's ErrNotFound (the engine
+// classifies its other errors).
+func pgNotFound(err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return engine.ErrNotFound
 	}
-	return postgres.Classify(ctx, err)
+	return err
 }
 
 func (s *pgStore) reset(ctx context.Context) error {
 	_, err := s.writer().Exec(ctx, `TRUNCATE mh_patient, mh_activity, mh_achievements, mh_totals, mh_plan`)
-	return pgClassify(ctx, err)
+	return pgNotFound(err)
 }
 
 // inTx runs fn in a transaction on the primary and marks the user's write.
 func (s *pgStore) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	err := pgx.BeginFunc(ctx, s.writer(), fn)
 	s.router.Wrote()
-	return pgClassify(ctx, err)
+	return pgNotFound(err)
 }
 
 func (s *pgStore) exec(ctx context.Context, sql string, args ...any) (int64, error) {
 	tag, err := s.writer().Exec(ctx, sql, args...)
 	s.router.Wrote()
-	return tag.RowsAffected(), pgClassify(ctx, err)
+	return tag.RowsAffected(), pgNotFound(err)
 }
 
 func (s *pgStore) createPatient(ctx context.Context, p Patient) error {
@@ -134,13 +136,13 @@ func (s *pgStore) achievements(ctx context.Context, patient int64) (Achievements
 		COALESCE(a.updated_for, 0), p.goal_daily, p.goal_weekly, p.goal_monthly
 		FROM mh_patient p LEFT JOIN mh_achievements a ON a.patient = p.id WHERE p.id = $1`, patient).
 		Scan(&a.DayStart, &a.Daily, &a.Weekly, &a.Monthly, &a.UpdatedFor, &a.Goals.Daily, &a.Goals.Weekly, &a.Goals.Monthly)
-	return a, pgClassify(ctx, err)
+	return a, pgNotFound(err)
 }
 
 func (s *pgStore) totals(ctx context.Context, patient int64) (int64, error) {
 	var steps int64
 	err := s.reader().QueryRow(ctx, `SELECT steps FROM mh_totals WHERE patient = $1`, patient).Scan(&steps)
-	return steps, pgClassify(ctx, err)
+	return steps, pgNotFound(err)
 }
 
 func (s *pgStore) savePlan(ctx context.Context, patient int64, p Plan) error {
@@ -157,7 +159,7 @@ func (s *pgStore) plan(ctx context.Context, patient int64, week int) (Plan, erro
 	err := s.reader().QueryRow(ctx, `SELECT level, exercises, education, xdone, edone, answers FROM mh_plan WHERE patient = $1 AND week = $2`, patient, week).
 		Scan(&p.Level, &ex, &ed, &xd, &edn, &ans)
 	if err != nil {
-		return Plan{}, pgClassify(ctx, err)
+		return Plan{}, pgNotFound(err)
 	}
 	p.Exercises, p.Education, p.ExerciseDone, p.EducationDone, p.Answers = decodeList(ex), decodeList(ed), decodeBools(xd), decodeBools(edn), decodeAnswers(ans)
 	return p, nil
@@ -184,13 +186,13 @@ func (s *pgStore) markDone(ctx context.Context, patient int64, week int, kind by
 func (s *pgStore) settle(ctx context.Context) error {
 	var lsn string
 	if err := s.c.Primary().QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&lsn); err != nil {
-		return pgClassify(ctx, err)
+		return pgNotFound(err)
 	}
 	for _, r := range s.c.Replicas() {
 		for {
 			var caught bool
 			if err := r.QueryRow(ctx, `SELECT COALESCE(pg_last_wal_replay_lsn() >= $1::pg_lsn, true)`, lsn).Scan(&caught); err != nil {
-				return pgClassify(ctx, err)
+				return pgNotFound(err)
 			}
 			if caught {
 				break

@@ -60,32 +60,34 @@ func (s *sqliteStore) reset(ctx context.Context) error {
 	return nil
 }
 
-func classify(ctx context.Context, err error) error {
+// sqlNotFound makes "no rows" the scenario's ErrNotFound (the engine
+// classifies its other errors).
+func sqlNotFound(err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return engine.ErrNotFound
 	}
-	return sqlite.Classify(ctx, err)
+	return err
 }
 
 func (s *sqliteStore) createPatient(ctx context.Context, p Patient) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return classify(ctx, err)
+		return sqlNotFound(err)
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
 	if _, err := tx.ExecContext(ctx, `INSERT INTO mh_patient VALUES (?, ?, ?, ?, ?)`, p.ID, p.Created, p.Goals.Daily, p.Goals.Weekly, p.Goals.Monthly); err != nil {
-		return classify(ctx, err)
+		return sqlNotFound(err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO mh_totals VALUES (?, 0)`, p.ID); err != nil {
-		return classify(ctx, err)
+		return sqlNotFound(err)
 	}
-	return classify(ctx, tx.Commit())
+	return sqlNotFound(tx.Commit())
 }
 
 func (s *sqliteStore) postActivity(ctx context.Context, patient int64, a Activity) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return classify(ctx, err)
+		return sqlNotFound(err)
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
 	// The write comes first so the transaction takes the write lock at once
@@ -93,7 +95,7 @@ func (s *sqliteStore) postActivity(ctx context.Context, patient int64, a Activit
 	if _, err := tx.ExecContext(ctx, `INSERT INTO mh_activity VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (patient, start) DO UPDATE SET "end" = excluded."end", type = excluded.type, steps = excluded.steps`,
 		patient, a.Start, a.End, a.Type, a.Steps); err != nil {
-		return classify(ctx, err)
+		return sqlNotFound(err)
 	}
 	d, w, m := dayStart(a.Start), weekStart(a.Start), monthStart(a.Start)
 	var daily, weekly, monthly int64
@@ -103,21 +105,21 @@ func (s *sqliteStore) postActivity(ctx context.Context, patient int64, a Activit
 		  COALESCE(SUM(CASE WHEN start >= ? THEN steps END), 0)
 		FROM mh_activity WHERE patient = ? AND start >= ? AND start <= ?`,
 		d, w, m, patient, min(w, m), a.Start).Scan(&daily, &weekly, &monthly); err != nil {
-		return classify(ctx, err)
+		return sqlNotFound(err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO mh_achievements VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (patient) DO UPDATE SET day_start = excluded.day_start, daily = excluded.daily, weekly = excluded.weekly,
 		  monthly = excluded.monthly, updated_for = excluded.updated_for`, patient, d, daily, weekly, monthly, a.Start); err != nil {
-		return classify(ctx, err)
+		return sqlNotFound(err)
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE mh_totals SET steps = steps + ? WHERE patient = ?`, a.Steps, patient)
 	if err != nil {
-		return classify(ctx, err)
+		return sqlNotFound(err)
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
 		return fmt.Errorf("%w: no totals row for patient %d", engine.ErrNotFound, patient)
 	}
-	return classify(ctx, tx.Commit())
+	return sqlNotFound(tx.Commit())
 }
 
 func (s *sqliteStore) achievements(ctx context.Context, patient int64) (Achievements, error) {
@@ -126,13 +128,13 @@ func (s *sqliteStore) achievements(ctx context.Context, patient int64) (Achievem
 		COALESCE(a.updated_for, 0), p.goal_daily, p.goal_weekly, p.goal_monthly
 		FROM mh_patient p LEFT JOIN mh_achievements a ON a.patient = p.id WHERE p.id = ?`, patient).
 		Scan(&a.DayStart, &a.Daily, &a.Weekly, &a.Monthly, &a.UpdatedFor, &a.Goals.Daily, &a.Goals.Weekly, &a.Goals.Monthly)
-	return a, classify(ctx, err)
+	return a, sqlNotFound(err)
 }
 
 func (s *sqliteStore) totals(ctx context.Context, patient int64) (int64, error) {
 	var steps int64
 	err := s.db.QueryRowContext(ctx, `SELECT steps FROM mh_totals WHERE patient = ?`, patient).Scan(&steps)
-	return steps, classify(ctx, err)
+	return steps, sqlNotFound(err)
 }
 
 func (s *sqliteStore) savePlan(ctx context.Context, patient int64, p Plan) error {
@@ -140,7 +142,7 @@ func (s *sqliteStore) savePlan(ctx context.Context, patient int64, p Plan) error
 		ON CONFLICT (patient, week) DO UPDATE SET level = excluded.level, exercises = excluded.exercises, education = excluded.education,
 		  xdone = excluded.xdone, edone = excluded.edone, answers = excluded.answers`,
 		patient, p.Week, p.Level, encodeList(p.Exercises), encodeList(p.Education), encodeBools(p.ExerciseDone), encodeBools(p.EducationDone), encodeAnswers(p.Answers))
-	return classify(ctx, err)
+	return sqlNotFound(err)
 }
 
 func (s *sqliteStore) plan(ctx context.Context, patient int64, week int) (Plan, error) {
@@ -149,7 +151,7 @@ func (s *sqliteStore) plan(ctx context.Context, patient int64, week int) (Plan, 
 	err := s.db.QueryRowContext(ctx, `SELECT level, exercises, education, xdone, edone, answers FROM mh_plan WHERE patient = ? AND week = ?`, patient, week).
 		Scan(&p.Level, &ex, &ed, &xd, &edn, &ans)
 	if err != nil {
-		return Plan{}, classify(ctx, err)
+		return Plan{}, sqlNotFound(err)
 	}
 	p.Exercises, p.Education, p.ExerciseDone, p.EducationDone, p.Answers = decodeList(ex), decodeList(ed), decodeBools(xd), decodeBools(edn), decodeAnswers(ans)
 	return p, nil
@@ -164,7 +166,7 @@ func (s *sqliteStore) markDone(ctx context.Context, patient int64, week int, kin
 	res, err := s.db.ExecContext(ctx, `UPDATE mh_plan SET `+col+` = substr(`+col+`, 1, ?) || '1' || substr(`+col+`, ? + 2)
 		WHERE patient = ? AND week = ? AND length(`+col+`) > ?`, item, item, patient, week, item)
 	if err != nil {
-		return classify(ctx, err)
+		return sqlNotFound(err)
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
 		return fmt.Errorf("%w: plan item %d of week %d of patient %d", engine.ErrNotFound, item, week, patient)
