@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/runner"
+	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/setting"
 
 	"github.com/scalelab/scalelab/results"
@@ -22,6 +23,7 @@ type Combination struct {
 	Engine   string       // engine of its runs
 	Sets     []string     // key=value settings of its runs
 	Load     []Assign     // load fields (file's, then levels')
+	Tiers    []Assign     // tiers beside the store (cache, cache_target)
 	Cluster  *ClusterSpec // local cluster its runs need; nil for none
 	Baseline bool         // a reference others are compared with
 	// ComparedTo is the ID of the combination this one is compared with
@@ -297,6 +299,8 @@ func (s *Spec) combination(d *decoder, v []int, name string, pos Pos) *Combinati
 			c.Sets = append(c.Sets, k+"="+e.a.Value)
 		case "load":
 			c.Load = append(c.Load, e.a)
+		case "tier":
+			c.Tiers = append(c.Tiers, e.a)
 		case "cluster":
 			if cl == nil {
 				cl = map[string]string{}
@@ -485,6 +489,21 @@ func (s *Spec) RunOptions(c *Combination, repeat int, out, clusterName string) *
 			}
 		}
 	}
+	var cache runner.TierOptions
+	for _, a := range c.Tiers {
+		switch v := strings.TrimSpace(a.Value); a.Key {
+		case "cache":
+			if v != "none" {
+				cache.Engine = v
+			}
+		case "cache_target":
+			cache.Target = v
+		}
+	}
+	if cache.Engine != "" {
+		cache.Role = scenario.RoleCache
+		o.Tiers = append(o.Tiers, cache)
+	}
 	if repeat > 1 {
 		o.Seed += uint64(repeat - 1)
 	}
@@ -496,6 +515,12 @@ func (s *Spec) RunOptions(c *Combination, repeat int, out, clusterName string) *
 // recorded in run.json.
 func commandLine(o *runner.Options) []string {
 	args := []string{"scalelab", "run", o.Scenario, "--engine", o.Engine}
+	for _, t := range o.Tiers {
+		args = append(args, "--"+t.Role, t.Engine)
+		if t.Target != "" {
+			args = append(args, "--"+t.Role+"-target", t.Target)
+		}
+	}
 	if o.Cluster != "" {
 		args = append(args, "--cluster", o.Cluster)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/fault"
 	"github.com/scalelab/scalelab/load"
 	"github.com/scalelab/scalelab/setting"
@@ -147,6 +148,11 @@ var topKeys = []string{"name", "description", "scenario", "engine", "target", "s
 
 // LoadKeys are the load fields a file, a factor or a level may set.
 var LoadKeys = []string{"model", "users", "think", "duration", "warmup", "ops", "rate", "arrivals", "phases", "seed", "drain", "fault"}
+
+// TierKeys are the tiers beside the store a factor may vary: the cache
+// tier's engine ("none": no cache) and target. A tier's settings are
+// settings keyed by its role (cache.ENGINE.KEY).
+var TierKeys = []string{"cache", "cache_target"}
 
 // ClusterKeys are the cluster fields a factor may vary.
 var ClusterKeys = []string{"nodes", "replicas", "heap"}
@@ -457,6 +463,17 @@ func checkCluster(key, raw string) error {
 	return nil
 }
 
+// checkTier checks a tier key's value: an engine (or none) for cache.
+func checkTier(key, raw string) error {
+	if key != "cache" || raw == "none" {
+		return nil
+	}
+	if _, err := engine.Lookup(raw); err != nil {
+		return fmt.Errorf("%q: %v; or none (no cache)", raw, err)
+	}
+	return nil
+}
+
 // keyKind classifies a key a factor or level sets.
 func keyKind(key string) string {
 	switch {
@@ -466,6 +483,8 @@ func keyKind(key string) string {
 		return "cluster"
 	case contains(LoadKeys, key):
 		return "load"
+	case contains(TierKeys, key):
+		return "tier"
 	case strings.Contains(key, "."):
 		return "setting"
 	}
@@ -474,7 +493,7 @@ func keyKind(key string) string {
 
 // knownKeys lists the non-setting keys, for did-you-mean.
 func knownKeys() []string {
-	return append(append([]string{"engine"}, ClusterKeys...), LoadKeys...)
+	return append(append(append([]string{"engine"}, ClusterKeys...), LoadKeys...), TierKeys...)
 }
 
 // checkAssign checks one key=value a factor level sets.
@@ -485,9 +504,11 @@ func (d *decoder) checkAssign(n *yaml.Node, field, key, raw string) bool {
 		err = CheckLoad(key, raw)
 	case "cluster":
 		err = checkCluster(key, raw)
+	case "tier":
+		err = checkTier(key, raw)
 	case "engine", "setting":
 	default:
-		msg := fmt.Sprintf("%q is not something a level can set; allowed: engine, %s, %s, or a setting engine.key / scenario.key", key, strings.Join(ClusterKeys, ", "), strings.Join(LoadKeys, ", "))
+		msg := fmt.Sprintf("%q is not something a level can set; allowed: engine, %s, %s, %s, or a setting engine.key / scenario.key / cache.engine.key", key, strings.Join(ClusterKeys, ", "), strings.Join(LoadKeys, ", "), strings.Join(TierKeys, ", "))
 		if near := setting.Nearest(key, knownKeys()); near != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", near)
 		}

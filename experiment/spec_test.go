@@ -13,6 +13,7 @@ import (
 	_ "github.com/scalelab/scalelab/engine/null"
 	_ "github.com/scalelab/scalelab/engine/sqlite"
 	_ "github.com/scalelab/scalelab/scenario/mhealth"
+	_ "github.com/scalelab/scalelab/scenario/social"
 	_ "github.com/scalelab/scalelab/scenario/ycsb"
 )
 
@@ -399,7 +400,7 @@ func TestExamples(t *testing.T) {
 	if err != nil || len(files) < 5 {
 		t.Fatalf("examples: %v %v", files, err)
 	}
-	runnable := map[string]bool{"social-mixes.yaml": true, "mhealth-users.yaml": true, "mhealth-knee.yaml": true}
+	runnable := map[string]bool{"social-mixes.yaml": true, "mhealth-users.yaml": true, "mhealth-knee.yaml": true, "ycsb-cache.yaml": true}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {

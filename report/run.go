@@ -226,6 +226,19 @@ func runFacts(r *results.Run) []fact {
 	if s := r.Server; s != nil && len(s.Extra) > 0 {
 		add("server", kvList(s.Extra))
 	}
+	for _, t := range r.Tiers {
+		v := t.Engine
+		if s := t.Server; s != nil && s.Version != "" && s.Version != "n/a" {
+			v += " " + s.Version
+		}
+		if t.Cluster != nil {
+			v += fmt.Sprintf(", cluster %s (%d nodes)", t.Cluster.Name, t.Cluster.Nodes)
+		}
+		if len(t.Changed) > 0 {
+			v += "; changed: " + strings.Join(t.Changed, ", ")
+		}
+		add(t.Role+" tier", v)
+	}
 	add("load model", loadText(r.Load))
 	dur := fmtDuration(r.MeasuredS) + " measured"
 	if r.Load.WarmupS > 0 {

@@ -46,6 +46,7 @@ type Run struct {
 	Engine         string                       `json:"engine"`
 	Cluster        *ClusterRef                  `json:"cluster,omitempty"` // --cluster
 	Server         *Server                      `json:"server,omitempty"`
+	Tiers          []Tier                       `json:"tiers,omitempty"`  // connections beside the store, by role
 	Settings       map[string]string            `json:"settings"`         // every setting, resolved
 	Changed        []string                     `json:"changed_settings"` // keys differing from defaults
 	Load           Load                         `json:"load"`
@@ -80,6 +81,18 @@ type ClusterRef struct {
 type Version struct {
 	Version string `json:"version"`
 	Go      string `json:"go"`
+}
+
+// Tier is a connection of the run beside the store (the store is Engine,
+// Cluster and Server): its role, engine, cluster, server (version, target
+// without secrets) and resolved settings.
+type Tier struct {
+	Role     string            `json:"role"`
+	Engine   string            `json:"engine"`
+	Cluster  *ClusterRef       `json:"cluster,omitempty"`
+	Server   *Server           `json:"server,omitempty"`
+	Settings map[string]string `json:"settings"`
+	Changed  []string          `json:"changed_settings"`
 }
 
 // Server describes the store that was measured.

@@ -62,9 +62,8 @@ func (p *Plan) startAudit(wl scenario.Workload, doc *results.Run) (*auditRun, er
 // sessions are classified by the store's engine (engine.Classifier), once,
 // here, and with the audit on, audited sessions log their writes (and the
 // classified outcome) to the history.
-func (a *auditRun) wrap(wl scenario.Workload, conn engine.Conn) scenario.Workload {
-	cl, _ := conn.(engine.Classifier)
-	if a == nil && cl == nil {
+func (a *auditRun) wrap(wl scenario.Workload, cl []engine.Classifier) scenario.Workload {
+	if a == nil && len(cl) == 0 {
 		return wl
 	}
 	aw := &auditWorkload{Workload: wl, cl: cl}
@@ -194,8 +193,8 @@ func LostFailure(a *results.Audit) string {
 // the runner also type-asserts the unwrapped workload.
 type auditWorkload struct {
 	scenario.Workload
-	w  *audit.Writer     // nil: no audit
-	cl engine.Classifier // nil: the engine classifies nothing
+	w  *audit.Writer       // nil: no audit
+	cl []engine.Classifier // the store's and the tiers' (tiers.go)
 }
 
 var (
@@ -216,7 +215,7 @@ func (a *auditWorkload) NewSession(id uint64, seed uint64) scenario.Session {
 		as.l = a.w.Log(id)
 		au.SetWriteLog(as.l)
 	}
-	if as.l == nil && as.cl == nil {
+	if as.l == nil && len(as.cl) == 0 {
 		return s
 	}
 	if th, ok := s.(scenario.Thinker); ok {
@@ -259,16 +258,21 @@ func (a *auditWorkload) ReadVersions(ctx context.Context, keys []int64, versions
 // writes it invoked.
 type auditSession struct {
 	scenario.Session
-	l  *audit.Log        // nil: not audited
-	cl engine.Classifier // nil: no classifier
+	l  *audit.Log          // nil: not audited
+	cl []engine.Classifier // the first that recognises an error classes it
 }
 
 // Do runs the operation, classifies its error and logs the outcome of the
 // writes it invoked.
 func (s *auditSession) Do(ctx context.Context) error {
 	err := s.Session.Do(ctx)
-	if err != nil && s.cl != nil {
-		err = s.cl.Classify(ctx, err)
+	if err != nil {
+		for _, c := range s.cl {
+			if classed := c.Classify(ctx, err); classed != err {
+				err = classed
+				break
+			}
+		}
 	}
 	if s.l != nil {
 		s.l.Done(err)

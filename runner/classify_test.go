@@ -39,13 +39,12 @@ func (failingSession) Do(ctx context.Context) error { return errDriver }
 // without a Classifier (and no audit) the workload is not wrapped at all.
 func TestEngineClassifiesErrors(t *testing.T) {
 	var a *auditRun
-	wl := a.wrap(failingWorkload{}, classifyingConn{})
+	wl := a.wrap(failingWorkload{}, []engine.Classifier{classifyingConn{}})
 	err := wl.NewSession(1, 1).Do(context.Background())
 	if !errors.Is(err, errDriver) || metrics.ClassOf(err) != metrics.Rejected {
 		t.Errorf("classified error %v has class %v, want rejected", err, metrics.ClassOf(err))
 	}
-	var plain engine.Conn = struct{ engine.Conn }{classifyingConn{}}
-	if w := a.wrap(failingWorkload{}, plain); w != (failingWorkload{}) {
+	if w := a.wrap(failingWorkload{}, classifiers(struct{ engine.Conn }{classifyingConn{}}, nil)); w != (failingWorkload{}) {
 		t.Errorf("a workload on an engine without a classifier was wrapped: %T", w)
 	}
 }

@@ -19,6 +19,7 @@ type Options struct {
 	Engine     string        // default sqlite
 	Target     string        // engine target; exclusive with Cluster
 	Cluster    string        // a local cluster started with `scalelab cluster up`
+	Tiers      []TierOptions // connections beside the store, by role (--cache ...)
 	Model      string        // closed, rate or phases; "" infers from Rate/Phases
 	Users      int           // closed: virtual users; rate: operations in flight
 	Think      string        // think time spec

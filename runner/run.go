@@ -35,6 +35,7 @@ type Plan struct {
 	dir      string
 	cluster  *cluster.State // --cluster
 	faults   []fault.Spec   // --fault (fault.go)
+	tiers    []planTier     // connections beside the store (tiers.go)
 	autoDir  bool           // dir is the default name: take the next free one
 }
 
@@ -86,8 +87,12 @@ func NewPlan(f *Options) (*Plan, error) {
 	if !scenario.Supports(scen, eng.Name()) {
 		return nil, results.UsageErr("scenario %s has no storage for engine %s; it supports: %s", scen.Name(), eng.Name(), strings.Join(scen.Engines(), ", "))
 	}
+	tiers, sets, err := planTiers(f, scen)
+	if err != nil {
+		return nil, err
+	}
 	set := setting.NewSet(append(append([]setting.Spec{}, eng.Settings()...), scen.Settings()...)...)
-	for _, s := range f.Sets {
+	for _, s := range sets {
 		if err := applySetting(set, s, eng.Name(), scen.Name()); err != nil {
 			return nil, results.WithCode(results.ExitUsage, err)
 		}
@@ -110,7 +115,7 @@ func NewPlan(f *Options) (*Plan, error) {
 	if dir == "" {
 		dir = filepath.Join("scalelab-results", fmt.Sprintf("%s-%s-%s", scen.Name(), eng.Name(), time.Now().Format("20060102-150405")))
 	}
-	return &Plan{flags: f, scen: scen, eng: eng, settings: set, model: model, opts: opts, dir: dir, cluster: cl, faults: faults, autoDir: f.Out == ""}, nil
+	return &Plan{flags: f, scen: scen, eng: eng, settings: set, model: model, opts: opts, dir: dir, cluster: cl, faults: faults, tiers: tiers, autoDir: f.Out == ""}, nil
 }
 
 // Dir returns the results directory the run writes.
@@ -262,7 +267,11 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	if obs == nil {
 		obs = Quiet{}
 	}
-	fmt.Fprintf(stderr, "scalelab %s: %s on %s, %s model, results in %s\n", results.BuildVersion(), p.scen.Name(), p.eng.Name(), p.model.Name(), p.dir)
+	on := p.eng.Name()
+	for _, t := range p.tiers {
+		on += fmt.Sprintf(" (%s: %s)", t.role, t.eng.Name())
+	}
+	fmt.Fprintf(stderr, "scalelab %s: %s on %s, %s model, results in %s\n", results.BuildVersion(), p.scen.Name(), on, p.model.Name(), p.dir)
 
 	// finish records the outcome in run.json whatever happened.
 	finish := func(status string, err error) (*results.Run, error) {
@@ -306,7 +315,12 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	} else {
 		doc.Warnings = append(doc.Warnings, "server info unavailable: "+err.Error())
 	}
-	wl, err := p.scen.Open(ctx, scenario.Env{Engine: p.eng.Name(), Conn: conn, Settings: p.settings, Seed: f.Seed})
+	tiers, closeTiers, err := p.openTiers(ctx, doc)
+	if err != nil {
+		return finish(results.StatusFailed, err)
+	}
+	defer closeTiers()
+	wl, err := p.scen.Open(ctx, scenario.Env{Engine: p.eng.Name(), Conn: conn, Settings: p.settings, Seed: f.Seed, Tiers: tiers})
 	if err != nil {
 		if errors.Is(err, setting.ErrBadValue) || errors.Is(err, scenario.ErrEngineNotSupported) {
 			return finish(results.StatusFailed, results.WithCode(results.ExitUsage, err))
@@ -337,7 +351,7 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	if err != nil {
 		return finish(results.StatusFailed, err)
 	}
-	status, err := p.measure(ctx, aud.wrap(wl, conn), st, obs)
+	status, err := p.measure(ctx, aud.wrap(wl, classifiers(conn, tiers)), st, obs)
 	if err != nil {
 		aud.close()
 		return finish(results.StatusFailed, err)

@@ -30,12 +30,49 @@ type Scenario interface {
 	Open(ctx context.Context, env Env) (Workload, error)
 }
 
-// Env is what a scenario gets to open a workload.
+// Env is what a scenario gets to open a workload: the store's connection
+// (the store tier) and the connections of the run's other tiers by role.
 type Env struct {
-	Engine   string       // engine name
-	Conn     engine.Conn  // open connection: engine.Records, or type-asserted in a storage file
-	Settings *setting.Set // resolved settings (scenario and engine keys)
+	Engine   string       // the store's engine name
+	Conn     engine.Conn  // the store: engine.Records, or type-asserted in a storage file
+	Settings *setting.Set // resolved settings (scenario and store engine keys)
 	Seed     uint64       // run seed: data and choices derive from it
+	// Tiers are the run's other connections by role (a cache, ...): only
+	// roles the scenario declares (TierUser) are ever present.
+	Tiers map[string]Tier
+}
+
+// Tier is a connection of a run beside the store, in a role.
+type Tier struct {
+	Engine   string       // engine name
+	Conn     engine.Conn  // open connection
+	Settings *setting.Set // the engine's resolved settings (its own keys)
+}
+
+// Tier returns the connection of role, if the run has one.
+func (e Env) Tier(role string) (Tier, bool) {
+	t, ok := e.Tiers[role]
+	return t, ok
+}
+
+// Roles of tiers beside the store.
+const (
+	// RoleCache is a cache in front of the store.
+	RoleCache = "cache"
+)
+
+// TierSpec is a tier a scenario can use: its role and what the scenario
+// does with it, for `scalelab list` and errors.
+type TierSpec struct {
+	Role        string
+	Description string
+}
+
+// TierUser is an optional capability of a Scenario that uses tiers beside
+// the store (a cache in front of it, ...); a run that names a tier the
+// scenario does not declare is a usage error.
+type TierUser interface {
+	Tiers() []TierSpec
 }
 
 // Workload is an opened scenario, ready to load data and start sessions.

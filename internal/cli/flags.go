@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/runner"
+	"github.com/scalelab/scalelab/scenario"
 )
 
 // runFlags are the flags of `scalelab run`.
@@ -38,6 +39,9 @@ type runFlags struct {
 	slo      multiFlag
 	faults   multiFlag
 	recWait  time.Duration
+	cache    string
+	cacheTgt string
+	cacheCl  string
 }
 
 type multiFlag []string
@@ -68,6 +72,9 @@ func newRunFlags() (*flag.FlagSet, *runFlags) {
 	fs.BoolVar(&f.loadOnly, "load-only", false, "load the data and stop, without the measured run")
 	fs.DurationVar(&f.drain, "drain", time.Second, "at the stop, how long in-flight operations may finish")
 	fs.StringVar(&f.cluster, "cluster", "", "run against a local cluster started with 'scalelab cluster up' (instead of --target)")
+	fs.StringVar(&f.cache, "cache", "", "a cache tier in front of the store: its engine (for scenarios that use one, see 'scalelab list scenarios'); its settings are --set cache.ENGINE.KEY=VALUE")
+	fs.StringVar(&f.cacheTgt, "cache-target", "", "the cache tier's target (as --target is the store's)")
+	fs.StringVar(&f.cacheCl, "cache-cluster", "", "the cache tier on a local cluster (implies --cache)")
 	fs.Var(&f.slo, "slo", "a service-level objective, e.g. 'p95<1s', 'p99<250ms for read', 'errors<1%' (repeatable or comma-separated); a failed one exits 1")
 	fs.Var(&f.faults, "fault", "inject a fault into the --cluster: kill:NODE@T, stop:NODE@T+D (SIGSTOP, SIGCONT after D), restart:NODE@T; T counts from the start of the load (repeatable; see docs/faults.md)")
 	fs.DurationVar(&f.recWait, "recovery-wait", 0, "with --fault: how long to wait after the load for the cluster to be healthy again before the post-run checks (default 3m)")
@@ -115,7 +122,16 @@ func (f *runFlags) options(scenario string, given map[string]bool) *runner.Optio
 	return &runner.Options{Scenario: scenario, Engine: f.engine, Target: f.target, Cluster: f.cluster, Model: f.model,
 		Users: f.users, Think: f.think, Duration: f.duration, Ops: f.ops, Rate: f.rate, Arrivals: f.arrivals,
 		Phases: f.phases, Warmup: f.warmup, Seed: f.seed, Samples: f.samples, Out: f.out, Sets: f.sets,
-		LoadOnly: f.loadOnly, Drain: f.drain, CPUProfile: f.cpuprof, NoAudit: !f.audit, SLO: f.slo, Faults: f.faults, RecoveryWait: f.recWait, Given: given, Args: os.Args}
+		LoadOnly: f.loadOnly, Drain: f.drain, CPUProfile: f.cpuprof, NoAudit: !f.audit, SLO: f.slo, Faults: f.faults, RecoveryWait: f.recWait, Given: given, Args: os.Args,
+		Tiers: f.tiers()}
+}
+
+// tiers returns the tiers the flags name beside the store.
+func (f *runFlags) tiers() []runner.TierOptions {
+	if f.cache == "" && f.cacheTgt == "" && f.cacheCl == "" {
+		return nil
+	}
+	return []runner.TierOptions{{Role: scenario.RoleCache, Engine: f.cache, Target: f.cacheTgt, Cluster: f.cacheCl}}
 }
 
 // runCmd is `scalelab run`.

@@ -56,7 +56,13 @@ func listCmd(args []string, w io.Writer) error {
 		fmt.Fprintln(w, "SCENARIOS")
 		for _, n := range scenario.Names() {
 			s, _ := scenario.Lookup(n)
-			writeEntry(w, n, s.Description()+" (engines: "+strings.Join(s.Engines(), ", ")+")")
+			desc := s.Description() + " (engines: " + strings.Join(s.Engines(), ", ") + ")"
+			if tu, ok := s.(scenario.TierUser); ok {
+				for _, t := range tu.Tiers() {
+					desc += "; --" + t.Role + " ENGINE: " + t.Description
+				}
+			}
+			writeEntry(w, n, desc)
 		}
 	}
 	if all || what == "engines" {

@@ -62,7 +62,7 @@ func TestMixProportions(t *testing.T) {
 	}
 }
 
-// TestUniformAndZipfian: uniform keys cover the users evenly; kit.Zipfian ones
+// TestUniformAndZipfian: uniform keys cover the users evenly; zipfian ones
 // concentrate on a few popular users spread over the key space.
 func TestUniformAndZipfian(t *testing.T) {
 	t.Parallel()
@@ -94,10 +94,10 @@ func TestUniformAndZipfian(t *testing.T) {
 	}
 	// Zipf(0.99) over 1000 items: the 10 most popular take about 39%.
 	if share := float64(top) / draws; share < 0.3 || share > 0.5 {
-		t.Errorf("kit.Zipfian: top 10 users have %.2f of the draws", share)
+		t.Errorf("zipfian: top 10 users have %.2f of the draws", share)
 	}
 	if hot := slices.Index(z, sorted[0]); hot == 0 {
-		t.Error("kit.Zipfian: the hottest user is user 0: not scrambled")
+		t.Error("zipfian: the hottest user is user 0: not scrambled")
 	}
 }
 

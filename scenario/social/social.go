@@ -71,7 +71,7 @@ const (
 // Key choosers (social.keys).
 const (
 	KeysUniform = "uniform"
-	KeysZipfian = "kit.Zipfian"
+	KeysZipfian = "zipfian"
 	KeysSocial  = "social"
 )
 
@@ -93,7 +93,7 @@ func (*Scenario) Name() string { return Name }
 
 // Description is one line for `scalelab list`.
 func (*Scenario) Description() string {
-	return "social photo app: users collection, mixes d1/d2, uniform, kit.Zipfian or friend-walk keys over a Klemm-Eguiluz graph"
+	return "social photo app: users collection, mixes d1/d2, uniform, zipfian or friend-walk keys over a Klemm-Eguiluz graph"
 }
 
 // Settings declares the scenario's settings.
@@ -104,9 +104,9 @@ func (*Scenario) Settings() []setting.Spec {
 		{Key: KeyMix, Kind: setting.Enum, Default: "d1", Allowed: []string{"d1", "d2"},
 			Description: "operation mix: d1 read 0.94286 update 0.05593 insert 0.00053 scan 0.00052 delete 0.00016 (production); d2 read 0.5 update 0.5"},
 		{Key: KeyKeys, Kind: setting.Enum, Default: KeysUniform, Allowed: []string{KeysUniform, KeysZipfian, KeysSocial},
-			Description: "key chooser: uniform (the study's default), kit.Zipfian (scrambled over the loaded users), social (a walk over the friendship graph)"},
+			Description: "key chooser: uniform (the study's default), zipfian (scrambled over the loaded users), social (a walk over the friendship graph)"},
 		{Key: KeyZipfian, Kind: setting.Float, Default: "0.99", Check: kit.Between(0, 1),
-			Description: "skew of the kit.Zipfian chooser, in (0, 1)"},
+			Description: "skew of the zipfian chooser, in (0, 1)"},
 		{Key: KeyLocality, Kind: setting.Float, Default: "0.9", Min: 0, Max: 1,
 			Description: "social chooser: probability that the next user is a friend of the current one (else a uniform jump)"},
 		{Key: KeyGraphM, Kind: setting.Int, Default: "10", Min: 1, Max: 1000,

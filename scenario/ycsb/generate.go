@@ -13,7 +13,7 @@ import (
 // the algorithm descriptions: uniform, Zipfian (Gray et al., "Quickly
 // generating billion-record synthetic databases", SIGMOD 1994), scrambled
 // Zipfian, skewed-latest and hotspot choices, the acknowledged insert
-// counter, key names and field values. Every generator draws from a kit.RNG the
+// counter, key names and field values. Every generator draws from a rng the
 // caller owns, so sessions share no mutable state on the hot path.
 
 // fnv64 is YCSB's Utils.fnvhash64: FNV-1a over the eight bytes of v, low
@@ -149,7 +149,7 @@ func (h hotspot) next(r *kit.RNG) uint64 {
 	return h.lo + h.hot + r.Intn(h.cold)
 }
 
-// zetaCache holds kit.Zeta(n, theta) for the latest n asked for, so that a new
+// zetaCache holds zeta(n, theta) for the latest n asked for, so that a new
 // session of a skewed-latest workload does not sum millions of terms.
 type zetaCache struct {
 	mu    sync.Mutex

@@ -169,7 +169,7 @@ func TestScrambledZipfian(t *testing.T) {
 	// A different constant works too (zeta computed, not YCSB's constant).
 	z2 := newScrambledZipfian(0, items, 0.5)
 	if z2.z.Zetan() < 1000 {
-		t.Errorf("kit.Zeta(1e10, 0.5) = %g", z2.z.Zetan())
+		t.Errorf("zeta(1e10, 0.5) = %g", z2.z.Zetan())
 	}
 }
 
@@ -236,7 +236,7 @@ func TestSkewedLatest(t *testing.T) {
 		t.Errorf("newest key drawn %d, want 1499", top)
 	}
 	if l.z.Items() != 1499 {
-		t.Errorf("kit.Zipfian items %d, want 1499", l.z.Items())
+		t.Errorf("zipfian items %d, want 1499", l.z.Items())
 	}
 	if math.Abs(l.z.Zetan()-kit.Zeta(1499, ycsbTheta)) > 1e-9 {
 		t.Errorf("incremental zeta %.12g, want %.12g", l.z.Zetan(), kit.Zeta(1499, ycsbTheta))

@@ -20,7 +20,7 @@ const (
 	distHotspot
 )
 
-var distKinds = map[string]int{"uniform": distUniform, "kit.Zipfian": distZipfian, "latest": distLatest, "hotspot": distHotspot}
+var distKinds = map[string]int{"uniform": distUniform, "zipfian": distZipfian, "latest": distLatest, "hotspot": distHotspot}
 
 // Session is one virtual user of a ycsb workload. It owns its random
 // generator and buffers: Next and Do allocate nothing on the null engine
@@ -97,7 +97,7 @@ func (s *Session) Next() (op int, ok bool) {
 	case OpScan:
 		s.pickKey()
 		s.field = s.pickField(s.w.cfg.readAll)
-		if s.w.cfg.scanDist == "kit.Zipfian" {
+		if s.w.cfg.scanDist == "zipfian" {
 			s.scanN = 1 + int(s.w.scanZipf.Next(&s.r))
 		} else {
 			s.scanN = int(s.w.scanUniform.next(&s.r))
@@ -131,7 +131,9 @@ func (s *Session) Do(ctx context.Context) error {
 		err = s.read(ctx)
 	case OpUpdate:
 		s.version()
-		err = s.update(ctx)
+		if err = s.update(ctx); err == nil && s.w.cache != nil {
+			s.invalidate(ctx)
+		}
 	case OpInsert:
 		err = s.insert(ctx)
 	case OpScan:
@@ -142,7 +144,9 @@ func (s *Session) Do(ctx context.Context) error {
 	case OpReadModifyWrite:
 		if err = s.read(ctx); err == nil {
 			s.version()
-			err = s.update(ctx)
+			if err = s.update(ctx); err == nil && s.w.cache != nil {
+				s.invalidate(ctx)
+			}
 		}
 	}
 	if err != nil {
@@ -153,7 +157,13 @@ func (s *Session) Do(ctx context.Context) error {
 
 func (s *Session) read(ctx context.Context) error {
 	s.res.Reset(s.nf)
-	if err := s.st.Get(ctx, s.key, s.field, &s.res); err != nil {
+	var err error
+	if s.w.cache != nil {
+		err = s.cachedGet(ctx)
+	} else {
+		err = s.st.Get(ctx, s.key, s.field, &s.res)
+	}
+	if err != nil {
 		// A loaded record must exist: with verify, its absence is a lost
 		// write. Inserted keys may be missing because their insert failed
 		// (YCSB acknowledges failed inserts), so they stay not_found.

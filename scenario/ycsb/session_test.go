@@ -112,10 +112,10 @@ func TestWorkloadDefaults(t *testing.T) {
 		dist    string
 		maxScan int
 	}{
-		{[]string{"ycsb.workload=a"}, "kit.Zipfian", 1000},
+		{[]string{"ycsb.workload=a"}, "zipfian", 1000},
 		{[]string{"ycsb.workload=d"}, "latest", 1000},
-		{[]string{"ycsb.workload=e"}, "kit.Zipfian", 100},
-		{[]string{"ycsb.workload=e", "ycsb.max_scan_length=1000"}, "kit.Zipfian", 1000},
+		{[]string{"ycsb.workload=e"}, "zipfian", 100},
+		{[]string{"ycsb.workload=e", "ycsb.max_scan_length=1000"}, "zipfian", 1000},
 		{[]string{"ycsb.workload=d", "ycsb.distribution=uniform"}, "uniform", 1000},
 	} {
 		set := setting.NewSet((&Scenario{}).Settings()...)
@@ -186,7 +186,7 @@ func TestSessionsDeterministic(t *testing.T) {
 // allocate nothing on the null engine.
 func TestNullSessionsAllocationFree(t *testing.T) {
 	for _, wl := range []string{"a", "b", "c", "d", "e", "f"} {
-		for _, extra := range [][]string{nil, {"ycsb.read_all_fields=false", "ycsb.write_all_fields=true", "ycsb.scan_length_distribution=kit.Zipfian"}} {
+		for _, extra := range [][]string{nil, {"ycsb.read_all_fields=false", "ycsb.write_all_fields=true", "ycsb.scan_length_distribution=zipfian"}} {
 			w := openEngine(t, "null", append([]string{"ycsb.workload=" + wl, "ycsb.session_ops=0"}, extra...)...).workload(t)
 			s := w.NewSession(1, 1)
 			ctx := context.Background()

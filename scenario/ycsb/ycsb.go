@@ -5,12 +5,12 @@
 //
 // Workloads (YCSB's workload files):
 //
-//	a  read 0.5, update 0.5                 kit.Zipfian
-//	b  read 0.95, update 0.05               kit.Zipfian
-//	c  read 1                               kit.Zipfian
+//	a  read 0.5, update 0.5                 zipfian
+//	b  read 0.95, update 0.05               zipfian
+//	c  read 1                               zipfian
 //	d  read 0.95, insert 0.05               latest
-//	e  scan 0.95, insert 0.05               kit.Zipfian, max scan length 100
-//	f  read 0.5, read-modify-write 0.5      kit.Zipfian
+//	e  scan 0.95, insert 0.05               zipfian, max scan length 100
+//	f  read 0.5, read-modify-write 0.5      zipfian
 //
 // Records live in any engine with the engine.Records capability: the
 // scenario has no storage code of its own.
@@ -91,22 +91,22 @@ func (*Scenario) Settings() []setting.Spec {
 		{Key: KeyRecords, Kind: setting.Int, Default: "1000", Min: 1, Max: 1e12,
 			Description: "records loaded and chosen from (recordcount)"},
 		{Key: KeyOperationCount, Kind: setting.Int, Default: "1000", Min: 0, Max: 1e15,
-			Description: "expected operations in a run (operationcount); only sizes the kit.Zipfian key space of workloads that insert: records + 2 x operation_count x insert proportion"},
+			Description: "expected operations in a run (operationcount); only sizes the zipfian key space of workloads that insert: records + 2 x operation_count x insert proportion"},
 		{Key: KeyFields, Kind: setting.Int, Default: "10", Min: 1, Max: 1000,
 			Description: "fields per record (fieldcount)"},
 		{Key: KeyFieldLength, Kind: setting.Int, Default: "100", Min: 1, Max: 1 << 20,
 			Description: "bytes per field value (fieldlength, constant)"},
-		{Key: KeyDistribution, Kind: setting.Enum, Default: "default", Allowed: []string{"default", "uniform", "kit.Zipfian", "latest", "hotspot"},
-			Description: "request distribution (requestdistribution); default is the workload's own: latest for d, kit.Zipfian for the others"},
+		{Key: KeyDistribution, Kind: setting.Enum, Default: "default", Allowed: []string{"default", "uniform", "zipfian", "latest", "hotspot"},
+			Description: "request distribution (requestdistribution); default is the workload's own: latest for d, zipfian for the others"},
 		{Key: KeyZipfianConstant, Kind: setting.Float, Default: "0.99", Check: kit.Between(0, 1),
-			Description: "skew of the kit.Zipfian and latest distributions (zipfianconstant), in (0, 1)"},
+			Description: "skew of the zipfian and latest distributions (zipfianconstant), in (0, 1)"},
 		{Key: KeyHotspotData, Kind: setting.Float, Default: "0.2", Min: 0, Max: 1,
 			Description: "fraction of records in the hot set (hotspotdatafraction)"},
 		{Key: KeyHotspotOps, Kind: setting.Float, Default: "0.8", Min: 0, Max: 1,
 			Description: "fraction of operations on the hot set (hotspotopnfraction)"},
 		{Key: KeyMaxScanLength, Kind: setting.Int, Default: "1000", Min: 1, Max: 1e6,
 			Description: "longest scan in records (maxscanlength); workload e uses 100 unless this is set"},
-		{Key: KeyScanLengthDist, Kind: setting.Enum, Default: "uniform", Allowed: []string{"uniform", "kit.Zipfian"},
+		{Key: KeyScanLengthDist, Kind: setting.Enum, Default: "uniform", Allowed: []string{"uniform", "zipfian"},
 			Description: "distribution of scan lengths in [1, max_scan_length] (scanlengthdistribution)"},
 		{Key: KeyReadAllFields, Kind: setting.Bool, Default: "true",
 			Description: "reads and scans return every field, else one random field (readallfields)"},
@@ -139,12 +139,12 @@ type workloadDef struct {
 }
 
 var workloads = map[string]workloadDef{
-	"a": {props: [numOps]float64{OpRead: 0.5, OpUpdate: 0.5}, dist: "kit.Zipfian", maxScan: 1000},
-	"b": {props: [numOps]float64{OpRead: 0.95, OpUpdate: 0.05}, dist: "kit.Zipfian", maxScan: 1000},
-	"c": {props: [numOps]float64{OpRead: 1}, dist: "kit.Zipfian", maxScan: 1000},
+	"a": {props: [numOps]float64{OpRead: 0.5, OpUpdate: 0.5}, dist: "zipfian", maxScan: 1000},
+	"b": {props: [numOps]float64{OpRead: 0.95, OpUpdate: 0.05}, dist: "zipfian", maxScan: 1000},
+	"c": {props: [numOps]float64{OpRead: 1}, dist: "zipfian", maxScan: 1000},
 	"d": {props: [numOps]float64{OpRead: 0.95, OpInsert: 0.05}, dist: "latest", maxScan: 1000},
-	"e": {props: [numOps]float64{OpScan: 0.95, OpInsert: 0.05}, dist: "kit.Zipfian", maxScan: 100},
-	"f": {props: [numOps]float64{OpRead: 0.5, OpReadModifyWrite: 0.5}, dist: "kit.Zipfian", maxScan: 1000},
+	"e": {props: [numOps]float64{OpScan: 0.95, OpInsert: 0.05}, dist: "zipfian", maxScan: 100},
+	"f": {props: [numOps]float64{OpRead: 0.5, OpReadModifyWrite: 0.5}, dist: "zipfian", maxScan: 1000},
 }
 
 // config is the resolved scenario configuration.
@@ -155,7 +155,7 @@ type config struct {
 	opCount     uint64
 	fields      int
 	fieldLength int
-	dist        string // uniform|kit.Zipfian|latest|hotspot
+	dist        string // uniform|zipfian|latest|hotspot
 	theta       float64
 	hotData     float64
 	hotOps      float64
@@ -227,7 +227,12 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 		st.Close()
 		return nil, fmt.Errorf("ycsb on %s: %w", env.Engine, errVerifyNothing)
 	}
-	return newWorkload(cfg, st, env.Seed), nil
+	w := newWorkload(cfg, st, env.Seed)
+	if w.cache, err = openCache(ctx, env, cfg); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return w, nil
 }
 
 // Workload is an opened ycsb workload.
@@ -238,6 +243,8 @@ type Workload struct {
 	fieldNames []string
 	ops        kit.Chooser
 	ctr        *ackCounter
+	cache      engine.Collection // the cache tier (cache.go); nil without one
+	cacheStats cacheStats
 
 	// Shared, read-only after Open except the counter and the zeta cache.
 	keyUniform   uniform
@@ -257,7 +264,7 @@ func newWorkload(cfg *config, st engine.Collection, seed uint64) *Workload {
 	w.keyUniform = uniform{lo: 0, n: cfg.records}
 	w.keyHotspot = newHotspot(0, cfg.records, cfg.hotData, cfg.hotOps)
 	switch cfg.dist {
-	case "kit.Zipfian":
+	case "zipfian":
 		// As YCSB does, size the key space for the inserts expected in the
 		// run so that popular keys do not move as the table grows; draws
 		// beyond the keys inserted so far are redrawn.
@@ -293,7 +300,12 @@ func (w *Workload) LoadSize() int64 {
 }
 
 // Close releases the storage's prepared statements.
-func (w *Workload) Close() error { return w.st.Close() }
+func (w *Workload) Close() error {
+	if w.cache != nil {
+		w.cache.Close()
+	}
+	return w.st.Close()
+}
 
 // loadBatchSize is how many records Load hands the store at once (one
 // transaction of multi-row inserts on SQL engines).

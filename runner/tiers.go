@@ -1,0 +1,170 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/setting"
+)
+
+// TierOptions name a connection of the run beside the store, by role
+// (--cache ENGINE --cache-target T or --cache-cluster NAME).
+type TierOptions struct {
+	Role    string // scenario.RoleCache, ...
+	Engine  string // "" with Cluster: the cluster's engine
+	Target  string // exclusive with Cluster
+	Cluster string // a local cluster started with `scalelab cluster up`
+}
+
+// planTier is a resolved tier: its engine, settings and cluster.
+type planTier struct {
+	role     string
+	eng      engine.Engine
+	target   string
+	cluster  *cluster.State
+	settings *setting.Set
+}
+
+// planTiers resolves the tiers of f against what the scenario declares,
+// and routes each --set ROLE.KEY=VALUE to its tier; it returns the --set
+// assignments left for the store and the scenario.
+func planTiers(f *Options, scen scenario.Scenario) ([]planTier, []string, error) {
+	declared := map[string]bool{}
+	if tu, ok := scen.(scenario.TierUser); ok {
+		for _, ts := range tu.Tiers() {
+			declared[ts.Role] = true
+		}
+	}
+	var tiers []planTier
+	seen := map[string]bool{}
+	for _, t := range f.Tiers {
+		flag := "--" + t.Role
+		if seen[t.Role] {
+			return nil, nil, results.UsageErr("%s given twice", flag)
+		}
+		seen[t.Role] = true
+		if !declared[t.Role] {
+			return nil, nil, results.UsageErr("%s: scenario %s uses no %s tier%s", flag, scen.Name(), t.Role, tierList(scen))
+		}
+		pt := planTier{role: t.Role, target: t.Target}
+		name := t.Engine
+		if t.Cluster != "" {
+			if t.Target != "" {
+				return nil, nil, results.UsageErr("%s-cluster and %s-target are exclusive", flag, flag)
+			}
+			cl, err := cluster.Load(t.Cluster)
+			if err != nil {
+				return nil, nil, results.UsageErr("%s-cluster: %v", flag, err)
+			}
+			if name == "" {
+				name = cl.Engine
+			} else if name != cl.Engine {
+				return nil, nil, results.UsageErr("%s-cluster %s is a %s cluster, but %s %s was given; drop %s (the cluster implies it) or name a %s cluster", flag, cl.Name, cl.Engine, flag, name, flag, name)
+			}
+			pt.cluster, pt.target = cl, cl.Target
+		}
+		if name == "" {
+			return nil, nil, results.UsageErr("%s-target or %s-cluster needs %s ENGINE", flag, flag, flag)
+		}
+		eng, err := engine.Lookup(name)
+		if err != nil {
+			return nil, nil, results.UsageErr("%s: %v", flag, err)
+		}
+		if tc, ok := eng.(engine.TargetChecker); ok && t.Target != "" {
+			if err := tc.CheckTarget(t.Target); err != nil {
+				return nil, nil, results.WithCode(results.ExitUsage, fmt.Errorf("%s-target: %w", flag, err))
+			}
+		}
+		pt.eng, pt.settings = eng, setting.NewSet(eng.Settings()...)
+		tiers = append(tiers, pt)
+	}
+	var rest []string
+	for _, a := range f.Sets {
+		key, _, _ := strings.Cut(a, "=")
+		role, _, ok := strings.Cut(strings.TrimSpace(key), ".")
+		if !ok || !seen[role] {
+			rest = append(rest, a)
+			continue
+		}
+		for _, pt := range tiers {
+			if pt.role == role {
+				if err := pt.settings.Apply(strings.TrimPrefix(strings.TrimSpace(a), role+".")); err != nil {
+					return nil, nil, results.WithCode(results.ExitUsage, fmt.Errorf("--set %s (the %s tier, engine %s): %w", a, role, pt.eng.Name(), err))
+				}
+			}
+		}
+	}
+	return tiers, rest, nil
+}
+
+// tierList says which tiers a scenario uses, for an error.
+func tierList(scen scenario.Scenario) string {
+	tu, ok := scen.(scenario.TierUser)
+	if !ok || len(tu.Tiers()) == 0 {
+		return " (it uses the store only)"
+	}
+	var roles []string
+	for _, ts := range tu.Tiers() {
+		roles = append(roles, ts.Role)
+	}
+	return " (it uses: " + strings.Join(roles, ", ") + ")"
+}
+
+// openTiers connects every tier, recording each in run.json; on error it
+// closes what it opened. The returned function closes them all.
+func (p *Plan) openTiers(ctx context.Context, doc *results.Run) (map[string]scenario.Tier, func(), error) {
+	out := map[string]scenario.Tier{}
+	var conns []engine.Conn
+	closeAll := func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	for _, pt := range p.tiers {
+		cfg := engine.Config{Target: pt.target, Settings: pt.settings, Dir: p.dir, Cluster: pt.cluster}
+		conn, err := pt.eng.Open(ctx, cfg)
+		if err != nil {
+			closeAll()
+			code := results.ExitUnfinished
+			if errors.Is(err, engine.ErrConfig) || errors.Is(err, setting.ErrBadValue) {
+				code = results.ExitUsage
+			}
+			return nil, nil, results.WithCode(code, fmt.Errorf("connect to the %s tier (%s): %w", pt.role, pt.eng.Name(), err))
+		}
+		conns = append(conns, conn)
+		rt := results.Tier{Role: pt.role, Engine: pt.eng.Name(), Settings: pt.settings.Map(), Changed: pt.settings.Changed()}
+		if pt.cluster != nil {
+			rt.Cluster = &results.ClusterRef{Name: pt.cluster.Name, Nodes: len(pt.cluster.Nodes), Params: pt.cluster.Params}
+		}
+		if info, err := conn.Info(ctx); err == nil {
+			rt.Server = &results.Server{Version: info.Version, Target: redactTarget(info.Target), Extra: info.Extra}
+		} else {
+			doc.Warnings = append(doc.Warnings, fmt.Sprintf("%s tier: server info unavailable: %v", pt.role, err))
+		}
+		doc.Tiers = append(doc.Tiers, rt)
+		out[pt.role] = scenario.Tier{Engine: pt.eng.Name(), Conn: conn, Settings: pt.settings}
+	}
+	return out, closeAll, nil
+}
+
+// classifiers are the Classifiers of the store and the tiers, in that
+// order: an error a session returns is classed by the first that
+// recognises it.
+func classifiers(store engine.Conn, tiers map[string]scenario.Tier) []engine.Classifier {
+	var out []engine.Classifier
+	if c, ok := store.(engine.Classifier); ok {
+		out = append(out, c)
+	}
+	for _, t := range tiers {
+		if c, ok := t.Conn.(engine.Classifier); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
