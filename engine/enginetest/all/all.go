@@ -8,4 +8,7 @@ import (
 	_ "github.com/scalelab/scalelab/engine/cassandra/cassandratest"
 	_ "github.com/scalelab/scalelab/engine/postgres/pgtest"
 	_ "github.com/scalelab/scalelab/engine/search/searchtest"
+	// A test-only engine: the proof that registering an engine with
+	// records and a provider is all a scenario's suite needs.
+	_ "github.com/scalelab/scalelab/engine/enginetest/throwaway"
 )
