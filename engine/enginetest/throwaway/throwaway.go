@@ -38,7 +38,9 @@ var (
 func (Engine) Name() string { return Name }
 
 // Description is one line for `scalelab list`.
-func (Engine) Description() string { return "a test-only engine proving that an engine with records needs no scenario file" }
+func (Engine) Description() string {
+	return "a test-only engine proving that an engine with records needs no scenario file"
+}
 
 // Settings declares none.
 func (Engine) Settings() []setting.Spec { return nil }
