@@ -118,7 +118,7 @@ func TestRateNoCoordinatedOmission(t *testing.T) {
 		t.Fatalf("count %d, want about 300", s.Count)
 	}
 	if s.P99Ms == nil || *s.P99Ms < 100 {
-		t.Fatalf("p99 %v ms: the stall must show in latency from the intended start", s.P99Ms)
+		t.Fatalf("p99 %v ms: the stall has to appear in latency from the intended start", s.P99Ms)
 	}
 	if s.Service == nil || s.ServiceP95Ms == nil || *s.ServiceP95Ms > 20 {
 		t.Fatalf("service p95 %v: must not include the wait", s.Service)

@@ -280,7 +280,7 @@ slo: [p99 < 500ms for read]
 			}
 		}
 		if !f.HasText || f.Imgs != 0 || f.Handlers != 0 || f.Scripts != 0 {
-			t.Errorf("the store's error message must show as text: text %v, %d img, %d on* attributes, %d scripts", f.HasText, f.Imgs, f.Handlers, f.Scripts)
+			t.Errorf("the store's error message has to appear as text: text %v, %d img, %d on* attributes, %d scripts", f.HasText, f.Imgs, f.Handlers, f.Scripts)
 		}
 		if f.ScrollW > f.ClientW+1 {
 			t.Errorf("desktop: page %d px wide in a %d px window", f.ScrollW, f.ClientW)
