@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# logs on Cassandra: a 1-node vs a 3-node local ring (issue 8). For each
+# logs on Cassandra: a 1-node vs a 3-node local ring. For each
 # size it times `scalelab cluster up` (until every node is UN and the
 # scalelab superuser is set up), then, with the SAI secondary indexes
 # (logs.indexes=on) and without them (off: query tables kept at write

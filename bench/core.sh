@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Core performance figures in one run (issue: scalelab core):
+# Core performance figures in one run:
 #  1. null engine, ycsb workload C, closed model, 16 users: ops/s and
 #     scalelab CPU per operation (targets: >= 3,000,000 ops/s, <= 0.6 us/op);
 #  2. recording one latency (go test -bench; target <= 50 ns);

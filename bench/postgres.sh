@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# PostgreSQL figures (issue: postgres engine and the logs scenario), on one
+# PostgreSQL figures (the postgres engine and the logs scenario), on one
 # local primary that this script starts (scalelab cluster up) and stops:
 #  1. ycsb workload C, 16 users, against pgbench -S -c 16 -j 2 on the same
 #     server, interleaved ROUNDS times: scalelab's throughput as a share of

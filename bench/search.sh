@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# logs on OpenSearch: a 1-node vs a 3-node local cluster (issue: search
-# engines). For each size it times `scalelab cluster up`, then measures
+# logs on OpenSearch: a 1-node vs a 3-node local cluster. For each size it
+# times `scalelab cluster up`, then measures
 #  1. single-record writes (logs.mix=write), closed model;
 #  2. reads by id (logs.mix=read), closed model;
 #  3. freshness: the study's probe (10,000 records with one new timestamp
