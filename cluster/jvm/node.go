@@ -64,3 +64,28 @@ func (o *NodeOptions) Command(java, heap string, flags ...[]string) []string {
 	}
 	return append(cmd, o.JVMFlags...)
 }
+
+// ParseNodeOptions parses a cluster's --opt options: the ones every JVM
+// node takes into the result, the others through extra, which reports
+// whether it knows the key; an unknown key is an error naming what is
+// allowed (the common options and extraKeys).
+func ParseNodeOptions(opts map[string]string, engine string, extraKeys []string, extra func(k, v string) (bool, error)) (NodeOptions, error) {
+	var no NodeOptions
+	for k, v := range opts {
+		if ok, err := no.ParseOption(k, v); ok {
+			if err != nil {
+				return no, err
+			}
+			continue
+		}
+		ok, err := extra(k, v)
+		if err != nil {
+			return no, err
+		}
+		if !ok {
+			allowed := append([]string{"jvm_options", "exit_with_pid"}, extraKeys...)
+			return no, fmt.Errorf("--opt %s: unknown option; %s clusters take %s", k, engine, strings.Join(allowed, ", "))
+		}
+	}
+	return no, nil
+}

@@ -103,23 +103,20 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 	if err != nil {
 		return err
 	}
-	var no jvm.NodeOptions
 	numTokens := 8
-	for k, v := range spec.Options {
-		if ok, err := no.ParseOption(k, v); ok {
-			if err != nil {
-				return err
-			}
-			continue
+	no, err := jvm.ParseNodeOptions(spec.Options, Name, []string{"num_tokens"}, func(k, v string) (bool, error) {
+		if k != "num_tokens" {
+			return false, nil
 		}
-		switch k {
-		case "num_tokens":
-			if numTokens, err = strconv.Atoi(v); err != nil || numTokens < 1 || numTokens > 256 {
-				return fmt.Errorf("--opt num_tokens=%q: a number from 1 to 256 expected", v)
-			}
-		default:
-			return fmt.Errorf("--opt %s: unknown option; cassandra clusters take jvm_options, exit_with_pid and num_tokens", k)
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 256 {
+			return true, fmt.Errorf("--opt num_tokens=%q: a number from 1 to 256 expected", v)
 		}
+		numTokens = n
+		return true, nil
+	})
+	if err != nil {
+		return err
 	}
 	java, version, err := JDK()
 	if err != nil {

@@ -170,3 +170,20 @@ func Run(t *testing.T, open Open) {
 		t.Fatalf("Count after Recreate = %d, %v; want 0", n, err)
 	}
 }
+
+// RunConn runs the suite on the collections of a connection with the
+// records capability.
+func RunConn(t *testing.T, conn engine.Conn) {
+	t.Helper()
+	r, ok := conn.(engine.Records)
+	if !ok {
+		t.Fatalf("%T has no records", conn)
+	}
+	Run(t, func(t testing.TB, spec engine.CollectionSpec) engine.Collection {
+		col, err := r.Collection(context.Background(), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return col
+	})
+}

@@ -151,23 +151,20 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 	if err != nil {
 		return err
 	}
-	var no jvm.NodeOptions
 	deleteOnExit := false
-	for k, v := range spec.Options {
-		if ok, err := no.ParseOption(k, v); ok {
-			if err != nil {
-				return err
-			}
-			continue
+	no, err := jvm.ParseNodeOptions(spec.Options, p.engine, []string{"delete_on_exit"}, func(k, v string) (bool, error) {
+		if k != "delete_on_exit" {
+			return false, nil
 		}
-		switch k {
-		case "delete_on_exit":
-			if deleteOnExit, err = strconv.ParseBool(v); err != nil {
-				return fmt.Errorf("--opt delete_on_exit=%q: true or false expected", v)
-			}
-		default:
-			return fmt.Errorf("--opt %s: unknown option; %s clusters take jvm_options, exit_with_pid and delete_on_exit", k, p.engine)
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return true, fmt.Errorf("--opt delete_on_exit=%q: true or false expected", v)
 		}
+		deleteOnExit = b
+		return true, nil
+	})
+	if err != nil {
+		return err
 	}
 	java, version, err := d.JDK()
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/engine/recordstest"
 )
 
@@ -16,11 +15,5 @@ func TestRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	recordstest.Run(t, func(t testing.TB, spec engine.CollectionSpec) engine.Collection {
-		col, err := c.Collection(ctx, spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return col
-	})
+	recordstest.RunConn(t, c)
 }

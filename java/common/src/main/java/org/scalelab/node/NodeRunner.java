@@ -12,36 +12,39 @@ import java.util.function.BiConsumer;
 /** Runs one node: settings, classpath plugins, start, clean close on SIGTERM. */
 final class NodeRunner {
 
-    /** A node of some distribution, seen through what the runner needs. */
-    interface Lifecycle {
+    /** A step of a node's life (start, close) that may fail. */
+    @FunctionalInterface
+    interface Step {
         /**
-         * Starts the node.
+         * Runs the step.
          *
-         * @throws Exception when it cannot start
+         * @throws Exception when it fails
          */
-        void start() throws Exception;
-
-        /**
-         * Closes the node and waits for it to be closed.
-         *
-         * @throws Exception when closing fails
-         */
-        void close() throws Exception;
+        void run() throws Exception;
     }
 
     private NodeRunner() {
     }
 
     /**
-     * Hands the command line's settings to a distribution's settings builder:
-     * a value in brackets is a list.
+     * Hands the command line's settings to a distribution's settings builder
+     * (a value in brackets is a list), with the node's home and, unless
+     * given, its data and log directories under it.
      *
      * @param a the parsed command line
+     * @param home the node's home directory
      * @param put puts one value
      * @param putList puts a list
      */
-    static void putSettings(final NodeArgs a, final BiConsumer<String, String> put,
+    static void putSettings(final NodeArgs a, final java.nio.file.Path home, final BiConsumer<String, String> put,
             final BiConsumer<String, List<String>> putList) {
+        put.accept("path.home", home.toString());
+        if (!a.settings.containsKey("path.data")) {
+            put.accept("path.data", home.resolve("data").toString());
+        }
+        if (!a.settings.containsKey("path.logs")) {
+            put.accept("path.logs", home.resolve("logs").toString());
+        }
         a.settings.forEach((k, v) -> {
             if (v instanceof List<?> l) {
                 putList.accept(k, l.stream().map(Object::toString).toList());
@@ -78,15 +81,17 @@ final class NodeRunner {
      * A node that fails to start halts the JVM with status 1.
      *
      * @param a the parsed command line
-     * @param node the node
+     * @param start starts the node
+     * @param close closes it and waits until it is closed
      * @param started the line printed once the node has started
      * @throws InterruptedException when interrupted while running
      */
-    static void run(final NodeArgs a, final Lifecycle node, final String started) throws InterruptedException {
+    static void run(final NodeArgs a, final Step start, final Step close, final String started)
+            throws InterruptedException {
         final CountDownLatch closed = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
-                node.close();
+                close.run();
             } catch (final Exception e) {
                 System.err.println("scalelab-node: close: " + e);
             } finally {
@@ -96,7 +101,7 @@ final class NodeRunner {
         }, "scalelab-node-shutdown"));
         a.startWatchdog();
         try {
-            node.start();
+            start.run();
         } catch (final Throwable t) {
             t.printStackTrace();
             System.err.println("scalelab-node: failed to start: " + t);

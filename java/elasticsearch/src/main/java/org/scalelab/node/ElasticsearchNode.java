@@ -57,37 +57,21 @@ public final class ElasticsearchNode {
      */
     public static void main(final String[] args) throws Exception {
         final NodeArgs a = NodeArgs.parse(args);
-        final Settings.Builder b = Settings.builder();
-        NodeRunner.putSettings(a, b::put, b::putList);
         final Path home = Paths.get(a.home).toAbsolutePath();
-        final Path config = home.resolve("config");
         a.prepareHome(home, "elasticsearch.yml");
-        b.put("path.home", home.toString());
-        if (b.get("path.data") == null) {
-            b.put("path.data", home.resolve("data").toString());
-        }
-        if (b.get("path.logs") == null) {
-            b.put("path.logs", home.resolve("logs").toString());
-        }
+        final Settings.Builder b = Settings.builder();
+        NodeRunner.putSettings(a, home, b::put, b::putList);
         final String nodeName = b.get("node.name");
-        final Environment env = InternalSettingsPreparer.prepareEnvironment(b.build(), Collections.emptyMap(), config,
+        final Environment env = InternalSettingsPreparer.prepareEnvironment(b.build(), Collections.emptyMap(), home.resolve("config"),
                 () -> nodeName);
         LogConfigurator.registerErrorListener();
         LogConfigurator.configure(env);
         Files.createDirectories(env.modulesFile());
         Files.createDirectories(env.pluginsFile());
         final Node node = new ClusterRunnerNode(env, NodeRunner.plugins(MODULES, Plugin.class));
-        NodeRunner.run(a, new NodeRunner.Lifecycle() {
-            @Override
-            public void start() throws Exception {
-                node.start();
-            }
-
-            @Override
-            public void close() throws Exception {
-                node.close();
-                node.awaitClose(30, TimeUnit.SECONDS);
-            }
+        NodeRunner.run(a, node::start, () -> {
+            node.close();
+            node.awaitClose(30, TimeUnit.SECONDS);
         }, nodeName + " (Elasticsearch " + org.elasticsearch.Version.CURRENT + ")");
     }
 }
