@@ -83,12 +83,15 @@ $(JAVA_ES): java/pom.xml java/elasticsearch/pom.xml $(wildcard java/common/src/m
 	@if ! command -v mvn >/dev/null || ! command -v java >/dev/null; then echo "note: java/mvn missing: elasticsearch clusters unavailable (apt-get install -y default-jdk-headless maven)" >&2; \
 	else mvn -q -B -f java/pom.xml -pl elasticsearch package && touch $@; fi
 # Cassandra 5.0 (org.apache.cassandra:cassandra-all) runs on Java 11-17.
-$(JAVA_CS): java/pom.xml java/cassandra/pom.xml $(wildcard java/cassandra/src/main/java/org/scalelab/node/*.java)
+$(JAVA_CS): java/pom.xml java/cassandra/pom.xml $(wildcard java/common/src/main/java/org/scalelab/node/*.java java/cassandra/src/main/java/org/scalelab/node/*.java)
 	@if ! command -v mvn >/dev/null || ! command -v java >/dev/null; then echo "note: java/mvn missing: cassandra clusters unavailable (apt-get install -y default-jdk-headless maven)" >&2; \
 	else mvn -q -B -f java/pom.xml -pl cassandra package && touch $@; fi
 
+# unit: every test with the race detector. The search and Cassandra nodes the
+# tests share are started once for the whole run (scripts/test-clusters.sh),
+# not once per test binary.
 unit: setup tools java
-	$(GO) test -race -count=1 -timeout 25m $(PKGS)
+	bash scripts/test-clusters.sh $(GO) test -race -count=1 -timeout 25m $(PKGS)
 
 # Fuzz runs are counted in executions, not seconds: with a time limit Go's
 # fuzzing engine can report "context deadline exceeded" as a failure when

@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -150,4 +151,28 @@ func cleanStale(kind string) {
 			_ = os.RemoveAll(d)
 		}
 	}
+}
+
+// CICluster returns the cluster of engineName that scripts/test-clusters.sh
+// started for the whole test run ($SCALELAB_TEST_CLUSTERS/ci-ENGINE), if
+// there is one whose nodes are alive.
+func CICluster(engineName string) (*cluster.State, bool) {
+	dir := os.Getenv("SCALELAB_TEST_CLUSTERS")
+	if dir == "" {
+		return nil, false
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "ci-"+engineName, "cluster.json"))
+	if err != nil {
+		return nil, false
+	}
+	var st cluster.State
+	if json.Unmarshal(b, &st) != nil || len(st.Nodes) == 0 {
+		return nil, false
+	}
+	for _, n := range st.Nodes {
+		if !cluster.Alive(n.PID) {
+			return nil, false
+		}
+	}
+	return &st, true
 }

@@ -48,12 +48,16 @@ func Stop(st *cluster.State) error { return enginetest.StopCluster(st) }
 
 var shared enginetest.Shared[int, *cluster.State]
 
-// Shared returns a ring of the given node count started on first use and
-// shared by the whole test binary; its nodes stop when the test binary
-// exits, and the next test binary removes their directories. Safe for
-// concurrent use.
+// Shared returns a ring of the given node count: for 1 node the one
+// started for the whole test run (scripts/test-clusters.sh) when there is
+// one, else a ring started on first use and shared by the whole test
+// binary, whose nodes stop when the test binary exits (the next test
+// binary removes their directories). Safe for concurrent use.
 func Shared(nodes int) (*cluster.State, error) {
 	return shared.Get(nodes, func() (*cluster.State, error) {
+		if st, ok := enginetest.CICluster(cassandra.Name); ok && nodes == 1 {
+			return st, nil // started once for the whole test run
+		}
 		if err := cassandra.Installed(); err != nil {
 			return nil, fmt.Errorf("shared %d-node cassandra test ring: %w", nodes, err)
 		}

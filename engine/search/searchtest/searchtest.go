@@ -67,12 +67,16 @@ func withOption(opts map[string]string, k, v string) map[string]string {
 
 var shared enginetest.Shared[string, string]
 
-// Shared returns the target of a 1-node cluster of engineName started on
-// first use and shared by the whole test binary; its node stops and deletes
-// its data when the test binary exits. Safe for concurrent use; the two
+// Shared returns the target of a 1-node cluster of engineName: the one
+// started for the whole test run (scripts/test-clusters.sh) when there is
+// one, else one started on first use and shared by the whole test binary,
+// whose node stops and deletes its data when the test binary exits. Safe for concurrent use; the two
 // distributions start in parallel.
 func Shared(engineName string) (string, error) {
 	return shared.Get(engineName, func() (string, error) {
+		if st, ok := enginetest.CICluster(engineName); ok {
+			return st.Target, nil // started once for the whole test run
+		}
 		if err := search.Installed(engineName); err != nil {
 			return "", fmt.Errorf("shared %s test cluster: %w", engineName, err)
 		}
