@@ -129,7 +129,11 @@ func checkExperiment(dir string, exprs []slo.Expr) (*Gate, error) {
 				continue
 			}
 			if !run.Measured {
-				it.Problems = append(it.Problems, fmt.Sprintf("%s: not measured (status %s, exit code %d)", run.Dir, doc.Status, doc.ExitCode))
+				why := ""
+				if run.Error != "" {
+					why = ": " + run.Error
+				}
+				it.Problems = append(it.Problems, fmt.Sprintf("%s: not measured (status %s, exit code %d)%s", run.Dir, doc.Status, doc.ExitCode, why))
 				continue
 			}
 			for _, p := range runProblems(doc, true) {

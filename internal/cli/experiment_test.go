@@ -19,7 +19,7 @@ func TestExperimentAndCheckCommands(t *testing.T) {
 scenario: ycsb
 engine: memory
 settings: {ycsb.records: 100, memory.latency: 500us}
-load: {users: 1, duration: 200ms}
+load: {users: 1, duration: 1s}   # long enough that a starved machine still measures operations
 factors:
   users: [1, 2]
 repeats: 2
