@@ -4,7 +4,7 @@ BIN     := bin/scalelab
 PKGS    := ./...
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all setup build demo test lint unit fuzz bench bench-report bench-search bench-cassandra clean tools test-deps java
+.PHONY: all setup build ferretdb demo test lint unit fuzz bench bench-report bench-search bench-cassandra clean tools test-deps java
 
 all: build
 
@@ -27,6 +27,15 @@ setup:
 build: setup
 	$(GO) build -o $(BIN) ./cmd/scalelab
 
+# ferretdb: the FerretDB v1 server that `scalelab cluster up ferretdb` and
+# the mongodb engine's tests start (ferretdb/, a Go module of its own so
+# that FerretDB stays out of scalelab's build; the Go module proxy serves
+# it). scalelab also builds it on first use when it is missing.
+FERRETDB_BIN := bin/scalelab-ferretdb
+ferretdb: $(FERRETDB_BIN)
+$(FERRETDB_BIN): ferretdb/go.mod ferretdb/go.sum ferretdb/main.go
+	cd ferretdb && $(GO) build -o ../$(FERRETDB_BIN) .
+
 # demo: 8 patients of the mHealth backend on the embedded SQLite engine,
 # ending with the summary table and a results directory with report.html.
 demo: build
@@ -39,6 +48,7 @@ test: lint unit fuzz
 lint: setup
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	cd ferretdb && $(GO) vet .
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
 	bash scripts/check-repo-text.sh
 
@@ -90,7 +100,7 @@ $(JAVA_CS): java/pom.xml java/cassandra/pom.xml $(wildcard java/common/src/main/
 # unit: every test with the race detector. The search and Cassandra nodes the
 # tests share are started once for the whole run (scripts/test-clusters.sh),
 # not once per test binary.
-unit: setup tools java
+unit: setup tools java ferretdb
 	bash scripts/test-clusters.sh $(GO) test -race -count=1 -timeout 25m $(PKGS)
 
 # Fuzz runs are counted in executions, not seconds: with a time limit Go's

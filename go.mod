@@ -15,6 +15,15 @@ require (
 )
 
 require (
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/xdg-go/scram v1.4.0 // indirect
+	github.com/xdg-go/stringprep v1.0.4 // indirect
+	github.com/youmark/pkcs8 v0.0.0-20240726163527-a2c0da244d78 // indirect
+	go.mongodb.org/mongo-driver/v2 v2.10.0 // indirect
+	golang.org/x/crypto v0.54.0 // indirect
+)
+
+require (
 	github.com/apache/cassandra-gocql-driver/v2 v2.1.2
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect

@@ -47,6 +47,7 @@ type Node struct {
 type State struct {
 	Name       string            `json:"name"`
 	Engine     string            `json:"engine"`
+	Kind       string            `json:"kind,omitempty"` // the provisioner, when not named after the engine (ferretdb)
 	Created    time.Time         `json:"created"`
 	Dir        string            `json:"dir"`
 	Target     string            `json:"target"` // what --target would be, without the password
@@ -83,6 +84,29 @@ type Provisioner interface {
 // stops every node with TERM, a grace period, then KILL.
 type Downer interface {
 	Down(ctx context.Context, st *State) error
+}
+
+// Server is an optional capability of a Provisioner whose clusters an
+// engine of another name uses (ferretdb clusters serve the mongodb
+// engine).
+type Server interface {
+	Serves() string
+}
+
+// EngineOf returns the engine that uses p's clusters.
+func EngineOf(p Provisioner) string {
+	if s, ok := p.(Server); ok {
+		return s.Serves()
+	}
+	return p.Engine()
+}
+
+// ProvisionerOf returns the provisioner that started st.
+func ProvisionerOf(st *State) (Provisioner, error) {
+	if st.Kind != "" {
+		return Lookup(st.Kind)
+	}
+	return Lookup(st.Engine)
 }
 
 // ErrNotFound means no cluster of that name exists.

@@ -68,7 +68,7 @@ type HealthChecker interface {
 // whose process runs (a node that died is no longer counted, as an engine
 // that re-replicated would), unreachable when none runs.
 func CheckHealth(ctx context.Context, st *State) (Health, error) {
-	if p, err := Lookup(st.Engine); err == nil {
+	if p, err := ProvisionerOf(st); err == nil {
 		if hc, ok := p.(HealthChecker); ok {
 			return hc.Health(ctx, st)
 		}

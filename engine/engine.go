@@ -63,6 +63,17 @@ type Info struct {
 	Version string            `json:"version"`
 	Target  string            `json:"target"` // redacted: no password
 	Extra   map[string]string `json:"extra,omitempty"`
+	// Product names the server measured when it is not what the engine's
+	// name says (FerretDB behind the mongodb engine); results show it
+	// wherever they name the engine.
+	Product string `json:"product,omitempty"`
+}
+
+// AfterRunner is an optional capability of a Conn: facts about the server
+// measured once the run has ended (requests per router, data
+// distribution), recorded in run.json beside Info.
+type AfterRunner interface {
+	AfterRun(ctx context.Context) map[string]string
 }
 
 // Sentinel errors shared by engines and scenarios. Each carries its class.

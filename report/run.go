@@ -53,7 +53,11 @@ func WriteHTML(path string, r *results.Run, dir string) error {
 }
 
 func buildRunView(r *results.Run, dir string) *runView {
-	v := &runView{Run: r, Heading: fmt.Sprintf("%s on %s", r.Scenario, r.Engine)}
+	on := r.Engine
+	if r.Server != nil && r.Server.Product != "" {
+		on = r.Server.Product + " (" + r.Engine + " engine)"
+	}
+	v := &runView{Run: r, Heading: fmt.Sprintf("%s on %s", r.Scenario, on)}
 	v.Meta = newMeta("scalelab: " + v.Heading + " (" + r.Status + ")")
 	open := r.Load.Open || r.Lag != nil
 	for _, s := range r.Summary {
@@ -225,6 +229,9 @@ func runFacts(r *results.Run) []fact {
 	add("topology", topology(r))
 	if s := r.Server; s != nil && len(s.Extra) > 0 {
 		add("server", kvList(s.Extra))
+	}
+	if s := r.Server; s != nil && len(s.After) > 0 {
+		add("server after the run", kvList(s.After))
 	}
 	for _, t := range r.Tiers {
 		v := t.Engine

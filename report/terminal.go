@@ -16,6 +16,9 @@ import (
 // Terminal prints a run's summary: one row per operation, then warnings
 // and failed checks.
 func Terminal(w io.Writer, r *results.Run) {
+	if r.Server != nil && r.Server.Product != "" {
+		fmt.Fprintf(w, "measured on %s (%s engine)\n", r.Server.Product, r.Engine)
+	}
 	open := r.Lag != nil
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	head := "op\tcount\terrors\tops/s\tmean ms\tp50 ms\tp95 ms\tp99 ms\tp99.9 ms\tmax ms\t"

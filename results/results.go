@@ -100,6 +100,12 @@ type Server struct {
 	Version string            `json:"version"`
 	Target  string            `json:"target"`
 	Extra   map[string]string `json:"extra,omitempty"`
+	// Product names the server measured when the engine's name does not
+	// (FerretDB behind the mongodb engine).
+	Product string `json:"product,omitempty"`
+	// After holds facts measured once the run ended (requests per
+	// router, data distribution).
+	After map[string]string `json:"after,omitempty"`
 }
 
 // Load describes the load model and its parameters.

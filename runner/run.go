@@ -311,7 +311,7 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	}
 	defer conn.Close()
 	if info, err := conn.Info(ctx); err == nil {
-		doc.Server = &results.Server{Version: info.Version, Target: redactTarget(info.Target), Extra: info.Extra}
+		doc.Server = &results.Server{Version: info.Version, Product: info.Product, Target: redactTarget(info.Target), Extra: info.Extra}
 	} else {
 		doc.Warnings = append(doc.Warnings, "server info unavailable: "+err.Error())
 	}
@@ -355,6 +355,9 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	if err != nil {
 		aud.close()
 		return finish(results.StatusFailed, err)
+	}
+	if ar, ok := conn.(engine.AfterRunner); ok && doc.Server != nil {
+		doc.Server.After = ar.AfterRun(ctx)
 	}
 	// The acknowledged-write audit reads every write back: after the load
 	// ends and after the cluster is healthy again. A read-back that cannot

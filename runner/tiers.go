@@ -143,7 +143,7 @@ func (p *Plan) openTiers(ctx context.Context, doc *results.Run) (map[string]scen
 			rt.Cluster = &results.ClusterRef{Name: pt.cluster.Name, Nodes: len(pt.cluster.Nodes), Params: pt.cluster.Params}
 		}
 		if info, err := conn.Info(ctx); err == nil {
-			rt.Server = &results.Server{Version: info.Version, Target: redactTarget(info.Target), Extra: info.Extra}
+			rt.Server = &results.Server{Version: info.Version, Product: info.Product, Target: redactTarget(info.Target), Extra: info.Extra}
 		} else {
 			doc.Warnings = append(doc.Warnings, fmt.Sprintf("%s tier: server info unavailable: %v", pt.role, err))
 		}

@@ -40,6 +40,16 @@ type Provider struct {
 	// acknowledged before them (a search index refreshed on every write),
 	// for the suites' checks of what a scan returns.
 	Strict []string
+	// Slow marks a store whose operations take milliseconds even on
+	// loopback (FerretDB on SQLite): suites run it with fewer records and
+	// operations, every check kept.
+	Slow bool
+	// LosesUpdates, when not empty, says why the store may lose one of two
+	// concurrent acknowledged updates of different fields of one record
+	// (an update that reads and rewrites the whole record outside a
+	// transaction): the audit suites then accept lost updates, which
+	// they log, and check everything else.
+	LosesUpdates string
 }
 
 var (

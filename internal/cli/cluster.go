@@ -19,6 +19,7 @@ import (
 const clusterUsage = `Usage:
   scalelab cluster up ENGINE --name NAME [--nodes N] [--replicas N] [--heap 1g]
                      [--roles cm,data,data] [--opt key=value] [--timeout 10m]
+                     [--backend sqlite|postgres]   (ferretdb)
   scalelab cluster status [NAME] [--json]
   scalelab cluster down NAME [--keep]
   scalelab cluster list
@@ -73,6 +74,7 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	replicas := fs.Int("replicas", 0, "read replicas (postgres)")
 	heap := fs.String("heap", "", "JVM heap per node, e.g. 1g")
 	roles := fs.String("roles", "", "per-node roles, comma-separated, e.g. cm,data,data")
+	backend := fs.String("backend", "", "storage backend (ferretdb: sqlite or postgres)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "how long to wait for the cluster to become healthy")
 	var opts multiFlag
 	fs.Var(&opts, "opt", "engine-specific option key=value (repeatable)")
@@ -83,11 +85,12 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(pos) != 1 {
 		return usageErr("cluster up: one ENGINE expected, got %q\n%s", pos, clusterUsage)
 	}
-	if _, err := engine.Lookup(pos[0]); err != nil {
-		return usageErr("cluster up: %v", err)
-	}
 	prov, err := cluster.Lookup(pos[0])
 	if err != nil {
+		return usageErr("cluster up: %v", err)
+	}
+	engName := cluster.EngineOf(prov)
+	if _, err := engine.Lookup(engName); err != nil {
 		return usageErr("cluster up: %v", err)
 	}
 	if *name == "" {
@@ -113,7 +116,13 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		spec.Options[k] = v
 	}
-	st := &cluster.State{Name: *name, Engine: pos[0], Created: time.Now().UTC(), Dir: cluster.Dir(*name), Params: map[string]string{}}
+	if *backend != "" {
+		spec.Options["backend"] = *backend
+	}
+	st := &cluster.State{Name: *name, Engine: engName, Created: time.Now().UTC(), Dir: cluster.Dir(*name), Params: map[string]string{}}
+	if engName != pos[0] {
+		st.Kind = pos[0]
+	}
 	if err := os.MkdirAll(st.Dir, 0o700); err != nil {
 		return withCode(ExitUnfinished, fmt.Errorf("cluster up: %w", err))
 	}
@@ -143,7 +152,7 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "cluster %s (%s) is up in %.1fs\n", *name, pos[0], time.Since(start).Seconds())
 	printState(stdout, st)
-	fmt.Fprintf(stdout, "use it: scalelab run SCENARIO --engine %s --cluster %s\n", pos[0], *name)
+	fmt.Fprintf(stdout, "use it: scalelab run SCENARIO --cluster %s (engine %s)\n", *name, engName)
 	return nil
 }
 
@@ -179,7 +188,7 @@ func clusterStatus(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return withCode(ExitUsage, err)
 		}
-		prov, err := cluster.Lookup(st.Engine)
+		prov, err := cluster.ProvisionerOf(st)
 		if err != nil {
 			return withCode(ExitUnfinished, err)
 		}
@@ -229,7 +238,7 @@ func clusterDown(ctx context.Context, args []string, stdout io.Writer) error {
 		return withCode(ExitUsage, err)
 	}
 	var stopErr error
-	if prov, err := cluster.Lookup(st.Engine); err == nil {
+	if prov, err := cluster.ProvisionerOf(st); err == nil {
 		if d, ok := prov.(cluster.Downer); ok {
 			stopErr = d.Down(ctx, st)
 		}

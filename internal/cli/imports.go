@@ -5,6 +5,7 @@ package cli
 import (
 	_ "github.com/scalelab/scalelab/engine/cassandra"
 	_ "github.com/scalelab/scalelab/engine/memory"
+	_ "github.com/scalelab/scalelab/engine/mongodb"
 	_ "github.com/scalelab/scalelab/engine/null"
 	_ "github.com/scalelab/scalelab/engine/postgres"
 	_ "github.com/scalelab/scalelab/engine/search"

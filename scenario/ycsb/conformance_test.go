@@ -41,6 +41,15 @@ func strict(name string, more ...string) []string {
 
 const conformanceRecords = 2000
 
+// sizes returns the records and the operations per session of the suite
+// for an engine: fewer for a slow store.
+func sizes(name string) (records uint64, ops int) {
+	if p, _ := enginetest.Lookup(name); p.Slow {
+		return conformanceRecords / 5, 100
+	}
+	return conformanceRecords, 300
+}
+
 // TestConformance runs every workload with verification on each storing
 // engine.
 func TestConformance(t *testing.T) {
@@ -63,22 +72,23 @@ func TestConformance(t *testing.T) {
 func conformance(t *testing.T, engineName, wl, order string) {
 	ctx := context.Background()
 	e := openEngine(t, engineName, strict(engineName)...)
+	records, ops := sizes(engineName)
 	w := e.workload(t, "ycsb.workload="+wl, "ycsb.insert_order="+order, "ycsb.verify=true",
-		fmt.Sprint("ycsb.records=", conformanceRecords), "ycsb.session_ops=0", "ycsb.max_scan_length=50")
-	if w.LoadSize() != conformanceRecords {
+		fmt.Sprint("ycsb.records=", records), "ycsb.session_ops=0", "ycsb.max_scan_length=50")
+	if w.LoadSize() != int64(records) {
 		t.Fatalf("LoadSize %d", w.LoadSize())
 	}
 	var loaded atomic.Int64
 	if err := w.Load(ctx, 3, func(n int64) { loaded.Add(n) }); err != nil {
 		t.Fatal(err)
 	}
-	if loaded.Load() != conformanceRecords {
-		t.Fatalf("progress reported %d records, want %d", loaded.Load(), conformanceRecords)
+	if loaded.Load() != int64(records) {
+		t.Fatalf("progress reported %d records, want %d", loaded.Load(), records)
 	}
 
 	// Every loaded key reads back with the right values.
 	s := w.newSession(99)
-	for k := range uint64(conformanceRecords) {
+	for k := range records {
 		s.key = appendKey(s.key[:0], k, w.cfg.ordered)
 		s.field = -1
 		if err := s.read(ctx); err != nil {
@@ -87,7 +97,7 @@ func conformance(t *testing.T, engineName, wl, order string) {
 	}
 
 	// Sessions in parallel, with verification: no error at all.
-	const sessions, ops = 4, 300
+	const sessions = 4
 	var wg sync.WaitGroup
 	var counts [numOps]atomic.Int64
 	for i := range sessions {
@@ -118,10 +128,10 @@ func conformance(t *testing.T, engineName, wl, order string) {
 
 	// Inserted keys became readable.
 	last := w.ctr.last()
-	if workloads[wl].props[OpInsert] > 0 && last < conformanceRecords {
+	if workloads[wl].props[OpInsert] > 0 && last < records {
 		t.Errorf("no inserts acknowledged (last %d)", last)
 	}
-	for k := uint64(conformanceRecords); k <= last; k++ {
+	for k := records; k <= last; k++ {
 		s.key = appendKey(s.key[:0], k, w.cfg.ordered)
 		s.field = -1
 		if err := s.read(ctx); err != nil {

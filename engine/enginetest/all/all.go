@@ -6,6 +6,7 @@ import (
 	// The server engines' providers (the embedded ones register in
 	// enginetest itself).
 	_ "github.com/scalelab/scalelab/engine/cassandra/cassandratest"
+	_ "github.com/scalelab/scalelab/engine/mongodb/mongotest"
 	_ "github.com/scalelab/scalelab/engine/postgres/pgtest"
 	_ "github.com/scalelab/scalelab/engine/search/searchtest"
 	// A test-only engine: the proof that registering an engine with

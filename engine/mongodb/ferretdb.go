@@ -1,0 +1,221 @@
+package mongodb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/engine/postgres"
+)
+
+// FerretDB is the name of the local clusters `scalelab cluster up
+// ferretdb` starts: a FerretDB v1 server that the mongodb engine uses.
+const FerretDB = "ferretdb"
+
+// FerretDBBinary is the launcher's file name (bin/, beside scalelab).
+const FerretDBBinary = "scalelab-ferretdb"
+
+// ErrNoFerretDB is wrapped by errors about a launcher that is neither
+// built nor buildable here.
+var ErrNoFerretDB = errors.New("the FerretDB launcher is not built")
+
+const ferretModule = "module github.com/scalelab/scalelab/ferretdb"
+
+func init() { cluster.Register(ferretProvisioner{}) }
+
+// ferretProvisioner starts one FerretDB server on loopback with the
+// SQLite backend (no authentication: FerretDB v1 has none on it), or with
+// the PostgreSQL backend over a local PostgreSQL server of its own, whose
+// user and password the clients give (PLAIN authentication, passed
+// through to PostgreSQL).
+type ferretProvisioner struct{}
+
+// Engine names the provisioner: ferretdb.
+func (ferretProvisioner) Engine() string { return FerretDB }
+
+// Serves names the engine that uses these clusters.
+func (ferretProvisioner) Serves() string { return Name }
+
+// Up starts the server (and its PostgreSQL with backend=postgresql).
+func (ferretProvisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State) error {
+	backend := spec.Options["backend"]
+	switch backend {
+	case "", "sqlite":
+		backend = "sqlite"
+	case "postgres", "postgresql":
+		backend = "postgresql"
+	default:
+		return fmt.Errorf("ferretdb: backend %q: allowed: sqlite, postgres", backend)
+	}
+	for k := range spec.Options {
+		if k != "backend" && k != "exit_with_pid" && k != "delete_on_exit" {
+			return fmt.Errorf("ferretdb: unknown option %q; allowed: backend=sqlite|postgres", k)
+		}
+	}
+	if spec.Nodes > 1 || spec.Replicas > 0 {
+		return fmt.Errorf("ferretdb: one server only (FerretDB v1 has no replica sets or sharding)")
+	}
+	bin, err := FerretDBPath(ctx)
+	if err != nil {
+		return err
+	}
+	host := "127.0.0.1"
+	port, err := cluster.FreePort(host)
+	if err != nil {
+		return err
+	}
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	cmd := []string{bin, "--listen", addr, "--backend", backend}
+	if pid := spec.Options["exit_with_pid"]; pid != "" {
+		cmd = append(cmd, "--exit-with-pid", pid)
+	}
+	st.Params["backend"] = backend
+	st.Target = "mongodb://" + addr + "/scalelab"
+	st.Auth = "none: FerretDB v1 has no authentication on its SQLite backend (use --backend postgres for PLAIN authentication against PostgreSQL)"
+	if backend == "postgresql" {
+		pgURL, err := startPostgres(ctx, st)
+		if err != nil {
+			return err
+		}
+		cmd = append(cmd, "--postgresql-url", pgURL)
+		st.Target = "mongodb://" + postgres.ClusterUser + "@" + addr + "/scalelab?authMechanism=PLAIN"
+		st.Auth = "PLAIN: FerretDB passes the user and password (in the secret file) through to its PostgreSQL backend; use TLS in production, PLAIN sends the password in the clear"
+	} else {
+		cmd = append(cmd, "--dir", filepath.Join(st.Dir, "data"))
+	}
+	node := cluster.Node{Name: "node1", Role: "ferretdb", Host: host, Port: port, Ports: map[string]int{"mongodb": port},
+		DataDir: filepath.Join(st.Dir, "data"), LogFile: filepath.Join(st.Dir, "ferretdb.log"), Cmd: cmd}
+	pid, err := cluster.Start(cmd, st.Dir, node.LogFile, nil)
+	if err != nil {
+		return fmt.Errorf("ferretdb: %w", err)
+	}
+	node.PID = pid
+	st.Nodes = append(st.Nodes, node)
+	if err := cluster.WaitNodes(ctx, st, "ferretdb at "+addr, 50*time.Millisecond, func() bool { return cluster.Listening(addr) }); err != nil {
+		return fmt.Errorf("ferretdb: %w\n%s", err, cluster.Tail(node.LogFile, 20))
+	}
+	st.Params["version"] = "FerretDB " + ferretVersion
+	return nil
+}
+
+// ferretVersion is the FerretDB version the launcher module pins.
+const ferretVersion = "v1.24.2"
+
+// startPostgres starts the PostgreSQL server of the postgresql backend in
+// st.Dir/postgres and returns the URL FerretDB connects to (no password:
+// the clients' is used).
+func startPostgres(ctx context.Context, st *cluster.State) (string, error) {
+	pst := &cluster.State{Name: st.Name + "-pg", Engine: postgres.Name, Created: st.Created, Dir: filepath.Join(st.Dir, "postgres"), Params: map[string]string{}}
+	if err := os.MkdirAll(pst.Dir, 0o700); err != nil {
+		return "", fmt.Errorf("ferretdb postgres backend: %w", err)
+	}
+	err := (postgres.Provisioner{}).Up(ctx, cluster.Spec{Engine: postgres.Name, Name: pst.Name, Options: map[string]string{}}, pst)
+	st.Nodes = append(st.Nodes, pst.Nodes...)
+	if err != nil {
+		return "", fmt.Errorf("ferretdb postgres backend: %w", err)
+	}
+	for i := range st.Nodes {
+		st.Nodes[i].Role = "postgres"
+	}
+	st.User, st.SecretFile = pst.User, pst.SecretFile
+	pg := pst.Nodes[0]
+	return fmt.Sprintf("postgres://%s:%d/%s", pg.Host, pg.Port, postgres.ClusterDB), nil
+}
+
+// Status reports whether each process is alive and listening.
+func (ferretProvisioner) Status(_ context.Context, st *cluster.State) ([]cluster.NodeStatus, error) {
+	out := make([]cluster.NodeStatus, 0, len(st.Nodes))
+	for _, n := range st.Nodes {
+		ns := cluster.NodeStatus{Node: n, Alive: cluster.Alive(n.PID)}
+		ns.Detail = map[string]string{"listening": strconv.FormatBool(cluster.Listening(net.JoinHostPort(n.Host, strconv.Itoa(n.Port))))}
+		out = append(out, ns)
+	}
+	return out, nil
+}
+
+// FerretDBPath finds the FerretDB launcher: $SCALELAB_FERRETDB, beside the
+// scalelab binary, or bin/ of the source tree (the working directory or a
+// parent), building it there from the ferretdb module when it is missing
+// (`make ferretdb` does the same; the Go module proxy serves FerretDB).
+func FerretDBPath(ctx context.Context) (string, error) {
+	if p := os.Getenv("SCALELAB_FERRETDB"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%w: $SCALELAB_FERRETDB: %w", ErrNoFerretDB, err)
+		}
+		return p, nil
+	}
+	var roots []string
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			if p := filepath.Join(filepath.Dir(exe), FerretDBBinary); isFile(p) {
+				return p, nil
+			}
+			roots = append(roots, filepath.Dir(filepath.Dir(exe)))
+		}
+	}
+	if wd, err := os.Getwd(); err == nil {
+		for d := wd; ; d = filepath.Dir(d) {
+			roots = append(roots, d)
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	for _, root := range roots {
+		b, err := os.ReadFile(filepath.Join(root, "ferretdb", "go.mod"))
+		if err != nil || !strings.Contains(string(b), ferretModule) {
+			continue
+		}
+		bin := filepath.Join(root, "bin", FerretDBBinary)
+		if isFile(bin) {
+			return bin, nil
+		}
+		return bin, buildFerretDB(ctx, filepath.Join(root, "ferretdb"), bin)
+	}
+	return "", fmt.Errorf("%w: run `make ferretdb` in scalelab's source tree, or set $SCALELAB_FERRETDB to a built launcher", ErrNoFerretDB)
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// buildFerretDB builds the launcher of module dir into bin, under a lock
+// so that concurrent callers build it once.
+func buildFerretDB(ctx context.Context, dir, bin string) error {
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		return fmt.Errorf("build ferretdb: %w", err)
+	}
+	lock, err := os.OpenFile(bin+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("build ferretdb: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("build ferretdb: lock: %w", err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if isFile(bin) {
+		return nil
+	}
+	fmt.Fprintf(os.Stderr, "building the FerretDB launcher (once; the Go module proxy serves FerretDB %s) ...\n", ferretVersion)
+	tmp := bin + ".tmp"
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp, ".")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%w: go build in %s: %w\n%s", ErrNoFerretDB, dir, err, out)
+	}
+	if err := os.Rename(tmp, bin); err != nil {
+		return fmt.Errorf("build ferretdb: %w", err)
+	}
+	return nil
+}
