@@ -151,12 +151,6 @@ func (s *casStore) savePlan(ctx context.Context, patient int64, p Plan) error {
 }
 
 // nonNil keeps an empty list an empty list (a nil slice writes null).
-func nonNil(b []bool) []bool {
-	if b == nil {
-		return []bool{}
-	}
-	return b
-}
 
 func (s *casStore) plan(ctx context.Context, patient int64, week int) (Plan, error) {
 	p := Plan{Week: week}

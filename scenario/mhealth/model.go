@@ -176,3 +176,12 @@ func periodSums(acts []Activity, at int64) (daily, weekly, monthly int64) {
 	}
 	return daily, weekly, monthly
 }
+
+// nonNil returns s, or an empty slice for nil (stores that keep lists
+// tell an empty list from none).
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
