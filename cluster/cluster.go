@@ -101,6 +101,21 @@ func EngineOf(p Provisioner) string {
 	return p.Engine()
 }
 
+// ForEngine returns the provisioner of an engine's local clusters: the one
+// named after it, or the one that serves it (ferretdb for mongodb).
+func ForEngine(engine string) (Provisioner, error) {
+	p, err := Lookup(engine)
+	if err == nil {
+		return p, nil
+	}
+	for _, name := range provisioners.Names() {
+		if q, _ := provisioners.Lookup(name); q != nil && EngineOf(q) == engine {
+			return q, nil
+		}
+	}
+	return nil, err
+}
+
 // ProvisionerOf returns the provisioner that started st.
 func ProvisionerOf(st *State) (Provisioner, error) {
 	if st.Kind != "" {

@@ -69,7 +69,7 @@ func clusterName(engine string, n int) string {
 // state saved before and after Up; on failure, whatever started is stopped
 // and the state removed.
 func startCluster(ctx context.Context, cs *ClusterSpec, name string) (*cluster.State, error) {
-	prov, err := cluster.Lookup(cs.Engine)
+	prov, err := cluster.ForEngine(cs.Engine)
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +79,10 @@ func startCluster(ctx context.Context, cs *ClusterSpec, name string) (*cluster.S
 		spec.Options[k] = v
 	}
 	st := &cluster.State{Name: name, Engine: cs.Engine, Created: time.Now().UTC(), Dir: cluster.Dir(name), Params: map[string]string{"started_by": "experiment"}}
+	if prov.Engine() != cs.Engine {
+		st.Kind = prov.Engine()
+	}
+	spec.Engine = prov.Engine()
 	if err := os.MkdirAll(st.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", name, err)
 	}
@@ -113,7 +117,7 @@ func stopCluster(st *cluster.State) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var errs []error
-	if prov, err := cluster.Lookup(st.Engine); err == nil {
+	if prov, err := cluster.ProvisionerOf(st); err == nil {
 		if d, ok := prov.(cluster.Downer); ok {
 			errs = append(errs, d.Down(ctx, st))
 		}

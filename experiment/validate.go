@@ -139,7 +139,7 @@ func (s *Spec) Validate() error {
 			continue
 		}
 		if available(c.Engine) {
-			if _, err := cluster.Lookup(c.Engine); err != nil {
+			if _, err := cluster.ForEngine(c.Engine); err != nil {
 				d.errAt(c.Pos, field, "%v", err)
 			}
 		}
@@ -173,7 +173,7 @@ func (s *Spec) Validate() error {
 	// Every combination must make a valid run; the runner says why not.
 	for _, c := range combos {
 		if c.Cluster != nil && available(c.Engine) {
-			if _, err := cluster.Lookup(c.Engine); err != nil {
+			if _, err := cluster.ForEngine(c.Engine); err != nil {
 				d.errAt(c.pos, "combination "+c.Label, "%v", err)
 				continue
 			}

@@ -331,7 +331,16 @@ func Connect(ctx context.Context, t Target, password string, o Options) (*Conn, 
 }
 
 func (c *Conn) newClient(hosts []string, password string) (*mongo.Client, error) {
-	co := options.Client().ApplyURI(c.t.URI(hosts)).SetTimeout(c.opts.Timeout).
+	// The credential goes in through SetAuth, with the password: the
+	// driver refuses a URI that names PLAIN without one.
+	dt := c.t
+	dt.User, dt.Query = "", url.Values{}
+	for k, v := range c.t.Query {
+		if k != "authMechanism" && k != "authSource" {
+			dt.Query[k] = v
+		}
+	}
+	co := options.Client().ApplyURI(dt.URI(hosts)).SetTimeout(c.opts.Timeout).
 		SetMonitor(c.spread.monitor()).SetAppName("scalelab")
 	if c.t.User != "" {
 		cred := options.Credential{Username: c.t.User, Password: password, PasswordSet: password != ""}
@@ -426,15 +435,15 @@ func (c *Conn) Close() error {
 // its backend), its topology, and the sharding of a sharded cluster.
 func (c *Conn) Info(ctx context.Context) (engine.Info, error) {
 	extra := map[string]string{
-		"product":    c.server.Product(),
-		"wire_api":   "MongoDB " + c.server.Version,
-		"topology":   c.server.Topology(),
-		"database":   c.t.Database,
-		"routers":    c.opts.Routers,
-		"write_w":    c.opts.W,
-		"read_pref":  c.opts.ReadPref,
-		"layout":     c.opts.Layout,
-		"natural_id": fmt.Sprint(c.opts.NaturalIDs),
+		"product":     c.server.Product(),
+		"api_version": c.server.Version, // the MongoDB version whose API it speaks
+		"topology":    c.server.Topology(),
+		"database":    c.t.Database,
+		"routers":     c.opts.Routers,
+		"write_w":     c.opts.W,
+		"read_pref":   c.opts.ReadPref,
+		"layout":      c.opts.Layout,
+		"natural_id":  fmt.Sprint(c.opts.NaturalIDs),
 	}
 	if c.server.Backend != "" {
 		extra["backend"] = c.server.Backend
