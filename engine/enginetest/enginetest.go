@@ -114,7 +114,11 @@ func AtExit(fn func()) {
 
 // Main runs a package's tests, then stops what the providers started.
 // Test packages that use server providers call it from TestMain.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run runs a package's tests, then stops what the providers started, and
+// returns the exit code; for a TestMain that has more to stop (pgtest.Main).
+func Run(m *testing.M) int {
 	code := m.Run()
 	mu.Lock()
 	fns := slices.Clone(stops)
@@ -122,7 +126,7 @@ func Main(m *testing.M) {
 	for i := len(fns) - 1; i >= 0; i-- {
 		fns[i]()
 	}
-	os.Exit(code)
+	return code
 }
 
 // Name returns a name unique among this machine's test runs (a database,

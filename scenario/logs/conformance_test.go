@@ -120,6 +120,11 @@ var smallProbe = []string{"logs.freshness_records=300", "logs.freshness_rate=300
 
 const conformanceRecords = 3000
 
+// slowRecords replaces conformanceRecords for a slow store
+// (enginetest.Provider.Slow): more than NumTimestamps, so that every
+// timestamp still has records.
+const slowRecords = 1500
+
 // TestConformance runs the suite on every engine of the scenario, under
 // its settings variants.
 func TestConformance(t *testing.T) {
@@ -146,23 +151,27 @@ func TestConformance(t *testing.T) {
 func conformance(t *testing.T, name string, variant []string) {
 	ctx := context.Background()
 	e := openEnv(t, name, variant...)
-	w := e.workload(t, append([]string{fmt.Sprint("logs.records=", conformanceRecords), allOps, "logs.batch_size=50", "logs.session_ops=0"}, smallProbe...)...)
-	if w.LoadSize() != conformanceRecords {
+	records := int64(conformanceRecords)
+	if e.p.Slow {
+		records = slowRecords
+	}
+	w := e.workload(t, append([]string{fmt.Sprint("logs.records=", records), allOps, "logs.batch_size=50", "logs.session_ops=0"}, smallProbe...)...)
+	if w.LoadSize() != records {
 		t.Fatalf("LoadSize %d", w.LoadSize())
 	}
 	var loaded atomic.Int64
 	if err := w.Load(ctx, 3, func(n int64) { loaded.Add(n) }); err != nil {
 		t.Fatal(err)
 	}
-	if loaded.Load() != conformanceRecords {
-		t.Fatalf("progress reported %d records, want %d", loaded.Load(), conformanceRecords)
+	if loaded.Load() != records {
+		t.Fatalf("progress reported %d records, want %d", loaded.Load(), records)
 	}
-	if n, next, err := w.st.existing(ctx); err != nil || n != conformanceRecords || next != conformanceRecords {
+	if n, next, err := w.st.existing(ctx); err != nil || n != records || next != records {
 		t.Fatalf("existing after load: %d records, next %d, %v", n, next, err)
 	}
 
 	// Every kind of query answers what the ground truth says.
-	checkQueries(t, w, conformanceRecords)
+	checkQueries(t, w, records)
 
 	// Sessions in parallel with every operation: no error at all.
 	const sessions, ops = 4, 100
@@ -204,7 +213,7 @@ func conformance(t *testing.T, name string, variant []string) {
 		t.Errorf("%d of %d reads found nothing", nf, counts[OpRead].Load())
 	}
 	n := w.ids.prefix.Load()
-	if n != w.ids.issued.Load() || n <= conformanceRecords || w.ids.failures.Load() != 0 {
+	if n != w.ids.issued.Load() || n <= records || w.ids.failures.Load() != 0 {
 		t.Fatalf("after the sessions: prefix %d, issued %d, failures %d", n, w.ids.issued.Load(), w.ids.failures.Load())
 	}
 	// With no write in flight, the answers are exact over every record.

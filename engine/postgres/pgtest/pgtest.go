@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/engine/postgres"
 )
 
@@ -176,7 +177,7 @@ func Main(m *testing.M, replicas int, setup func(*Cluster)) {
 	}
 	setShared(c)
 	setup(c)
-	code := m.Run()
+	code := enginetest.Run(m)
 	if err := c.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "pgtest: stop:", err)
 		code = max(code, 1)
