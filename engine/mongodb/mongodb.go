@@ -397,6 +397,17 @@ func (c *Conn) writeConcern() *writeconcern.WriteConcern {
 	return wc
 }
 
+// UnmeasuredTimeout bounds operations that are not measured (loads, the
+// checks after a run, the audit's read-back), which mongodb.timeout does
+// not: on a big collection a count can take longer than an operation may.
+const UnmeasuredTimeout = 30 * time.Minute
+
+// Unmeasured returns ctx with a deadline of UnmeasuredTimeout, which the
+// driver then uses instead of mongodb.timeout.
+func Unmeasured(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, UnmeasuredTimeout)
+}
+
 // Options returns the resolved settings.
 func (c *Conn) Options() Options { return c.opts }
 

@@ -32,6 +32,8 @@ type collection struct {
 // Collection creates the collection of spec (dropping it first with
 // spec.Recreate) and shards it on a sharded cluster with a shard key set.
 func (c *Conn) Collection(ctx context.Context, spec engine.CollectionSpec) (engine.Collection, error) {
+	ctx, cancel := Unmeasured(ctx)
+	defer cancel()
 	s := &collection{c: c, name: spec.Name, fields: spec.Fields, proj: make([]bson.D, len(spec.Fields))}
 	for f, name := range spec.Fields {
 		s.proj[f] = bson.D{{Key: name, Value: 1}}
@@ -175,6 +177,8 @@ func (s *collection) Delete(ctx context.Context, key []byte) error {
 
 // InsertBatch writes a load batch with one unordered insertMany.
 func (s *collection) InsertBatch(ctx context.Context, b *engine.Batch) error {
+	ctx, cancel := Unmeasured(ctx)
+	defer cancel()
 	docs := make([]any, b.N)
 	for i := range b.N {
 		docs[i] = s.doc(b.Keys[i], b.Row(i))
@@ -189,11 +193,15 @@ func (s *collection) AfterLoad(context.Context) error { return nil }
 
 // Count counts the documents on the primary.
 func (s *collection) Count(ctx context.Context) (int64, error) {
+	ctx, cancel := Unmeasured(ctx)
+	defer cancel()
 	return s.c.Primary().Collection(s.name).CountDocuments(ctx, bson.D{})
 }
 
 // MaxKey returns the highest _id.
 func (s *collection) MaxKey(ctx context.Context) ([]byte, error) {
+	ctx, cancel := Unmeasured(ctx)
+	defer cancel()
 	var doc struct {
 		ID string `bson:"_id"`
 	}
@@ -210,6 +218,8 @@ func (s *collection) MaxKey(ctx context.Context) ([]byte, error) {
 
 // ReadBack reads the records of keys from the primary.
 func (s *collection) ReadBack(ctx context.Context, keys [][]byte, field int, rows *engine.Rows) error {
+	ctx, cancel := Unmeasured(ctx)
+	defer cancel()
 	ids := make(bson.A, len(keys))
 	for i, k := range keys {
 		ids[i] = string(k)

@@ -202,7 +202,9 @@ func (c *Conn) UpdateDoc(ctx context.Context, index, id, routing string, partial
 	body = append(body, partial...)
 	body = append(body, '}')
 	err := c.call(ctx, http.MethodPost, docPath(index, id, "_update"), docQuery(routing, c.opts.Refresh.Param, ""), body, nil)
-	if metrics.ClassOf(err) == metrics.NotFound {
+	// A delete between the update's read and its write is a version
+	// conflict "but no document was found": the document is gone.
+	if metrics.ClassOf(err) == metrics.NotFound || (err != nil && strings.Contains(err.Error(), "no document was found")) {
 		return fmt.Errorf("update %s/%s: %w", index, id, engine.ErrNotFound)
 	}
 	return err

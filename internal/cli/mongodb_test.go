@@ -39,7 +39,7 @@ func TestFerretDBCluster(t *testing.T) {
 		scenario string
 		sets     []string
 	}{
-		{"social", []string{"--set", "social.users=200"}},
+		{"social", []string{"--set", "social.users=200", "--users", "1"}}, // one user: see TestFerretDBPostgresBackend
 		{"mhealth", []string{"--set", "mongodb.layout=per_user", "--users", "3"}},
 	} {
 		dir := filepath.Join(t.TempDir(), c.scenario)
@@ -100,7 +100,9 @@ func TestFerretDBPostgresBackend(t *testing.T) {
 	}
 	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "fp") })
 	dir := filepath.Join(t.TempDir(), "r")
-	code, out, errs = run(t, ctx, "run", "ycsb", "--cluster", "fp", "--duration", "1s", "--users", "2", "--set", "ycsb.records=200", "--out", dir, "--progress", "off")
+	// One user: FerretDB can lose one of two concurrent updates of a
+	// document (docs/engines/mongodb.md), which the audit would report.
+	code, out, errs = run(t, ctx, "run", "ycsb", "--cluster", "fp", "--duration", "1s", "--users", "1", "--set", "ycsb.records=200", "--out", dir, "--progress", "off")
 	if code != 0 {
 		t.Fatalf("run: %d %s %s", code, out, errs)
 	}

@@ -98,6 +98,8 @@ func (s *mongoStore) insert(ctx context.Context, r *Record) error {
 
 // insertBatch writes rs with one unordered insertMany.
 func (s *mongoStore) insertBatch(ctx context.Context, rs []Record) error {
+	ctx, cancel := mongodb.Unmeasured(ctx)
+	defer cancel()
 	docs := make([]any, len(rs))
 	for i := range rs {
 		docs[i] = newMongoDoc(&rs[i])
@@ -110,6 +112,8 @@ func (s *mongoStore) insertBatch(ctx context.Context, rs []Record) error {
 // statistics as it goes, and a read of the primary sees every
 // acknowledged write: there is nothing else to wait for.
 func (s *mongoStore) finishLoad(ctx context.Context, indexes bool) error {
+	ctx, cancel := mongodb.Unmeasured(ctx)
+	defer cancel()
 	iv := s.primaryColl().Indexes()
 	if indexes {
 		models := make([]mongo.IndexModel, len(mongoIndexes))
@@ -137,6 +141,8 @@ func (s *mongoStore) finishLoad(ctx context.Context, indexes bool) error {
 // existing counts the documents with _id >= 0 and finds the highest such
 // _id, on the primary.
 func (s *mongoStore) existing(ctx context.Context) (int64, int64, error) {
+	ctx, cancel := mongodb.Unmeasured(ctx)
+	defer cancel()
 	coll := s.primaryColl()
 	loaded := bson.D{{Key: "_id", Value: bson.D{{Key: "$gte", Value: int64(0)}}}}
 	n, err := coll.CountDocuments(ctx, loaded)
@@ -159,6 +165,8 @@ func (s *mongoStore) existing(ctx context.Context) (int64, int64, error) {
 
 // deleteFresh removes the documents with _id < 0.
 func (s *mongoStore) deleteFresh(ctx context.Context) error {
+	ctx, cancel := mongodb.Unmeasured(ctx)
+	defer cancel()
 	_, err := s.primaryColl().DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$lt", Value: int64(0)}}}})
 	if err != nil {
 		return fmt.Errorf("logs mongodb: delete freshness records: %w", err)
@@ -169,6 +177,8 @@ func (s *mongoStore) deleteFresh(ctx context.Context) error {
 // readBack reports which record ids the primary holds, with one find of
 // their _ids.
 func (s *mongoStore) readBack(ctx context.Context, ids []int64, present []bool) error {
+	ctx, cancel := mongodb.Unmeasured(ctx)
+	defer cancel()
 	cur, err := s.primaryColl().Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
 		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {

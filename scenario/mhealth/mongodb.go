@@ -73,6 +73,8 @@ func (s *mongoStore) stores() bool { return true }
 
 // reset drops every collection of the scenario.
 func (s *mongoStore) reset(ctx context.Context) error {
+	ctx, cancel := mongodb.Unmeasured(ctx)
+	defer cancel()
 	db := s.c.Primary()
 	names, err := db.ListCollectionNames(ctx, bson.D{})
 	if err != nil {
@@ -232,6 +234,8 @@ func (s *mongoStore) plan(ctx context.Context, patient int64, week int) (Plan, e
 
 // readPlan reads a plan from the primary, for the audit.
 func (s *mongoStore) readPlan(ctx context.Context, patient int64, week int) (Plan, error) {
+	ctx, cancel := mongodb.Unmeasured(ctx)
+	defer cancel()
 	return s.planFrom(ctx, s.c.Primary(), patient, week)
 }
 
@@ -265,6 +269,8 @@ func (s *mongoStore) markDone(ctx context.Context, patient int64, week int, kind
 
 // readActivities reports which activities the primary holds.
 func (s *mongoStore) readActivities(ctx context.Context, ids []int64, present []bool) error {
+	ctx, cancel := mongodb.Unmeasured(ctx)
+	defer cancel()
 	db := s.c.Primary()
 	byPatient := map[int64][]int{}
 	for i, id := range ids {
