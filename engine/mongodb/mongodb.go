@@ -273,6 +273,10 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 	return Connect(ctx, t, password, o)
 }
 
+// assumeRouters makes Connect take every server for a mongos (tests of
+// the router spread against servers without sharding).
+var assumeRouters bool
+
 // Conn is a connection to a MongoDB deployment: one client per router, or
 // one client for every host.
 type Conn struct {
@@ -310,6 +314,9 @@ func Connect(ctx context.Context, t Target, password string, o Options) (*Conn, 
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("%w: mongodb at %s: %w", engine.ErrUnreachable, strings.Join(t.Hosts, ","), err)
+	}
+	if assumeRouters {
+		srv.Sharded = true
 	}
 	c.server = srv
 	if len(t.Hosts) > 1 && o.Routers == "random" && !srv.Sharded {
