@@ -6,6 +6,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/metrics"
@@ -106,3 +108,28 @@ func Lookup(name string) (Engine, error) { return engines.Lookup(name) }
 
 // Names returns the registered engine names, sorted.
 func Names() []string { return engines.Names() }
+
+// Credentials resolves a server engine's target and password from cfg:
+// the target is cfg.Target, else the --cluster's; the password comes from
+// passwordFile (a 0600 file named by the engine's setting, key names it in
+// errors), else the cluster's secret file, else the environment variable
+// env. A password never comes from a flag or the target.
+func Credentials(cfg Config, key, passwordFile, env string) (target, password string, err error) {
+	target = cfg.Target
+	if cfg.Cluster != nil {
+		if target == "" {
+			target = cfg.Cluster.Target
+		}
+		if password, err = cfg.Cluster.Password(); err != nil {
+			return "", "", fmt.Errorf("cluster %s: %w", cfg.Cluster.Name, err)
+		}
+	}
+	if passwordFile != "" {
+		if password, err = cluster.ReadSecret(passwordFile); err != nil {
+			return "", "", fmt.Errorf("%w: %s: %w", ErrConfig, key, err)
+		}
+	} else if pw, ok := os.LookupEnv(env); ok && password == "" {
+		password = pw
+	}
+	return target, password, nil
+}

@@ -1,6 +1,10 @@
 package engine
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+)
 
 // Records is an optional capability of a Conn: the store keeps collections
 // of records, each a key and a fixed list of named fields whose values are
@@ -185,6 +189,21 @@ func (b *Batch) Row(i int) [][]byte { return b.Vals[i*b.NF : (i+1)*b.NF] }
 // already carries a class.
 type Classifier interface {
 	Classify(ctx context.Context, err error) error
+}
+
+// Ended reports whether ctx has ended and, if so, returns err joined with
+// ctx's error (an error that already is ctx's stays as it is), so that an
+// operation cut short by the run's end or Ctrl-C is classed by that; while
+// ctx is live it returns err unchanged. Classifiers call it first.
+func Ended(ctx context.Context, err error) (bool, error) {
+	cerr := ctx.Err()
+	if cerr == nil {
+		return false, err
+	}
+	if errors.Is(err, cerr) {
+		return true, err
+	}
+	return true, fmt.Errorf("%w: %w", cerr, err)
 }
 
 // RecordsEngine is an optional capability of an Engine whose connections

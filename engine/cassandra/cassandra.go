@@ -583,11 +583,8 @@ func Classify(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
-	if cerr := ctx.Err(); cerr != nil {
-		if errors.Is(err, cerr) {
-			return err
-		}
-		return fmt.Errorf("%w: %w", cerr, err)
+	if ended, e := engine.Ended(ctx, err); ended {
+		return e
 	}
 	var (
 		wt *gocql.RequestErrWriteTimeout

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -21,7 +20,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
 
-	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/setting"
 )
@@ -245,26 +243,12 @@ func (e *Engine) CheckTarget(target string) error {
 // server that is not a sharded cluster.
 func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, error) {
 	o := OptionsFrom(cfg.Settings)
-	target := cfg.Target
-	var password string
-	var err error
-	if cfg.Cluster != nil {
-		if target == "" {
-			target = cfg.Cluster.Target
-		}
-		if password, err = cfg.Cluster.Password(); err != nil {
-			return nil, fmt.Errorf("mongodb cluster %s: %w", cfg.Cluster.Name, err)
-		}
+	target, password, err := engine.Credentials(cfg, KeyPasswordFile, o.PasswordFile, PasswordEnv)
+	if err != nil {
+		return nil, fmt.Errorf("mongodb: %w", err)
 	}
 	if target == "" {
 		return nil, fmt.Errorf("%w: no server given: use --target mongodb://host:port/db or --cluster NAME (see `scalelab cluster up ferretdb`)", ErrConfig)
-	}
-	if o.PasswordFile != "" {
-		if password, err = cluster.ReadSecret(o.PasswordFile); err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrConfig, KeyPasswordFile, err)
-		}
-	} else if pw, ok := os.LookupEnv(PasswordEnv); ok && password == "" {
-		password = pw
 	}
 	t, err := ParseTarget(target)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/metrics"
 )
 
@@ -252,11 +253,8 @@ func Classify(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
-	if cerr := ctx.Err(); cerr != nil {
-		if errors.Is(err, cerr) {
-			return err
-		}
-		return fmt.Errorf("%w: %w", cerr, err)
+	if ended, e := engine.Ended(ctx, err); ended {
+		return e
 	}
 	var classed metrics.Classed
 	if errors.As(err, &classed) {

@@ -23,7 +23,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/setting"
@@ -157,16 +156,11 @@ var ErrConfig = fmt.Errorf("postgres: %w", engine.ErrConfig)
 // replica. Connection failures wrap engine.ErrUnreachable.
 func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, error) {
 	o := OptionsFrom(cfg.Settings)
-	target := cfg.Target
-	var password string
-	var err error
+	target, password, err := engine.Credentials(cfg, KeyPasswordFile, o.PasswordFile, PasswordEnv)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
 	if cfg.Cluster != nil {
-		if target == "" {
-			target = cfg.Cluster.Target
-		}
-		if password, err = cfg.Cluster.Password(); err != nil {
-			return nil, fmt.Errorf("postgres cluster %s: %w", cfg.Cluster.Name, err)
-		}
 		if len(o.Replicas) == 0 {
 			for _, n := range cfg.Cluster.Nodes {
 				if n.Role == RoleReplica {
@@ -177,13 +171,6 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 		if o.TLSCAFile == "" && o.TLS != "off" {
 			o.TLSCAFile = cfg.Cluster.Params[ParamCAFile]
 		}
-	}
-	if o.PasswordFile != "" {
-		if password, err = cluster.ReadSecret(o.PasswordFile); err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrConfig, KeyPasswordFile, err)
-		}
-	} else if pw, ok := os.LookupEnv(PasswordEnv); ok && password == "" {
-		password = pw
 	}
 	return Connect(ctx, target, password, o)
 }
@@ -564,11 +551,8 @@ func Classify(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
-	if cerr := ctx.Err(); cerr != nil {
-		if errors.Is(err, cerr) {
-			return err
-		}
-		return fmt.Errorf("%w: %w", cerr, err)
+	if ended, e := engine.Ended(ctx, err); ended {
+		return e
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {

@@ -235,11 +235,8 @@ func Classify(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
-	if cerr := ctx.Err(); cerr != nil {
-		if errors.Is(err, cerr) {
-			return err
-		}
-		return fmt.Errorf("%w: %w", cerr, err)
+	if ended, e := engine.Ended(ctx, err); ended {
+		return e
 	}
 	var se *msqlite.Error
 	if errors.As(err, &se) {
