@@ -73,7 +73,8 @@ type suite struct{ users, ops int }
 
 // fullSuite is the size for engines whose scans see writes at once;
 // engines that need Strict settings for it (a search index refreshed after
-// every write) run smallSuite to keep CI short.
+// every write) and slow ones (enginetest.Provider.Slow) run smallSuite to
+// keep CI short.
 var (
 	fullSuite  = suite{users: 2000, ops: 250}
 	smallSuite = suite{users: 200, ops: 40}
@@ -299,7 +300,7 @@ func TestConformance(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			size := fullSuite
-			if len(p.Strict) > 0 {
+			if len(p.Strict) > 0 || p.Slow {
 				size = smallSuite
 			}
 			conformanceSized(t, name, size, p.Strict...)
