@@ -50,7 +50,7 @@ lint: setup
 	$(GO) vet $(PKGS)
 	cd ferretdb && $(GO) vet .
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
-	bash scripts/check-repo-text.sh
+	bash scripts/check-links.sh
 
 # tools: HdrHistogram's Java jar, with which a test proves intervals.hlog is
 # readable by HdrHistogram's own HistogramLogProcessor (needs java and mvn).
