@@ -290,6 +290,19 @@ func (s *Set) Get(key string) Value {
 	return v
 }
 
+// Getter returns a lookup of keys in set that falls back to the defaults
+// of specs for a key set does not declare (set may be nil): how an engine
+// reads its options from a set that may hold only some of its keys.
+func Getter(set *Set, specs []Spec) func(key string) Value {
+	defaults := NewSet(specs...)
+	return func(key string) Value {
+		if set != nil && set.Has(key) {
+			return set.Get(key)
+		}
+		return defaults.Get(key)
+	}
+}
+
 // Given reports whether the user set key explicitly.
 func (s *Set) Given(key string) bool { return s.given[key] }
 

@@ -161,13 +161,7 @@ type Options struct {
 // OptionsFrom reads the engine's settings from set; missing keys take
 // their defaults.
 func OptionsFrom(set *setting.Set) (Options, error) {
-	defaults := setting.NewSet((&Engine{}).Settings()...)
-	get := func(k string) setting.Value {
-		if set != nil && set.Has(k) {
-			return set.Get(k)
-		}
-		return defaults.Get(k)
-	}
+	get := setting.Getter(set, (&Engine{}).Settings())
 	rc, err := gocql.ParseConsistencyWrapper(get(KeyReadConsistency).String())
 	if err != nil {
 		return Options{}, fmt.Errorf("%w: %s: %v", setting.ErrBadValue, KeyReadConsistency, err)

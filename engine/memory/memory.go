@@ -89,13 +89,7 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	defaults := setting.NewSet(e.Settings()...)
-	get := func(key string) setting.Value {
-		if cfg.Settings != nil && cfg.Settings.Has(key) {
-			return cfg.Settings.Get(key)
-		}
-		return defaults.Get(key)
-	}
+	get := setting.Getter(cfg.Settings, e.Settings())
 	f := Faults{
 		ErrorRate:     get(KeyErrorRate).Float(),
 		ErrorClass:    errorClasses[get(KeyErrorClass).String()],

@@ -123,13 +123,7 @@ type Options struct {
 // OptionsFrom reads the engine settings from set (defaults for keys it
 // lacks; nil gives every default).
 func OptionsFrom(set *setting.Set) Options {
-	defaults := setting.NewSet((&Engine{}).Settings()...)
-	get := func(key string) setting.Value {
-		if set != nil && set.Has(key) {
-			return set.Get(key)
-		}
-		return defaults.Get(key)
-	}
+	get := setting.Getter(set, (&Engine{}).Settings())
 	return Options{
 		W: get(KeyW).String(), Journal: get(KeyJournal).String(),
 		ReadPref: get(KeyReadPref).String(), ReadConcern: get(KeyReadConcern).String(),

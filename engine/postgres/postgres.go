@@ -117,13 +117,7 @@ func DefaultPoolSize() int { return max(32, 4*runtime.GOMAXPROCS(0)) }
 // OptionsFrom reads the engine settings from set (defaults for keys it
 // lacks; nil gives every default).
 func OptionsFrom(set *setting.Set) Options {
-	defaults := setting.NewSet((&Engine{}).Settings()...)
-	get := func(key string) setting.Value {
-		if set != nil && set.Has(key) {
-			return set.Get(key)
-		}
-		return defaults.Get(key)
-	}
+	get := setting.Getter(set, (&Engine{}).Settings())
 	o := Options{
 		PoolSize:          int(get(KeyPoolSize).Int()),
 		SynchronousCommit: get(KeySynchronousCommit).String(),

@@ -173,13 +173,8 @@ type Options struct {
 // OptionsFrom reads an engine's settings from set; missing keys take their
 // defaults.
 func (e *Engine) OptionsFrom(set *setting.Set) (Options, error) {
-	defaults := setting.NewSet(e.Settings()...)
-	get := func(name string) setting.Value {
-		if set != nil && set.Has(e.Key(name)) {
-			return set.Get(e.Key(name))
-		}
-		return defaults.Get(e.Key(name))
-	}
+	byKey := setting.Getter(set, e.Settings())
+	get := func(name string) setting.Value { return byKey(e.Key(name)) }
 	r, err := ParseRefresh(get(SetRefresh).String())
 	if err != nil {
 		return Options{}, fmt.Errorf("%w: %s: %v", setting.ErrBadValue, e.Key(SetRefresh), err)

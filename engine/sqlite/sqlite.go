@@ -93,13 +93,7 @@ func DefaultOptions() Options {
 func DefaultMaxConns() int { return max(4, 4*runtime.GOMAXPROCS(0)) }
 
 func optionsFrom(set *setting.Set) Options {
-	defaults := setting.NewSet((&Engine{}).Settings()...)
-	get := func(key string) setting.Value {
-		if set != nil && set.Has(key) {
-			return set.Get(key)
-		}
-		return defaults.Get(key)
-	}
+	get := setting.Getter(set, (&Engine{}).Settings())
 	return Options{
 		JournalMode: get(KeyJournalMode).String(),
 		Synchronous: get(KeySynchronous).String(),
