@@ -260,8 +260,9 @@ var assumeRouters bool
 type Conn struct {
 	t       Target
 	opts    Options
-	clients []*mongo.Client // one per router, or one
-	hosts   []string        // what each client connects to, for run.json
+	clients []*mongo.Client   // one per router, or one
+	dbs     []*mongo.Database // the target's database on each client
+	primary *mongo.Database   // on the first client, read from the primary
 	spread  *spread
 	server  Server
 }
@@ -284,11 +285,12 @@ func Connect(ctx context.Context, t Target, password string, o Options) (*Conn, 
 			return nil, err
 		}
 		c.clients = append(c.clients, cl)
-		c.hosts = append(c.hosts, strings.Join(hosts, ","))
+		c.dbs = append(c.dbs, cl.Database(t.Database))
 	}
+	c.primary = c.clients[0].Database(t.Database, options.Database().SetReadPreference(readpref.Primary()))
 	pctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	srv, err := describe(pctx, c.clients[0], t.Database)
+	srv, err := describe(pctx, c.clients[0])
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("%w: mongodb at %s: %w", engine.ErrUnreachable, strings.Join(t.Hosts, ","), err)
@@ -401,19 +403,18 @@ func (c *Conn) Server() Server { return c.server }
 
 // Database returns the target's database on a client chosen as the
 // operations' are (at random among the routers).
-func (c *Conn) Database() *mongo.Database { return c.client().Database(c.t.Database) }
+func (c *Conn) Database() *mongo.Database { return c.dbs[c.pick()] }
 
 // Primary returns the target's database read from the primary, for checks
 // and the acknowledged-write audit's read-back.
-func (c *Conn) Primary() *mongo.Database {
-	return c.clients[0].Database(c.t.Database, options.Database().SetReadPreference(readpref.Primary()))
-}
+func (c *Conn) Primary() *mongo.Database { return c.primary }
 
-func (c *Conn) client() *mongo.Client {
+// pick chooses the client of an operation: at random among the routers.
+func (c *Conn) pick() int {
 	if len(c.clients) == 1 {
-		return c.clients[0]
+		return 0
 	}
-	return c.clients[rand.IntN(len(c.clients))]
+	return rand.IntN(len(c.clients))
 }
 
 // Close disconnects every client.

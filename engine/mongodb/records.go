@@ -23,10 +23,12 @@ var (
 // operation picks its router at random (mongodb.routers=random); the
 // read-back reads the primary through the first client.
 type collection struct {
-	c      *Conn
-	name   string
-	fields []string
-	proj   []bson.D // projection per field; nil for every field
+	c       *Conn
+	name    string
+	fields  []string
+	proj    []bson.D            // projection per field
+	colls   []*mongo.Collection // on each of the connection's clients
+	primary *mongo.Collection   // read from the primary
 }
 
 // Collection creates the collection of spec (dropping it first with
@@ -34,12 +36,16 @@ type collection struct {
 func (c *Conn) Collection(ctx context.Context, spec engine.CollectionSpec) (engine.Collection, error) {
 	ctx, cancel := Unmeasured(ctx)
 	defer cancel()
-	s := &collection{c: c, name: spec.Name, fields: spec.Fields, proj: make([]bson.D, len(spec.Fields))}
+	s := &collection{c: c, name: spec.Name, fields: spec.Fields, proj: make([]bson.D, len(spec.Fields)),
+		primary: c.Primary().Collection(spec.Name)}
 	for f, name := range spec.Fields {
 		s.proj[f] = bson.D{{Key: name, Value: 1}}
 	}
+	for _, db := range c.dbs {
+		s.colls = append(s.colls, db.Collection(spec.Name))
+	}
 	if spec.Recreate {
-		if err := c.Primary().Collection(s.name).Drop(ctx); err != nil {
+		if err := s.primary.Drop(ctx); err != nil {
 			return nil, fmt.Errorf("mongodb collection: drop %s: %w", s.name, err)
 		}
 		if err := c.Primary().CreateCollection(ctx, s.name); err != nil {
@@ -52,7 +58,8 @@ func (c *Conn) Collection(ctx context.Context, spec engine.CollectionSpec) (engi
 	return s, nil
 }
 
-func (s *collection) coll() *mongo.Collection { return s.c.Database().Collection(s.name) }
+// coll is the collection on the client of one operation.
+func (s *collection) coll() *mongo.Collection { return s.colls[s.c.pick()] }
 
 func (s *collection) findOpts(field int) *options.FindOptionsBuilder {
 	o := options.Find()
@@ -195,7 +202,7 @@ func (s *collection) AfterLoad(context.Context) error { return nil }
 func (s *collection) Count(ctx context.Context) (int64, error) {
 	ctx, cancel := Unmeasured(ctx)
 	defer cancel()
-	return s.c.Primary().Collection(s.name).CountDocuments(ctx, bson.D{})
+	return s.primary.CountDocuments(ctx, bson.D{})
 }
 
 // MaxKey returns the highest _id.
@@ -205,7 +212,7 @@ func (s *collection) MaxKey(ctx context.Context) ([]byte, error) {
 	var doc struct {
 		ID string `bson:"_id"`
 	}
-	err := s.c.Primary().Collection(s.name).FindOne(ctx, bson.D{},
+	err := s.primary.FindOne(ctx, bson.D{},
 		options.FindOne().SetSort(bson.D{{Key: "_id", Value: -1}}).SetProjection(bson.D{{Key: "_id", Value: 1}})).Decode(&doc)
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return nil, nil
@@ -225,7 +232,7 @@ func (s *collection) ReadBack(ctx context.Context, keys [][]byte, field int, row
 		ids[i] = string(k)
 	}
 	return s.find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}, s.findOpts(field),
-		s.c.Primary().Collection(s.name), field, rows)
+		s.primary, field, rows)
 }
 
 // Traits: reads see their writes when they read the primary; scans are in

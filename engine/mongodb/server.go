@@ -52,7 +52,7 @@ func (s Server) Topology() string {
 }
 
 // describe asks the server what it is (hello and buildInfo).
-func describe(ctx context.Context, cl *mongo.Client, db string) (Server, error) {
+func describe(ctx context.Context, cl *mongo.Client) (Server, error) {
 	var hello struct {
 		Msg     string `bson:"msg"`
 		SetName string `bson:"setName"`
@@ -187,34 +187,29 @@ func (c *Conn) shardDistribution(ctx context.Context) (string, error) {
 // cluster, or a replica set member), from the driver's command monitor:
 // what the driver really sent where, whichever client chose.
 type spread struct {
-	mu     sync.Mutex
-	counts map[string]*atomic.Int64
+	counts sync.Map // address -> *atomic.Int64
 }
 
-func newSpread() *spread { return &spread{counts: map[string]*atomic.Int64{}} }
+func newSpread() *spread { return &spread{} }
 
 func (s *spread) monitor() *event.CommandMonitor {
 	return &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
 		addr, _, _ := strings.Cut(e.ConnectionID, "[")
-		s.mu.Lock()
-		n := s.counts[addr]
-		if n == nil {
-			n = new(atomic.Int64)
-			s.counts[addr] = n
+		n, ok := s.counts.Load(addr)
+		if !ok {
+			n, _ = s.counts.LoadOrStore(addr, new(atomic.Int64))
 		}
-		s.mu.Unlock()
-		n.Add(1)
+		n.(*atomic.Int64).Add(1)
 	}}
 }
 
 // Counts returns the commands sent per server address.
 func (s *spread) Counts() map[string]int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make(map[string]int64, len(s.counts))
-	for k, v := range s.counts {
-		out[k] = v.Load()
-	}
+	out := map[string]int64{}
+	s.counts.Range(func(k, v any) bool {
+		out[k.(string)] = v.(*atomic.Int64).Load()
+		return true
+	})
 	return out
 }
 
