@@ -200,7 +200,7 @@ func clusterStatus(ctx context.Context, args []string, stdout io.Writer) error {
 			all = append(all, map[string]any{"name": st.Name, "engine": st.Engine, "target": st.Target, "auth": st.Auth, "params": st.Params, "nodes": nodes})
 			continue
 		}
-		fmt.Fprintf(stdout, "cluster %s (%s), created %s\n", st.Name, st.Engine, st.Created.Format(time.RFC3339))
+		fmt.Fprintf(stdout, "cluster %s (%s), created %s\n", st.Name, kindOf(st), st.Created.Format(time.RFC3339))
 		printState(stdout, st)
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  NODE\tROLE\tPID\tADDRESS\tALIVE\tDETAIL")
@@ -278,9 +278,18 @@ func clusterList(stdout io.Writer) error {
 				alive++
 			}
 		}
-		fmt.Fprintf(stdout, "%s\t%s\t%d/%d nodes alive\t%s\n", st.Name, st.Engine, alive, len(st.Nodes), st.Target)
+		fmt.Fprintf(stdout, "%s\t%s\t%d/%d nodes alive\t%s\n", st.Name, kindOf(st), alive, len(st.Nodes), st.Target)
 	}
 	return nil
+}
+
+// kindOf names what a cluster runs: its engine, or its server and the
+// engine that uses it ("ferretdb for mongodb").
+func kindOf(st *cluster.State) string {
+	if st.Kind != "" && st.Kind != st.Engine {
+		return st.Kind + " for " + st.Engine
+	}
+	return st.Engine
 }
 
 func sorted(s []string) []string {

@@ -31,7 +31,7 @@ func TestFerretDBCluster(t *testing.T) {
 	if err != nil || st.Engine != mongodb.Name || st.Kind != mongodb.FerretDB || len(st.Nodes) != 1 {
 		t.Fatalf("state %+v %v", st, err)
 	}
-	if code, out, _ := run(t, ctx, "cluster", "status", "f1"); code != 0 || !strings.Contains(out, "listening=true") {
+	if code, out, _ := run(t, ctx, "cluster", "status", "f1"); code != 0 || !strings.Contains(out, "listening=true") || !strings.Contains(out, "cluster f1 (ferretdb for mongodb)") {
 		t.Fatalf("status: %d %s", code, out)
 	}
 

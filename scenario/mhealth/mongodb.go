@@ -23,9 +23,8 @@ import (
 // (mongodb.natural_ids; false inserts documents with generated ids, which
 // a retried post duplicates). Achievements are recomputed by aggregation
 // over the patient's activities on every post and stored; the total is an
-// aggregation over them when read. MongoDB has no multi-document
-// transaction here (a mongos or FerretDB may not offer one): a post is
-// three writes in order.
+// aggregation over them when read. A post is three writes in order, with
+// no multi-document transaction (FerretDB v1 has none).
 
 func init() { openers[mongodb.Name] = openMongo }
 
