@@ -40,10 +40,10 @@ func (c *Closed) Params() map[string]any {
 	return map[string]any{"users": c.Users, "think": c.Think.String()}
 }
 
-func (c *Closed) prepare(r *Run) { c.recs = r.newRecorders(c.Users) }
+func (c *Closed) prepare(r *Run) { c.recs = r.newRecorders(int(r.opt.Segment.Share(int64(c.Users)))) }
 
 func (c *Closed) run(r *Run) {
-	r.startWorkers(c.Users, func(id int) {
+	r.startWorkers(len(c.recs), func(id int) {
 		r.coll.SessionStarted()
 		defer r.coll.SessionEnded()
 		c.user(r, id)
@@ -52,10 +52,13 @@ func (c *Closed) run(r *Run) {
 
 func (c *Closed) user(r *Run, id int) {
 	rec := c.recs[id]
-	rng := r.rng(uint64(id))
+	// User id of this segment is user seg.Global(id) of the whole test:
+	// its choices and sessions are that user's.
+	global := r.opt.Segment.Global(uint64(id))
+	rng := r.rng(global)
 	base := r.coll.Base()
 	ctx := r.opCtx
-	sessID := uint64(id)
+	sessID := global
 	sess := r.wl.NewSession(sessID, r.sessionSeed(sessID))
 	th, _ := sess.(scenario.Thinker)
 	var timer *time.Timer
@@ -63,7 +66,7 @@ func (c *Closed) user(r *Run, id int) {
 	last := metrics.Now()
 	for !r.stopped.Load() {
 		if budget == 0 {
-			if budget = r.claim(c.Users); budget == 0 {
+			if budget = r.claim(len(c.recs)); budget == 0 {
 				return
 			}
 		}

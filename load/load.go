@@ -14,6 +14,7 @@ import (
 
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/segment"
 )
 
 // Model is a load model: one small type per file, each validating its own
@@ -40,6 +41,10 @@ type Options struct {
 	Ops      int64         // total operations shared by all workers; 0: no limit
 	Drain    time.Duration // at the stop, how long in-flight operations may finish (default 1s)
 	Seed     uint64
+	// Segment is the share of the test this process runs: the models
+	// deal out users and workers, divide rates and the ops budget, and
+	// stride session ids (package segment).
+	Segment segment.Segment
 }
 
 // Run is one execution of a model over a workload.
@@ -53,6 +58,7 @@ type Run struct {
 	stopCh  chan struct{}
 	stopMu  sync.Once
 	opCtx   context.Context // cancelled when the drain ends
+	ops     int64           // this segment's share of opt.Ops
 	remain  atomic.Int64    // operations left when opt.Ops > 0
 	wg      sync.WaitGroup
 	reason  atomic.Value // string: why the run stopped
@@ -70,7 +76,8 @@ func NewRun(wl scenario.Workload, coll *metrics.Collector, model Model, opt Opti
 		opt.Drain = time.Second
 	}
 	r := &Run{wl: wl, coll: coll, model: model, opt: opt, stopCh: make(chan struct{})}
-	r.remain.Store(opt.Ops)
+	r.ops = opt.Segment.Share(opt.Ops)
+	r.remain.Store(r.ops)
 	model.prepare(r)
 	return r, nil
 }
@@ -92,7 +99,7 @@ func (r *Run) StopReason() string {
 
 // Claimed returns how many operations workers have claimed (for progress
 // with --ops).
-func (r *Run) Claimed() int64 { return r.opt.Ops - max(r.remain.Load(), 0) }
+func (r *Run) Claimed() int64 { return r.ops - max(r.remain.Load(), 0) }
 
 // Execute runs the load until the duration passes, the operations or
 // phases are done, or ctx is cancelled; then it drains in-flight

@@ -71,7 +71,11 @@ func (m *Phases) prepare(r *Run) {
 // run launches sessions phase by phase, then waits for them to finish (or
 // for the stop).
 func (m *Phases) run(r *Run) {
-	rng := r.rng(1 << 62)
+	// A segment's arrivals are an independent Poisson stream of rate/N
+	// (its own generator), and its k-th session is the whole test's
+	// session seg.Global(k).
+	seg := r.opt.Segment
+	rng := r.rng(1<<62 + uint64(seg.Index))
 	var timer *time.Timer
 	start := r.coll.Base()
 	var at float64 // ns since start of the next arrival
@@ -79,7 +83,7 @@ func (m *Phases) run(r *Run) {
 	var id uint64
 	for _, p := range m.Phases {
 		phaseEnd := phaseStart + float64(p.Duration)
-		mean := 1e9 / p.Rate
+		mean := 1e9 / seg.Rate(p.Rate)
 		if at < phaseStart {
 			at = phaseStart
 		}
@@ -89,7 +93,7 @@ func (m *Phases) run(r *Run) {
 				return
 			}
 			r.wg.Add(1)
-			go m.session(r, id)
+			go m.session(r, seg.Global(id))
 			id++
 			at += rng.ExpFloat64() * mean
 		}

@@ -50,9 +50,11 @@ func (m *Rate) Params() map[string]any {
 		"late_threshold_ms": float64(metrics.LateThresholdNs) / 1e6}
 }
 
-func (m *Rate) prepare(r *Run) { m.recs = r.newRecorders(m.Workers) }
+func (m *Rate) prepare(r *Run) {
+	m.recs = r.newRecorders(int(r.opt.Segment.Share(int64(m.Workers))))
+}
 
-func (m *Rate) run(r *Run) { r.startWorkers(m.Workers, func(id int) { m.worker(r, id) }) }
+func (m *Rate) run(r *Run) { r.startWorkers(len(m.recs), func(id int) { m.worker(r, id) }) }
 
 // worker runs every Workers-th arrival of the schedule: evenly spaced
 // arrivals at Rate/Workers offset by id, or a Poisson process of rate
@@ -60,13 +62,20 @@ func (m *Rate) run(r *Run) { r.startWorkers(m.Workers, func(id int) { m.worker(r
 // process of rate Rate).
 func (m *Rate) worker(r *Run, id int) {
 	rec := m.recs[id]
-	rng := r.rng(uint64(id))
+	// Worker id of this segment is worker seg.Global(id) of the whole
+	// test: with constant arrivals the segments' schedules interleave into
+	// the whole test's, each segment running rate/N.
+	seg := r.opt.Segment
+	global := seg.Global(uint64(id))
+	workers := len(m.recs)
+	rate := seg.Rate(m.Rate)
+	rng := r.rng(global)
 	base := r.coll.Base()
 	ctx := r.opCtx
-	sessID := uint64(id)
+	sessID := global
 	sess := r.wl.NewSession(sessID, r.sessionSeed(sessID))
-	period := float64(m.Workers) / m.Rate * 1e9 // ns between this worker's arrivals
-	next := float64(id) / m.Rate * 1e9
+	period := float64(workers) / rate * 1e9 // ns between this worker's arrivals
+	next := float64(global) / m.Rate * 1e9
 	poisson := m.Arrivals == "poisson"
 	if poisson {
 		next = rng.ExpFloat64() * period
@@ -75,7 +84,7 @@ func (m *Rate) worker(r *Run, id int) {
 	var budget int64
 	for !r.stopped.Load() {
 		if budget == 0 {
-			if budget = r.claim(m.Workers); budget == 0 {
+			if budget = r.claim(workers); budget == 0 {
 				return
 			}
 		}

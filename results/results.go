@@ -40,6 +40,7 @@ type Run struct {
 	ExitCode       int                          `json:"exit_code"`
 	Error          string                       `json:"error,omitempty"`
 	Failures       []string                     `json:"failures,omitempty"` // failed checks (integrity, SLO)
+	SLO            []string                     `json:"slo,omitempty"`      // --slo: the objectives checked
 	Warnings       []string                     `json:"warnings,omitempty"`
 	Command        []string                     `json:"command"`
 	Scenario       string                       `json:"scenario"`
@@ -50,6 +51,7 @@ type Run struct {
 	Settings       map[string]string            `json:"settings"`         // every setting, resolved
 	Changed        []string                     `json:"changed_settings"` // keys differing from defaults
 	Load           Load                         `json:"load"`
+	Segment        *Segment                     `json:"segment,omitempty"` // --segment: one share of a divided test (segment.go)
 	Host           Host                         `json:"host"`
 	Start          time.Time                    `json:"start"`
 	End            *time.Time                   `json:"end,omitempty"`

@@ -11,6 +11,7 @@ import (
 	"github.com/scalelab/scalelab/load"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/segment"
 )
 
 // Options describe a run as a user states it (the flags of `scalelab run`).
@@ -51,6 +52,12 @@ type Options struct {
 	// Given names the options the user set explicitly (flag names: users,
 	// think, rate, arrivals, phases); defaults depend on it.
 	Given map[string]bool
+	// Segment is the share of a divided test this run is (--segment I/N;
+	// zero: the whole test); package segment says how a test is divided.
+	Segment segment.Segment
+	// StartAt is the wall-clock instant the load starts at (--start-at),
+	// the same for every segment; zero: at once.
+	StartAt time.Time
 	// Args is the command line recorded in run.json (secrets redacted).
 	Args []string
 }

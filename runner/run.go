@@ -87,6 +87,9 @@ func NewPlan(f *Options) (*Plan, error) {
 	if !scenario.Supports(scen, eng.Name()) {
 		return nil, results.UsageErr("scenario %s has no storage for engine %s; it supports: %s", scen.Name(), eng.Name(), strings.Join(scen.Engines(), ", "))
 	}
+	if err := planSegment(f, scen); err != nil {
+		return nil, err
+	}
 	tiers, sets, err := planTiers(f, scen)
 	if err != nil {
 		return nil, err
@@ -107,15 +110,23 @@ func NewPlan(f *Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	opts.Segment = f.Segment
 	faults, err := planFaults(f, cl, opts.Duration)
 	if err != nil {
 		return nil, err
+	}
+	if f.Segment.Index > 0 {
+		faults = nil // segment 0 injects a divided test's faults, once
 	}
 	dir := f.Out
 	if dir == "" {
 		dir = filepath.Join("scalelab-results", fmt.Sprintf("%s-%s-%s", scen.Name(), eng.Name(), time.Now().Format("20060102-150405")))
 	}
-	return &Plan{flags: f, scen: scen, eng: eng, settings: set, model: model, opts: opts, dir: dir, cluster: cl, faults: faults, tiers: tiers, autoDir: f.Out == ""}, nil
+	p := &Plan{flags: f, scen: scen, eng: eng, settings: set, model: model, opts: opts, dir: dir, cluster: cl, faults: faults, tiers: tiers, autoDir: f.Out == ""}
+	if err := checkSegmentShares(p); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // Dir returns the results directory the run writes.
@@ -249,12 +260,14 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 		Scalelab: results.Version{Version: results.BuildVersion(), Go: runtime.Version()},
 		Status:   results.StatusRunning,
 		Command:  redactArgs(f.Args),
+		SLO:      f.SLO,
 		Scenario: p.scen.Name(),
 		Engine:   p.eng.Name(),
 		Settings: p.settings.Map(),
 		Changed:  p.settings.Changed(),
 		Load: results.Load{Model: p.model.Name(), Open: p.model.Open(), Params: p.model.Params(), DurationS: p.opts.Duration.Seconds(),
 			WarmupS: f.Warmup.Seconds(), Ops: p.opts.Ops, Seed: p.opts.Seed},
+		Segment: p.segmentDoc(),
 		Host:    results.HostFacts(),
 		Start:   time.Now().UTC(),
 		Summary: map[string]metrics.OpSummary{},
@@ -271,7 +284,11 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	for _, t := range p.tiers {
 		on += fmt.Sprintf(" (%s: %s)", t.role, t.eng.Name())
 	}
-	fmt.Fprintf(stderr, "scalelab %s: %s on %s, %s model, results in %s\n", results.BuildVersion(), p.scen.Name(), on, p.model.Name(), p.dir)
+	model := p.model.Name() + " model"
+	if f.Segment.Split() {
+		model += ", segment " + f.Segment.String()
+	}
+	fmt.Fprintf(stderr, "scalelab %s: %s on %s, %s, results in %s\n", results.BuildVersion(), p.scen.Name(), on, model, p.dir)
 
 	// finish records the outcome in run.json whatever happened.
 	finish := func(status string, err error) (*results.Run, error) {
@@ -320,7 +337,7 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 		return finish(results.StatusFailed, err)
 	}
 	defer closeTiers()
-	wl, err := p.scen.Open(ctx, scenario.Env{Engine: p.eng.Name(), Conn: conn, Settings: p.settings, Seed: f.Seed, Tiers: tiers})
+	wl, err := p.scen.Open(ctx, scenario.Env{Engine: p.eng.Name(), Conn: conn, Settings: p.settings, Seed: f.Seed, Tiers: tiers, Segment: f.Segment})
 	if err != nil {
 		if errors.Is(err, setting.ErrBadValue) || errors.Is(err, scenario.ErrEngineNotSupported) {
 			return finish(results.StatusFailed, results.WithCode(results.ExitUsage, err))
@@ -350,6 +367,10 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	aud, err := p.startAudit(wl, doc)
 	if err != nil {
 		return finish(results.StatusFailed, err)
+	}
+	if err := p.waitStart(ctx, doc, stderr); err != nil {
+		aud.close()
+		return finish(results.StatusInterrupted, results.WithCode(results.ExitInterrupted, err))
 	}
 	status, err := p.measure(ctx, aud.wrap(wl, classifiers(conn, tiers)), st, obs)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/registry"
+	"github.com/scalelab/scalelab/segment"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -40,6 +41,10 @@ type Env struct {
 	// Tiers are the run's other connections by role (a cache, ...): only
 	// roles the scenario declares (TierUser) are ever present.
 	Tiers map[string]Tier
+	// Segment is the share of the test this process runs (--segment):
+	// keys the workload creates during the run come from the segment's
+	// own range (segment.Segment.Key), so that segments never collide.
+	Segment segment.Segment
 }
 
 // Tier is a connection of a run beside the store, in a role.

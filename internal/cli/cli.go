@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/runner"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -117,6 +119,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return experimentCmd(ctx, rest, stdout, stderr)
 	case "check":
 		return checkCmd(rest, stdout, stderr)
+	case runner.ChildCommand: // an experiment's segment process; not listed
+		return runner.RunChild(ctx, os.Stdin, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "scalelab", Version())
 		return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/scalelab/scalelab/runner"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/segment"
 )
 
 // runFlags are the flags of `scalelab run`.
@@ -42,6 +43,8 @@ type runFlags struct {
 	cache    string
 	cacheTgt string
 	cacheCl  string
+	segment  string
+	startAt  string
 }
 
 type multiFlag []string
@@ -79,6 +82,8 @@ func newRunFlags() (*flag.FlagSet, *runFlags) {
 	fs.Var(&f.faults, "fault", "inject a fault into the --cluster: kill:NODE@T, stop:NODE@T+D (SIGSTOP, SIGCONT after D), restart:NODE@T; T counts from the start of the load (repeatable; see docs/faults.md)")
 	fs.DurationVar(&f.recWait, "recovery-wait", 0, "with --fault: how long to wait after the load for the cluster to be healthy again before the post-run checks (default 3m)")
 	fs.BoolVar(&f.audit, "audit", true, "log every write in history.log and read the acknowledged ones back after the run; a lost one exits 1 (docs/audit.md); --audit=false turns it off, except with --fault")
+	fs.StringVar(&f.segment, "segment", "", "run the I-th (0-based) of N disjoint shares of the test, as I/N (e.g. 0/4); 'scalelab merge' adds the shares' results into one (docs/segments.md)")
+	fs.StringVar(&f.startAt, "start-at", "", "start the load at this wall-clock instant (RFC 3339, e.g. 2026-11-24T10:00:00Z): every segment of a divided test starts at once")
 	fs.StringVar(&f.cpuprof, "cpuprofile", "", "write a Go CPU profile of scalelab itself to this file (to find generator overhead)")
 	return fs, f
 }
@@ -140,10 +145,36 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	p, err := runner.NewPlan(f.options(scen, given))
+	opts := f.options(scen, given)
+	if err := f.segmentOptions(opts); err != nil {
+		return err
+	}
+	p, err := runner.NewPlan(opts)
 	if err != nil {
 		return err
 	}
 	_, err = p.Execute(ctx, newProgress(stderr, f.progress), stdout, stderr)
 	return err
+}
+
+// segmentOptions parses --segment and --start-at into opts.
+func (f *runFlags) segmentOptions(opts *runner.Options) error {
+	if f.segment != "" {
+		seg, err := segment.Parse(f.segment)
+		if err != nil {
+			return usageErr("run: %v", err)
+		}
+		opts.Segment = seg
+	}
+	if f.startAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, f.startAt)
+		if err != nil {
+			return usageErr("run: --start-at %q: want an RFC 3339 time with its zone, e.g. %s", f.startAt, time.Now().UTC().Add(time.Minute).Truncate(time.Second).Format(time.RFC3339))
+		}
+		if late := time.Since(t); late > time.Hour {
+			return usageErr("run: --start-at %s was %s ago; give an instant in the near future (every segment waits for it)", f.startAt, late.Round(time.Second))
+		}
+		opts.StartAt = t
+	}
+	return nil
 }

@@ -69,6 +69,7 @@ var runFlagGroups = []flagGroup{
 	{"Engine and tiers", []string{"engine", "target", "cluster", "set", "cache", "cache-target", "cache-cluster"}},
 	{"Output and checks", []string{"out", "progress", "samples", "slo", "audit", "cpuprofile"}},
 	{"Faults", []string{"fault", "recovery-wait"}},
+	{"Many load machines", []string{"segment", "start-at"}},
 }
 
 // printFlagGroups writes fs's flags under the groups' titles, spelled
