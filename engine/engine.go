@@ -71,6 +71,13 @@ type Info struct {
 	Product string `json:"product,omitempty"`
 }
 
+// ProcessLocal is an optional capability of an Engine whose data lives in
+// the scalelab process itself (the memory engine): the segments of a
+// divided test, each its own process, cannot share it.
+type ProcessLocal interface {
+	ProcessLocal() bool
+}
+
 // AfterRunner is an optional capability of a Conn: facts about the server
 // measured once the run has ended (requests per router, data
 // distribution), recorded in run.json beside Info.

@@ -28,6 +28,9 @@ type Options struct {
 	Args    []string  // the command line, recorded in experiment.json
 	// Observer makes the observer of each run (default: runner.Quiet).
 	Observer func() runner.Observer
+	// Executable is the scalelab binary a divided run (`segments: N`)
+	// starts its segment processes with; default: this process's.
+	Executable string
 }
 
 // executor runs one experiment.
@@ -399,16 +402,25 @@ func (x *executor) ruleText(ci int) string {
 // internal errors abort it.
 func (x *executor) execute(ctx context.Context, opts *runner.Options, dir string, repeat int) (RunRef, slo.Table, error) {
 	ref := RunRef{Repeat: repeat, Dir: dir, Seed: opts.Seed, Start: time.Now().UTC()}
-	plan, err := runner.NewPlan(opts)
-	if err != nil {
-		return ref, nil, &errAbort{fmt.Errorf("%s: %w", dir, err)}
-	}
-	obs := runner.Observer(runner.Quiet{})
-	if x.o.Observer != nil {
-		obs = x.o.Observer()
-	}
+	var doc *results.Run
+	var err error
 	start := time.Now()
-	doc, err := plan.Execute(ctx, obs, io.Discard, io.Discard)
+	if opts.Segment.Split() {
+		// N segment processes, merged into the run's directory (segments.go)
+		if doc, err = x.runSegments(ctx, opts); doc == nil && results.ExitCode(err) != results.ExitUnfinished {
+			return ref, nil, &errAbort{fmt.Errorf("%s: %w", dir, err)}
+		}
+	} else {
+		plan, perr := runner.NewPlan(opts)
+		if perr != nil {
+			return ref, nil, &errAbort{fmt.Errorf("%s: %w", dir, perr)}
+		}
+		obs := runner.Observer(runner.Quiet{})
+		if x.o.Observer != nil {
+			obs = x.o.Observer()
+		}
+		doc, err = plan.Execute(ctx, obs, io.Discard, io.Discard)
+	}
 	ref.Seconds = time.Since(start).Seconds()
 	x.runsDone++
 	x.runSeconds += ref.Seconds

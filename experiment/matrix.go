@@ -9,6 +9,7 @@ import (
 
 	"github.com/scalelab/scalelab/runner"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/segment"
 	"github.com/scalelab/scalelab/setting"
 
 	"github.com/scalelab/scalelab/results"
@@ -483,6 +484,9 @@ func (s *Spec) RunOptions(c *Combination, repeat int, out, clusterName string) *
 			o.Phases = v
 		case "seed":
 			o.Seed, _ = strconv.ParseUint(v, 10, 64)
+		case "segments":
+			n, _ := strconv.Atoi(v)
+			o.Segment = segment.Segment{Count: n}
 		case "fault":
 			if v != "none" && v != "" {
 				o.Faults = append(o.Faults, v)

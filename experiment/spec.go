@@ -147,7 +147,7 @@ var topKeys = []string{"name", "description", "scenario", "engine", "target", "s
 	"factors", "combinations", "repeats", "order", "baseline", "slo", "results", "search", "profiles", "cluster_lifetime"}
 
 // LoadKeys are the load fields a file, a factor or a level may set.
-var LoadKeys = []string{"model", "users", "think", "duration", "warmup", "ops", "rate", "arrivals", "phases", "seed", "drain", "fault"}
+var LoadKeys = []string{"model", "users", "think", "duration", "warmup", "ops", "rate", "arrivals", "phases", "seed", "drain", "fault", "segments"}
 
 // TierKeys are the tiers beside the store a factor may vary: the cache
 // tier's engine ("none": no cache) and target. A tier's settings are
@@ -407,6 +407,10 @@ func CheckLoad(key, raw string) error {
 	case "ops":
 		if n, err := strconv.ParseInt(raw, 10, 64); err != nil || n < 0 {
 			return fmt.Errorf("%q: allowed: an integer >= 0 (0: no limit)", raw)
+		}
+	case "segments":
+		if n, err := strconv.Atoi(raw); err != nil || n < 1 || n > MaxSegments {
+			return fmt.Errorf("%q: allowed: an integer in [1, %d] (load processes per run, merged)", raw, MaxSegments)
 		}
 	case "seed":
 		if _, err := strconv.ParseUint(raw, 10, 64); err != nil {

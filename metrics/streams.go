@@ -152,14 +152,12 @@ func (ss *SeriesSink) Interval(iv *Interval) error {
 		if n == 0 && e == 0 {
 			continue
 		}
-		tput := 0.0
-		if secs > 0 {
-			tput = float64(n) / secs
+		var maxMs *float64
+		if o.Lat != nil && o.Lat.TotalCount() > 0 {
+			maxMs = ptr(nsToMs(o.Lat.Max()))
 		}
-		fmt.Fprintf(b, "%.3f,%.3f,%s,%d,%d,%.1f,%s,%s,%s,%s,%d,%d,%t\n",
-			float64(iv.EndNs)/1e9, secs, o.Name, n, e, tput,
-			fmtMs(PercentileMs(o.Lat, 50)), fmtMs(PercentileMs(o.Lat, 99)), fmtMax(o.Lat),
-			fmtMs(PercentileMs(o.Svc, 99)), o.Late, iv.Sessions, iv.Warmup)
+		FormatSeriesRow(b, float64(iv.EndNs)/1e9, secs, o.Name, n, e, PercentileMs(o.Lat, 50), PercentileMs(o.Lat, 99), maxMs,
+			PercentileMs(o.Svc, 99), o.Late, iv.Sessions, iv.Warmup)
 	}
 	return ss.s.commit()
 }
@@ -172,13 +170,6 @@ func fmtMs(v *float64) string {
 		return ""
 	}
 	return strconv.FormatFloat(*v, 'f', 3, 64)
-}
-
-func fmtMax(h *hdr.Histogram) string {
-	if h == nil || h.TotalCount() == 0 {
-		return ""
-	}
-	return strconv.FormatFloat(nsToMs(h.Max()), 'f', 3, 64)
 }
 
 // SamplesSink writes samples.csv: every operation, one row each.

@@ -260,6 +260,9 @@ func runFacts(r *results.Run) []fact {
 		when += " to " + r.End.Format("15:04:05")
 	}
 	add("when", when)
+	if seg := segmentText(r); seg != "" {
+		add("segments", seg)
+	}
 	if lp := r.LoadPhase; lp != nil && !lp.Skipped {
 		add("data load", fmt.Sprintf("%d items in %s (%s/s)", lp.Items, fmtDuration(lp.Seconds), fmtNum(lp.PerS)))
 	}

@@ -20,6 +20,20 @@ type seriesRow struct {
 	Warmup                    bool
 }
 
+// SeriesRow is one interval of one operation from series.csv.
+type SeriesRow = seriesRow
+
+// ReadSeries reads series.csv: the operations in order of first
+// appearance and each one's rows in time order (a torn last line is
+// ignored).
+func ReadSeries(path string) (ops []string, rows map[string][]SeriesRow, err error) {
+	s, err := readSeries(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.Ops, s.Rows, nil
+}
+
 // series is series.csv read per operation.
 type series struct {
 	Ops  []string               // in order of first appearance

@@ -52,6 +52,7 @@ type Run struct {
 	Changed        []string                     `json:"changed_settings"` // keys differing from defaults
 	Load           Load                         `json:"load"`
 	Segment        *Segment                     `json:"segment,omitempty"` // --segment: one share of a divided test (segment.go)
+	Merged         *Merged                      `json:"merged,omitempty"`  // built by `scalelab merge` (merged.go)
 	Host           Host                         `json:"host"`
 	Start          time.Time                    `json:"start"`
 	End            *time.Time                   `json:"end,omitempty"`

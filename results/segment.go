@@ -16,6 +16,9 @@ type Segment struct {
 	// StartLateMs is how long after StartAt this segment's load really
 	// started (negative: before it).
 	StartLateMs float64 `json:"start_late_ms"`
+	// LoadStart is when this segment's load started (t = 0 of its
+	// interval log), to the microsecond.
+	LoadStart *time.Time `json:"load_start,omitempty"`
 	// Clock is the estimate of this host's clock error.
 	Clock Clock `json:"clock"`
 	// TestHash identifies the test: a hash of the configuration every

@@ -25,6 +25,10 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	ops := wl.Operations()
 	coll0 := metrics.Config{Ops: ops, Open: p.model.Open(), Samples: p.flags.Samples, Warmup: p.flags.Warmup}
 	start := time.Now()
+	if doc.Segment != nil {
+		t := start.UTC()
+		doc.Segment.LoadStart = &t
+	}
 	hlog, err := metrics.NewHlogSink(filepath.Join(p.dir, results.HlogFile), start)
 	if err != nil {
 		return "", err

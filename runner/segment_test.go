@@ -15,7 +15,7 @@ func TestSegmentTestHash(t *testing.T) {
 	at := time.Now().Add(time.Hour)
 	plan := func(seg segment.Segment, users int, sets ...string) *Plan {
 		t.Helper()
-		p, err := NewPlan(&Options{Scenario: "ycsb", Engine: "memory", Users: users, Given: map[string]bool{"users": true},
+		p, err := NewPlan(&Options{Scenario: "ycsb", Engine: "null", Users: users, Given: map[string]bool{"users": true},
 			Segment: seg, StartAt: at, Sets: sets})
 		if err != nil {
 			t.Fatal(err)
@@ -42,7 +42,7 @@ func TestSegmentTestHash(t *testing.T) {
 // TestSegmentPlanRules: a segment does not load, refuses to, and must have
 // users and operations to run; faults are injected by segment 0 alone.
 func TestSegmentPlanRules(t *testing.T) {
-	p, err := NewPlan(&Options{Scenario: "ycsb", Engine: "memory", Segment: segment.Segment{Index: 1, Count: 2}})
+	p, err := NewPlan(&Options{Scenario: "ycsb", Engine: "null", Segment: segment.Segment{Index: 1, Count: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +56,12 @@ func TestSegmentPlanRules(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{Options{Scenario: "ycsb", Engine: "memory", Segment: segment.Segment{Index: 1, Count: 2}, Sets: []string{"ycsb.load=true"}}, "does not load data"},
-		{Options{Scenario: "ycsb", Engine: "memory", Segment: segment.Segment{Index: 1, Count: 2}, LoadOnly: true}, "without --segment"},
-		{Options{Scenario: "ycsb", Engine: "memory", Segment: segment.Segment{Index: 3, Count: 4}, Users: 3, Given: map[string]bool{"users": true}}, "3 users shared by 4 segments"},
-		{Options{Scenario: "ycsb", Engine: "memory", Segment: segment.Segment{Index: 3, Count: 4}, Ops: 3}, "--ops 3 shared by 4"},
-		{Options{Scenario: "ycsb", Engine: "memory", Segment: segment.Segment{Index: 3, Count: 4}, Rate: "100/s", Arrivals: "constant", Users: 2, Given: map[string]bool{"users": true, "rate": true}}, "2 workers"},
+		{Options{Scenario: "ycsb", Engine: "null", Segment: segment.Segment{Index: 1, Count: 2}, Sets: []string{"ycsb.load=true"}}, "does not load data"},
+		{Options{Scenario: "ycsb", Engine: "memory", Segment: segment.Segment{Index: 1, Count: 2}}, "cannot share it"},
+		{Options{Scenario: "ycsb", Engine: "null", Segment: segment.Segment{Index: 1, Count: 2}, LoadOnly: true}, "without --segment"},
+		{Options{Scenario: "ycsb", Engine: "null", Segment: segment.Segment{Index: 3, Count: 4}, Users: 3, Given: map[string]bool{"users": true}}, "3 users shared by 4 segments"},
+		{Options{Scenario: "ycsb", Engine: "null", Segment: segment.Segment{Index: 3, Count: 4}, Ops: 3}, "--ops 3 shared by 4"},
+		{Options{Scenario: "ycsb", Engine: "null", Segment: segment.Segment{Index: 3, Count: 4}, Rate: "100/s", Arrivals: "constant", Users: 2, Given: map[string]bool{"users": true, "rate": true}}, "2 workers"},
 	} {
 		_, err := NewPlan(&c.o)
 		if results.ExitCode(err) != results.ExitUsage || !strings.Contains(err.Error(), c.want) {

@@ -50,6 +50,9 @@ var (
 // Name returns "memory".
 func (*Engine) Name() string { return Name }
 
+// ProcessLocal is true: the store lives in the process that opened it.
+func (*Engine) ProcessLocal() bool { return true }
+
 // Description is one line for `scalelab list`.
 func (*Engine) Description() string {
 	return "in-process key-value store with fault injection, for testing scalelab itself"

@@ -56,6 +56,8 @@ Usage:
                                   exit 1 when a run or experiment misses an SLO (a CI gate)
   scalelab report DIR [DIR...]    rebuild a run's report.html (repairing a crashed run), or
                                   compare runs
+  scalelab merge DIR... --out DIR add the segments of a divided test (run --segment I/N) into
+                                  one result
   scalelab version                print the version
   scalelab help [COMMAND]         print help
 
@@ -65,7 +67,7 @@ Exit codes: 0 ok, 1 a check failed, 2 bad usage, 3 interrupted, 4 the run could 
 `
 
 // commands are the subcommands, in the order the usage lists them.
-var commands = []string{"run", "list", "cluster", "experiment", "check", "report", "version", "help"}
+var commands = []string{"run", "list", "cluster", "experiment", "check", "report", "merge", "version", "help"}
 
 // isCommand reports whether name is a subcommand.
 func isCommand(name string) bool {
@@ -113,6 +115,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return listCmd(rest, stdout)
 	case "report":
 		return reportCmd(rest, stdout, stderr)
+	case "merge":
+		return mergeCmd(rest, stdout, stderr)
 	case "cluster":
 		return clusterCmd(ctx, rest, stdout, stderr)
 	case "experiment":

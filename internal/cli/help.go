@@ -42,6 +42,8 @@ func printHelp(w io.Writer, cmd string, rest []string) {
 		fmt.Fprint(w, checkUsage)
 	case "report":
 		fmt.Fprint(w, reportUsage)
+	case "merge":
+		fmt.Fprint(w, mergeUsage)
 	case "version":
 		fmt.Fprintln(w, "Usage: scalelab version\nPrints the version of this build.")
 	default:

@@ -1,0 +1,258 @@
+package metrics
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// HlogShard is one interval log to merge: its bytes, where its t = 0
+// falls on the merged timeline (seconds, OffsetS), and the warm-up its
+// run excluded.
+type HlogShard struct {
+	Data    []byte
+	OffsetS float64
+}
+
+// TagFigures are the figures of one tag in one merged interval, in
+// nanoseconds: what series.csv needs, without keeping the histogram.
+type TagFigures struct {
+	Count         int64
+	P50, P99, Max *float64 // milliseconds; nil where the count cannot support them
+}
+
+// MergedInterval is one interval of the merged timeline: its start (seconds
+// since the merged t = 0), length, whether it is in the warm-up, and the
+// figures of each tag's merged histogram.
+type MergedInterval struct {
+	StartS, LenS float64
+	Warmup       bool
+	Tags         map[string]TagFigures
+}
+
+// mergeKey places an interval on the merged timeline: measured intervals
+// on a grid anchored at the end of the warm-up (a run closes an interval
+// there), warm-up ones on a grid anchored at 0.
+type mergeKey struct {
+	warmup bool
+	k      int64
+}
+
+type mergeLine struct {
+	tag     int
+	lenS    float64
+	payload []byte
+	lineNo  int
+	shard   int
+}
+
+// MergeIntervalLogs adds the shards' interval histograms, tag by tag, that
+// fall in the same interval of the merged timeline (a shard's interval
+// start plus its offset, rounded to the interval grid), and writes the
+// merged log to w in the format runs write (HdrHistogram interval log,
+// values in nanoseconds, timestamps relative to startMs). Every histogram
+// must have scalelab's geometry (NewHist): counts add exactly. It returns
+// the merged intervals in time order with their figures, and the tags in
+// order of first appearance.
+func MergeIntervalLogs(shards []HlogShard, warmupS float64, startMs int64, w io.Writer) ([]MergedInterval, []string, error) {
+	tagIndex := map[string]int{}
+	var tags []string
+	groups := map[mergeKey][]mergeLine{}
+	for si, sh := range shards {
+		data := sh.Data
+		if n := len(data); n > 0 && data[n-1] != '\n' {
+			data = data[:bytes.LastIndexByte(data, '\n')+1] // a torn last line
+		}
+		var startTimeS float64
+		lineNo := 0
+		for len(data) > 0 {
+			i := bytes.IndexByte(data, '\n')
+			line := bytes.TrimRight(data[:i], "\r")
+			data = data[i+1:]
+			lineNo++
+			if len(line) == 0 || line[0] == '"' {
+				continue
+			}
+			if line[0] == '#' {
+				if v, ok := headerValue(line, "#[StartTime: "); ok {
+					startTimeS = v
+				}
+				continue
+			}
+			l, err := splitHlogLine(line)
+			if err != nil {
+				return nil, nil, fmt.Errorf("shard %d: interval log line %d: %w", si, lineNo, err)
+			}
+			if l.startS > 1e8 && startTimeS > 0 {
+				l.startS -= startTimeS
+			}
+			idx, ok := tagIndex[l.tag]
+			if !ok {
+				idx = len(tags)
+				tagIndex[l.tag] = idx
+				tags = append(tags, l.tag)
+			}
+			measured := l.startS >= warmupS-0.0005
+			key := mergeKey{warmup: !measured}
+			if measured {
+				key.k = int64(math.Round(l.startS + sh.OffsetS - warmupS))
+			} else {
+				key.k = int64(math.Round(l.startS + sh.OffsetS))
+			}
+			groups[key] = append(groups[key], mergeLine{tag: idx, lenS: l.lenS, payload: l.payload, lineNo: lineNo, shard: si})
+		}
+	}
+	keys := make([]mergeKey, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	start := func(k mergeKey) float64 {
+		if k.warmup {
+			return float64(k.k)
+		}
+		return warmupS + float64(k.k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		si, sj := start(keys[i]), start(keys[j])
+		if si != sj {
+			return si < sj
+		}
+		return keys[i].warmup && !keys[j].warmup
+	})
+
+	out := make([]MergedInterval, len(keys))
+	blocks := make([][]byte, len(keys))
+	errs := make([]error, len(keys))
+	var next sync.Mutex
+	pos := 0
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(len(keys), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := &intervalMerger{d: &decoder{}, accs: make([]tagAcc, len(tags))}
+			for {
+				next.Lock()
+				i := pos
+				pos++
+				next.Unlock()
+				if i >= len(keys) {
+					return
+				}
+				out[i], blocks[i], errs[i] = m.merge(groups[keys[i]], tags, start(keys[i]), keys[i].warmup, startMs)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	if err := writeHlogHeader(w, startMs); err != nil {
+		return nil, nil, err
+	}
+	for _, b := range blocks {
+		if _, err := w.Write(b); err != nil {
+			return nil, nil, fmt.Errorf("write merged interval log: %w", err)
+		}
+	}
+	return out, tags, nil
+}
+
+// intervalMerger merges one interval's lines, reusing its counts arrays.
+type intervalMerger struct {
+	d    *decoder
+	accs []tagAcc
+	buf  bytes.Buffer
+}
+
+func (m *intervalMerger) merge(lines []mergeLine, tags []string, startS float64, warmup bool, startMs int64) (MergedInterval, []byte, error) {
+	iv := MergedInterval{StartS: startS, Warmup: warmup, Tags: map[string]TagFigures{}}
+	used := make([]bool, len(tags))
+	for i := range m.accs {
+		a := &m.accs[i]
+		clear(a.counts)
+		a.other = nil
+	}
+	for _, l := range lines {
+		iv.LenS = math.Max(iv.LenS, l.lenS)
+		if err := m.d.add(&m.accs[l.tag], l.payload); err != nil {
+			return iv, nil, fmt.Errorf("shard %d: interval log line %d (%s): %w", l.shard, l.lineNo, tags[l.tag], err)
+		}
+		used[l.tag] = true
+	}
+	m.buf.Reset()
+	lw := hdr.NewHistogramLogWriter(&m.buf)
+	lw.SetBaseTime(startMs)
+	for i, tag := range tags {
+		if !used[i] {
+			continue
+		}
+		h := m.accs[i].histogram()
+		if h == nil || h.TotalCount() == 0 {
+			continue
+		}
+		iv.Tags[tag] = TagFigures{Count: h.TotalCount(), P50: PercentileMs(h, 50), P99: PercentileMs(h, 99), Max: ptr(nsToMs(h.Max()))}
+		h.SetTag(tag)
+		h.SetStartTimeMs(startMs + int64(math.Round(startS*1000)))
+		h.SetEndTimeMs(startMs + int64(math.Round((startS+iv.LenS)*1000)))
+		if err := lw.OutputIntervalHistogram(h); err != nil {
+			return iv, nil, fmt.Errorf("encode merged %s: %w", tag, err)
+		}
+	}
+	return iv, bytes.Clone(m.buf.Bytes()), nil
+}
+
+// writeHlogHeader writes the header NewHlogSink writes.
+func writeHlogHeader(w io.Writer, startMs int64) error {
+	lw := hdr.NewHistogramLogWriter(w)
+	lw.SetBaseTime(startMs)
+	for _, err := range []error{
+		lw.OutputComment("scalelab interval log: values in nanoseconds, one histogram per operation per 1 s interval, tagged by operation; merged from the segments of a divided test"),
+		lw.OutputLogFormatVersion(), lw.OutputStartTime(startMs), lw.OutputBaseTime(startMs), lw.OutputLegend(),
+	} {
+		if err != nil {
+			return fmt.Errorf("write merged interval log: %w", err)
+		}
+	}
+	return nil
+}
+
+// HlogStart reads the start time of an interval log from its StartTime
+// header (which the HdrHistogram writer keeps to the whole second).
+func HlogStart(data []byte) (time.Time, error) {
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			i = len(data)
+		}
+		line := data[:i]
+		if v, ok := headerValue(line, "#[StartTime: "); ok {
+			return time.UnixMilli(int64(math.Round(v * 1000))), nil
+		}
+		if len(line) > 0 && line[0] != '#' && line[0] != '"' {
+			break
+		}
+		data = data[min(i+1, len(data)):]
+	}
+	return time.Time{}, errors.New("interval log has no StartTime header")
+}
+
+// FormatSeriesRow appends one series.csv row (the columns of SeriesHeader).
+func FormatSeriesRow(b *bytes.Buffer, endS, lenS float64, op string, count, errs int64, p50, p99, maxMs, svcP99 *float64, late, sessions int64, warmup bool) {
+	tput := 0.0
+	if lenS > 0 {
+		tput = float64(count) / lenS
+	}
+	b.WriteString(strconv.FormatFloat(endS, 'f', 3, 64))
+	fmt.Fprintf(b, ",%.3f,%s,%d,%d,%.1f,%s,%s,%s,%s,%d,%d,%t\n", lenS, op, count, errs, tput,
+		fmtMs(p50), fmtMs(p99), fmtMs(maxMs), fmtMs(svcP99), late, sessions, warmup)
+}
