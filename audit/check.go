@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/scalelab/scalelab/segment"
 	"io"
 	"slices"
 	"sync"
@@ -24,6 +25,11 @@ type CheckConfig struct {
 	// value is read again (then 4x and 9x it); default 500 ms.
 	Settle   time.Duration
 	Progress io.Writer // a progress line about every second; nil: none
+	// Segment is the run's share of a divided test: a register holding a
+	// version of another segment (or absent, when this one deleted
+	// nothing) was overwritten by that segment and is counted foreign,
+	// not lost (CheckRegisters).
+	Segment segment.Segment
 }
 
 func (c *CheckConfig) defaults() {

@@ -8,6 +8,7 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"github.com/scalelab/scalelab/segment"
 	"os"
 	"strconv"
 	"sync"
@@ -112,7 +113,13 @@ type Writer struct {
 	synced time.Time
 	start  time.Time    // register times count from here
 	vers   atomic.Int64 // the last register version handed out
+	seg    segment.Segment
 }
+
+// SetSegment makes the register versions this writer hands out unique
+// among the segments of a divided test: the k-th version (from 1) of
+// segment I of N is (k-1)*N + I + 1. Call it before the first write.
+func (w *Writer) SetSegment(s segment.Segment) { w.seg = s }
 
 type shard struct {
 	mu  sync.Mutex

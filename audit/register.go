@@ -47,7 +47,8 @@ type regPending struct {
 }
 
 // Updating logs that register key is about to be overwritten (del: deleted)
-// and returns the write's version, unique within the run (from 1): the
+// and returns the write's version, unique within the run (from 1; within
+// the test when the writer has a segment, Writer.SetSegment): the
 // session stores it with the value so that the read-back can tell which
 // write a register holds.
 func (l *Log) Updating(key int64, del bool) int64 {
@@ -63,7 +64,7 @@ func (l *Log) Updating(key int64, del bool) int64 {
 func (l *Log) Inserting(key int64) int64 { return l.register(tagRegInsert, key) }
 
 func (l *Log) register(tag byte, key int64) int64 {
-	v := l.w.vers.Add(1)
+	v := int64(l.w.seg.Global(uint64(l.w.vers.Add(1)-1))) + 1
 	t := l.w.micros()
 	s := l.s
 	s.mu.Lock()

@@ -369,6 +369,7 @@ func addAudit(a, b *results.Audit) *results.Audit {
 		r.ReadBack += g.ReadBack
 		r.Lost += g.Lost
 		r.Resurrected += g.Resurrected
+		r.Foreign += g.Foreign
 		if len(r.Examples) < maxLostIDs {
 			r.Examples = append(r.Examples, g.Examples...)
 		}

@@ -128,7 +128,11 @@ func TerminalAudit(w io.Writer, r *results.Run) {
 func terminalRegisters(w io.Writer, g *results.RegisterAudit) {
 	fmt.Fprintf(w, "audit: %d updates and deletes of %d keys, %d acknowledged, %d failed, %d unknown", g.Writes, g.Keys, g.Acknowledged, g.Failed, g.Unknown)
 	if g.Checked {
-		fmt.Fprintf(w, "; read back: %d lost, %d resurrected, %d ambiguous\n", g.Lost, g.Resurrected, g.Ambiguous)
+		fmt.Fprintf(w, "; read back: %d lost, %d resurrected, %d ambiguous", g.Lost, g.Resurrected, g.Ambiguous)
+		if g.Foreign > 0 {
+			fmt.Fprintf(w, ", %d last written by other segments", g.Foreign)
+		}
+		fmt.Fprintln(w)
 	} else {
 		fmt.Fprintln(w, "; not read back")
 	}

@@ -75,6 +75,11 @@ type RegisterAudit struct {
 	// acknowledged operation deleted them. Either fails the run (exit 1).
 	Lost        int64 `json:"lost"`
 	Resurrected int64 `json:"resurrected"`
+	// Foreign counts registers of a divided test that hold another
+	// segment's write (or are absent where this segment deleted nothing):
+	// the segment cannot order its writes against the others', so it does
+	// not judge them.
+	Foreign int64 `json:"foreign,omitempty"`
 	// Examples names the first lost or resurrected registers.
 	Examples []RegisterLoss `json:"examples,omitempty"`
 	// Seconds is the read-back's duration.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/scalelab/scalelab/segment"
 	"io"
 	"path/filepath"
 	"runtime"
@@ -23,6 +24,7 @@ type auditRun struct {
 	rb   scenario.ReadBacker     // nil: items are not read back
 	rr   scenario.RegisterReader // nil: registers are not read back
 	path string
+	seg  segment.Segment // a divided test's segment: versions and foreign registers
 }
 
 // startAudit creates the history file when auditing is on (always with
@@ -54,8 +56,9 @@ func (p *Plan) startAudit(wl scenario.Workload, doc *results.Run) (*auditRun, er
 	if err != nil {
 		return nil, err
 	}
+	w.SetSegment(p.flags.Segment)
 	doc.Files = append(doc.Files, results.HistoryFile)
-	return &auditRun{w: w, rb: rb, rr: rr, path: path}, nil
+	return &auditRun{w: w, rb: rb, rr: rr, path: path, seg: p.flags.Segment}, nil
 }
 
 // wrap returns the workload the load model drives: the errors of its
@@ -129,7 +132,7 @@ func (a *auditRun) checkRegisters(ctx context.Context, h *audit.History, doc *re
 		return nil
 	}
 	fmt.Fprintf(stderr, "audit: reading back the registers of %d updates and deletes\n", len(h.Registers))
-	reg, err := audit.CheckRegisters(ctx, h, a.rr, audit.CheckConfig{Workers: 16})
+	reg, err := audit.CheckRegisters(ctx, h, a.rr, audit.CheckConfig{Workers: 16, Segment: a.seg})
 	doc.Audit.Registers = reg
 	if err != nil {
 		return readBackErr(ctx, err)

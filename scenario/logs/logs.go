@@ -13,6 +13,7 @@ package logs
 
 import (
 	"github.com/scalelab/scalelab/scenario/kit"
+	"github.com/scalelab/scalelab/segment"
 
 	"context"
 	"errors"
@@ -203,7 +204,7 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 	if err != nil {
 		return nil, err
 	}
-	w := &Workload{cfg: cfg, st: st, seed: env.Seed, ops: kit.NewChooser(cfg.mix[:])}
+	w := &Workload{cfg: cfg, st: st, seed: env.Seed, ops: kit.NewChooser(cfg.mix[:]), seg: env.Segment}
 	fail := func(err error) (scenario.Workload, error) {
 		st.close()
 		return nil, fmt.Errorf("logs on %s: %w", env.Engine, err)
@@ -225,6 +226,9 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 			return fail(err)
 		}
 		if n != next {
+			if env.Segment.Split() {
+				return fail(fmt.Errorf("the table holds %d records with ids up to %d: other segments of this test have written already; every segment must open before any starts its load (give them all one --start-at a little ahead), on data loaded once with %s=true", n, next-1, KeyLoad))
+			}
 			return fail(fmt.Errorf("the table holds %d records with ids up to %d: not the contiguous prefix of generated records the ground truth needs; load again with %s=true", n, next-1, KeyLoad))
 		}
 		base = n
@@ -233,7 +237,10 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 		}
 	}
 	w.base = base
-	w.ids.init(base)
+	// A segment of a divided test writes records from its own range of
+	// ids (segment.Segment.Key): segment 0 right after the loaded ones.
+	w.start = env.Segment.Key(base, 0)
+	w.ids.init(w.start)
 	return w, nil
 }
 
@@ -244,7 +251,11 @@ type Workload struct {
 	seed uint64
 	ops  kit.Chooser
 	base int64 // records present before the run (loaded or found)
-	ids  idTracker
+	// start is the first record id this process writes: base, or the
+	// start of its segment's range in a divided test (seg).
+	start int64
+	seg   segment.Segment
+	ids   idTracker
 	// probes numbers freshness probes: probe k uses timestamp FreshBase+k.
 	probes atomic.Int64
 	fresh  freshStats
@@ -309,11 +320,16 @@ func (w *Workload) Report() map[string]any {
 	out := map[string]any{
 		"ground_truth": map[string]any{
 			"records_before_run":  w.base,
-			"records_written":     w.ids.issued.Load() - w.base,
+			"records_written":     w.ids.issued.Load() - w.start,
 			"acknowledged_prefix": w.ids.prefix.Load(),
 			"failed_writes":       w.ids.failures.Load(),
 			"distinct_records":    Distinct,
 		},
+	}
+	if w.seg.Split() {
+		gt := out["ground_truth"].(map[string]any)
+		gt["first_id_written"] = w.start
+		gt["counts_checked"] = "at least the records loaded and this segment's acknowledged ones (other segments' writes are unknown here)"
 	}
 	if f := w.fresh.report(w.cfg); f != nil {
 		out["freshness"] = f

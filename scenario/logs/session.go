@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"sync"
@@ -83,28 +84,40 @@ func (s *Session) Next() (op int, ok bool) {
 	op = w.ops.NextU(s.r.Float64())
 	s.op, s.prepared = op, true
 	prefix := w.ids.prefix.Load()
+	// The records known to be stored: 0..base-1 (before the run) and
+	// start..prefix-1 (this process's acknowledged writes; start is base
+	// unless this is a segment of a divided test). A ground truth over
+	// them is truth(base) + truth(prefix) - truth(start).
+	known := func(truth func(n int64) int64) int64 { return truth(w.base) + truth(prefix) - truth(w.start) }
 	switch op {
 	case OpRead:
 		s.id = -1
-		if prefix > 0 {
-			s.id = s.r.Int64N(prefix)
+		if n := w.base + prefix - w.start; n > 0 {
+			s.id = s.r.Int64N(n)
+			if s.id >= w.base {
+				s.id += w.start - w.base
+			}
 		}
 	case OpCountA:
 		s.a = s.r.IntN(NumTimestamps)
-		s.lo, s.loBase = CountA(s.a, prefix), CountA(s.a, w.base)
+		s.lo, s.loBase = known(func(n int64) int64 { return CountA(s.a, n) }), CountA(s.a, w.base)
 	case OpCountB:
 		s.a, s.m = s.r.IntN(NumTimestamps), s.r.IntN(NumMachines)
-		s.lo, s.loBase = CountB(s.a, s.m, prefix), CountB(s.a, s.m, w.base)
+		s.lo, s.loBase = known(func(n int64) int64 { return CountB(s.a, s.m, n) }), CountB(s.a, s.m, w.base)
 	case OpCountC:
 		s.a, s.svc, s.sev = s.r.IntN(NumTimestamps), s.r.IntN(NumServices), s.r.IntN(MaxSeverity+1)
-		s.lo, s.loBase = CountC(s.a, s.svc, s.sev, prefix), CountC(s.a, s.svc, s.sev, w.base)
+		s.lo, s.loBase = known(func(n int64) int64 { return CountC(s.a, s.svc, s.sev, n) }), CountC(s.a, s.svc, s.sev, w.base)
 	case OpErrorsPerHost:
 		s.a = s.r.IntN(NumTimestamps - w.cfg.span + 1)
 		s.a1 = s.a + w.cfg.span - 1
-		s.hostLo, s.hostLoBase = ErrorsPerHost(s.a, s.a1, prefix), ErrorsPerHost(s.a, s.a1, w.base)
+		base, pre, start := ErrorsPerHost(s.a, s.a1, w.base), ErrorsPerHost(s.a, s.a1, prefix), ErrorsPerHost(s.a, s.a1, w.start)
+		for m := range s.hostLo {
+			s.hostLo[m] = base[m] + pre[m] - start[m]
+		}
+		s.hostLoBase = base
 	case OpSearch:
 		s.word = s.r.IntN(NumWords)
-		s.lo, s.loBase = Search(s.word, prefix), Search(s.word, w.base)
+		s.lo, s.loBase = known(func(n int64) int64 { return Search(s.word, n) }), Search(s.word, w.base)
 	}
 	return op, true
 }
@@ -181,7 +194,7 @@ func (s *Session) check(err error, got int64, primary bool, truth func(n int64) 
 	if got == lo {
 		return nil
 	}
-	hi := truth(s.w.ids.issued.Load())
+	hi := s.w.upper(truth)
 	if got >= lo && got <= hi {
 		return nil
 	}
@@ -285,7 +298,14 @@ func (s *Session) errorsPerHost(ctx context.Context) error {
 	if exact {
 		return nil
 	}
-	hi := ErrorsPerHost(s.a, s.a1, s.w.ids.issued.Load())
+	var hi [NumMachines]int64
+	if s.w.seg.Split() {
+		for m := range hi {
+			hi[m] = math.MaxInt64 // other segments' writes are unknown here
+		}
+	} else {
+		hi = ErrorsPerHost(s.a, s.a1, s.w.ids.issued.Load())
+	}
 	known := 0
 	for m, name := range machines {
 		got, ok := s.hosts[name]
@@ -307,7 +327,9 @@ func (s *Session) errorsPerHost(ctx context.Context) error {
 // and notes when the last write was acknowledged.
 func (s *Session) freshnessWrite(ctx context.Context) error {
 	w, cfg := s.w, s.w.cfg
-	k := w.probes.Add(1)
+	// probe numbers are dealt round robin to the segments of a divided
+	// test, so that their records never collide
+	k := int64(w.seg.Global(uint64(w.probes.Add(1)-1))) + 1
 	s.probe = k
 	n := cfg.freshRecords
 	var interval int64
@@ -496,4 +518,14 @@ func distribution(v []float64) map[string]any {
 		out["p99"] = rank(0.99)
 	}
 	return out
+}
+
+// upper is the most a correct count can be: the ground truth over every
+// record a write has started for. In a divided test the other segments'
+// writes are unknown here, so there is no upper bound.
+func (w *Workload) upper(truth func(n int64) int64) int64 {
+	if w.seg.Split() {
+		return math.MaxInt64
+	}
+	return truth(w.ids.issued.Load())
 }

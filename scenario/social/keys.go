@@ -1,6 +1,7 @@
 package social
 
 import (
+	"github.com/scalelab/scalelab/segment"
 	"sync"
 	"sync/atomic"
 )
@@ -24,6 +25,28 @@ type keyspace struct {
 	ngone atomic.Int64
 
 	deletes sync.Map // user number -> *atomic.Int32: deletes sent for it
+
+	// seg is this process's share of a divided test: its inserts take
+	// user numbers from its own range (segment.Segment.Key); next, limit
+	// and pending count inserts as if they followed base.
+	seg segment.Segment
+}
+
+// user is the user number of counter value c: c itself below base or in a
+// whole test, else in this segment's own range.
+func (k *keyspace) user(c uint64) uint64 {
+	if !k.seg.Split() || c < k.base {
+		return c
+	}
+	return uint64(k.seg.Key(int64(k.base), int64(c-k.base)))
+}
+
+// counter is the inverse of user.
+func (k *keyspace) counter(n uint64) uint64 {
+	if local, ok := k.seg.Local(int64(k.base), int64(n)); ok && n >= k.base {
+		return k.base + uint64(local)
+	}
+	return n
 }
 
 func newKeyspace(base uint64) *keyspace {
@@ -41,7 +64,7 @@ func (k *keyspace) skipTo(n uint64) {
 }
 
 // take returns a fresh user number for an insert.
-func (k *keyspace) take() uint64 { return k.next.Add(1) - 1 }
+func (k *keyspace) take() uint64 { return k.user(k.next.Add(1) - 1) }
 
 // settle records that the insert of n finished (ok: the store acknowledged
 // it); choosers see n once every smaller number has settled too.
@@ -51,7 +74,7 @@ func (k *keyspace) settle(n uint64, ok bool) {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.pending[n] = struct{}{}
+	k.pending[k.counter(n)] = struct{}{}
 	l := k.limit.Load()
 	for {
 		if _, done := k.pending[l]; !done {
@@ -63,7 +86,8 @@ func (k *keyspace) settle(n uint64, ok bool) {
 	k.limit.Store(l)
 }
 
-// size returns the count of user numbers choosers may pick from: 0..size-1.
+// size returns the count of user numbers choosers may pick from: user(0)
+// .. user(size-1).
 func (k *keyspace) size() uint64 { return k.limit.Load() }
 
 // markGone records that n no longer exists (or never did); it reports

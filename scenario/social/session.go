@@ -221,7 +221,7 @@ func (s *Session) redraw(draw func() uint64) uint64 {
 // uniform draws uniformly among the users loaded or inserted so far.
 func (s *Session) uniform() uint64 {
 	size := max(s.w.ks.size(), 1)
-	return s.redraw(func() uint64 { return s.r.Intn(size) })
+	return s.redraw(func() uint64 { return s.w.ks.user(s.r.Intn(size)) })
 }
 
 // friendTries is how many friends a step tries before it gives up on the

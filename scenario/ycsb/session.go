@@ -189,10 +189,11 @@ func (s *Session) update(ctx context.Context) error {
 
 func (s *Session) insert(ctx context.Context) error {
 	k := s.w.ctr.take()
-	s.key = appendKey(s.key[:0], k, s.w.cfg.ordered)
+	s.keynum = s.w.keynumOf(k)
+	s.key = appendKey(s.key[:0], s.keynum, s.w.cfg.ordered)
 	s.buildValues(-1)
 	if s.wlog != nil {
-		s.wlog.Writing(int64(k), 1)
+		s.wlog.Writing(int64(s.keynum), 1)
 	}
 	err := s.st.Insert(ctx, s.key, s.vals)
 	// Acknowledge even a failed insert, as YCSB does, so that the counter
@@ -204,8 +205,19 @@ func (s *Session) insert(ctx context.Context) error {
 // pickKey chooses the key of a read, update, scan or read-modify-write from
 // the request distribution, among keys whose insert is acknowledged.
 func (s *Session) pickKey() {
-	s.keynum = s.nextKeynum()
+	s.keynum = s.w.keynumOf(s.nextKeynum())
 	s.key = appendKey(s.key[:0], s.keynum, s.w.cfg.ordered)
+}
+
+// keynumOf maps a number of the insert counter to a key number: the same
+// in a whole test; in a segment of a divided test, the numbers past the
+// loaded records fall in the segment's own range (segment.Segment.Key),
+// so that segments never insert the same key.
+func (w *Workload) keynumOf(c uint64) uint64 {
+	if !w.seg.Split() || c < w.cfg.records {
+		return c
+	}
+	return uint64(w.seg.Key(int64(w.cfg.records), int64(c-w.cfg.records)))
 }
 
 func (s *Session) nextKeynum() uint64 {

@@ -18,6 +18,7 @@ package ycsb
 
 import (
 	"github.com/scalelab/scalelab/scenario/kit"
+	"github.com/scalelab/scalelab/segment"
 
 	"context"
 	"errors"
@@ -228,6 +229,7 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 		return nil, fmt.Errorf("ycsb on %s: %w", env.Engine, errVerifyNothing)
 	}
 	w := newWorkload(cfg, st, env.Seed)
+	w.seg = env.Segment
 	if w.cache, err = openCache(ctx, env, cfg); err != nil {
 		st.Close()
 		return nil, err
@@ -243,6 +245,7 @@ type Workload struct {
 	fieldNames []string
 	ops        kit.Chooser
 	ctr        *ackCounter
+	seg        segment.Segment   // this process's share of a divided test: its inserts' key range
 	cache      engine.Collection // the cache tier (cache.go); nil without one
 	cacheStats cacheStats
 
