@@ -71,11 +71,12 @@ type Info struct {
 	Product string `json:"product,omitempty"`
 }
 
-// ProcessLocal is an optional capability of an Engine whose data lives in
-// the scalelab process itself (the memory engine): the segments of a
-// divided test, each its own process, cannot share it.
+// ProcessLocal is an optional capability of an Engine whose data, for the
+// given target, lives in the scalelab process or its results directory
+// (the memory engine; SQLite without a target): the segments of a divided
+// test, each its own process, cannot share it.
 type ProcessLocal interface {
-	ProcessLocal() bool
+	ProcessLocal(target string) bool
 }
 
 // AfterRunner is an optional capability of a Conn: facts about the server

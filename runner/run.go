@@ -84,8 +84,8 @@ func NewPlan(f *Options) (*Plan, error) {
 			return nil, results.WithCode(results.ExitUsage, fmt.Errorf("--target: %w", err))
 		}
 	}
-	if pl, ok := eng.(engine.ProcessLocal); ok && pl.ProcessLocal() && f.Segment.Split() {
-		return nil, results.UsageErr("--segment %s: the %s engine keeps its data inside each scalelab process, so the segments of a divided test cannot share it; use a server engine, or sqlite with a --target file", f.Segment, eng.Name())
+	if pl, ok := eng.(engine.ProcessLocal); ok && f.Segment.Split() && pl.ProcessLocal(f.Target) {
+		return nil, results.UsageErr("--segment %s: the %s engine keeps its data inside each scalelab process (or its results directory), so the segments of a divided test cannot share it; use a server engine, or sqlite with a --target file", f.Segment, eng.Name())
 	}
 	if !scenario.Supports(scen, eng.Name()) {
 		return nil, results.UsageErr("scenario %s has no storage for engine %s; it supports: %s", scen.Name(), eng.Name(), strings.Join(scen.Engines(), ", "))

@@ -58,6 +58,7 @@ func TestSegmentPlanRules(t *testing.T) {
 	}{
 		{Options{Scenario: "ycsb", Engine: "null", Segment: segment.Segment{Index: 1, Count: 2}, Sets: []string{"ycsb.load=true"}}, "does not load data"},
 		{Options{Scenario: "ycsb", Engine: "memory", Segment: segment.Segment{Index: 1, Count: 2}}, "cannot share it"},
+		{Options{Scenario: "ycsb", Engine: "sqlite", Segment: segment.Segment{Index: 1, Count: 2}}, "sqlite with a --target file"},
 		{Options{Scenario: "ycsb", Engine: "null", Segment: segment.Segment{Index: 1, Count: 2}, LoadOnly: true}, "without --segment"},
 		{Options{Scenario: "ycsb", Engine: "null", Segment: segment.Segment{Index: 3, Count: 4}, Users: 3, Given: map[string]bool{"users": true}}, "3 users shared by 4 segments"},
 		{Options{Scenario: "ycsb", Engine: "null", Segment: segment.Segment{Index: 3, Count: 4}, Ops: 3}, "--ops 3 shared by 4"},

@@ -51,7 +51,7 @@ var (
 func (*Engine) Name() string { return Name }
 
 // ProcessLocal is true: the store lives in the process that opened it.
-func (*Engine) ProcessLocal() bool { return true }
+func (*Engine) ProcessLocal(string) bool { return true }
 
 // Description is one line for `scalelab list`.
 func (*Engine) Description() string {

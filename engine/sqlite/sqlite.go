@@ -53,6 +53,10 @@ var (
 // Name returns "sqlite".
 func (*Engine) Name() string { return Name }
 
+// ProcessLocal is true without a target: the database file is made in
+// the run's own results directory.
+func (*Engine) ProcessLocal(target string) bool { return target == "" }
+
 // Description is one line for `scalelab list`.
 func (*Engine) Description() string {
 	return "embedded SQLite database file (pure-Go driver, the default engine); target: file path"

@@ -58,6 +58,8 @@ Usage:
                                   compare runs
   scalelab merge DIR... --out DIR add the segments of a divided test (run --segment I/N) into
                                   one result
+  scalelab kube job|setup [flags] -- SCENARIO [run flags]
+                                  render the Kubernetes Jobs of a divided test (YAML on stdout)
   scalelab version                print the version
   scalelab help [COMMAND]         print help
 
@@ -67,7 +69,7 @@ Exit codes: 0 ok, 1 a check failed, 2 bad usage, 3 interrupted, 4 the run could 
 `
 
 // commands are the subcommands, in the order the usage lists them.
-var commands = []string{"run", "list", "cluster", "experiment", "check", "report", "merge", "version", "help"}
+var commands = []string{"run", "list", "cluster", "experiment", "check", "report", "merge", "kube", "version", "help"}
 
 // isCommand reports whether name is a subcommand.
 func isCommand(name string) bool {
@@ -117,6 +119,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return reportCmd(rest, stdout, stderr)
 	case "merge":
 		return mergeCmd(rest, stdout, stderr)
+	case "kube":
+		return kubeCmd(rest, stdout, stderr)
 	case "cluster":
 		return clusterCmd(ctx, rest, stdout, stderr)
 	case "experiment":

@@ -44,6 +44,8 @@ func printHelp(w io.Writer, cmd string, rest []string) {
 		fmt.Fprint(w, reportUsage)
 	case "merge":
 		fmt.Fprint(w, mergeUsage)
+	case "kube":
+		fmt.Fprint(w, kubeUsage)
 	case "version":
 		fmt.Fprintln(w, "Usage: scalelab version\nPrints the version of this build.")
 	default:
