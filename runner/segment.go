@@ -141,7 +141,9 @@ func (p *Plan) waitStart(ctx context.Context, doc *results.Run, stderr io.Writer
 	}
 	if late > lateWarning {
 		doc.Warnings = append(doc.Warnings, fmt.Sprintf("the load started %s after --start-at %s: this segment's timeline is shifted by that much against the others'", late.Round(time.Millisecond), at.UTC().Format(time.RFC3339)))
-		fmt.Fprintf(stderr, "scalelab: warning: started %s after --start-at\n", late.Round(time.Millisecond))
+		fmt.Fprintf(stderr, "scalelab: warning: the load started %s after --start-at\n", late.Round(time.Millisecond))
+	} else {
+		fmt.Fprintf(stderr, "scalelab: the load started %s after --start-at\n", late.Round(time.Microsecond))
 	}
 	return nil
 }

@@ -270,10 +270,7 @@ func TestSignals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "scalelab")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/scalelab").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	start := func(dir string) *exec.Cmd {
 		cmd := exec.Command(bin, "run", "ycsb", "--engine", "memory", "--duration", "1m", "--set", "memory.latency=1ms", "--set", "ycsb.records=50", "--out", dir, "--progress", "off")
 		if err := cmd.Start(); err != nil {

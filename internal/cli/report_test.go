@@ -24,10 +24,7 @@ func TestReportAfterKill9(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "scalelab")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/scalelab").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	dir := filepath.Join(t.TempDir(), "killed")
 	cmd := exec.Command(bin, "run", "ycsb", "--engine", "memory", "--duration", "1m", "--warmup", "1s",
 		"--set", "memory.latency=1ms", "--set", "memory.error_rate=0.02", "--set", "ycsb.records=100", "--out", dir, "--progress", "off")
