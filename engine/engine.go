@@ -86,6 +86,17 @@ type AfterRunner interface {
 	AfterRun(ctx context.Context) map[string]string
 }
 
+// StatsSampler is an optional capability of a Conn: what the server says
+// about itself (commits, cache hits, thread-pool queues and rejections,
+// connections), sampled every few seconds during a run so that a report can
+// show which tier saturated. Names are short and stable, prefixed by their
+// source ("pg.xact_commit", "os.node1.thread_pool.write.rejected");
+// counters are cumulative (the telemetry derives rates and deltas), gauges
+// are values now. An error never fails a run: it is recorded.
+type StatsSampler interface {
+	SampleStats(ctx context.Context) (map[string]float64, error)
+}
+
 // Sentinel errors shared by engines and scenarios. Each carries its class.
 var (
 	// ErrNotFound means a record that should exist was not found.
