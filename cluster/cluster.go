@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/scalelab/scalelab/cgroup"
 	"github.com/scalelab/scalelab/registry"
 )
 
@@ -27,6 +28,9 @@ type Spec struct {
 	Heap     string            // JVM heap per node, e.g. "1g"; "" for the default
 	Roles    []string          // optional per-node roles, e.g. cm,data,data
 	Options  map[string]string // engine-specific options (--opt key=value)
+	// Limits confine each node (--cpus, --memory, --cpuset) in its own
+	// cgroup; zero: unconfined.
+	Limits cgroup.Limits
 }
 
 // Node is one process of a cluster.
@@ -39,8 +43,9 @@ type Node struct {
 	Ports   map[string]int `json:"ports"` // every port it listens on, by purpose
 	DataDir string         `json:"data_dir"`
 	LogFile string         `json:"log_file"`
-	Cmd     []string       `json:"cmd,omitempty"` // how to start it again (restart faults)
-	Env     []string       `json:"env,omitempty"` // extra environment for Cmd (no secrets)
+	Cmd     []string       `json:"cmd,omitempty"`    // how to start it again (restart faults)
+	Env     []string       `json:"env,omitempty"`    // extra environment for Cmd (no secrets)
+	Cgroup  string         `json:"cgroup,omitempty"` // the node's cgroup when the cluster has limits
 }
 
 // State is a cluster's on-disk description: <Root()>/<name>/cluster.json.
@@ -56,6 +61,10 @@ type State struct {
 	Auth       string            `json:"auth"`                  // how clients authenticate, or why they do not
 	Nodes      []Node            `json:"nodes"`
 	Params     map[string]string `json:"params,omitempty"` // spec and engine facts (version, heap, ...)
+	// Limits confine every node (limits.go); LimitsCgroup says by which
+	// cgroup version ("v1", "v2").
+	Limits       *cgroup.Limits `json:"limits,omitempty"`
+	LimitsCgroup string         `json:"limits_cgroup,omitempty"`
 }
 
 // NodeStatus is a node's live status for `scalelab cluster status`.

@@ -100,6 +100,9 @@ func StopAll(st *State, grace time.Duration) error {
 			first = fmt.Errorf("stop %s: %w", st.Nodes[i].Name, err)
 		}
 	}
+	if first == nil {
+		first = removeCgroups(st)
+	}
 	return first
 }
 

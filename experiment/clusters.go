@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/scalelab/scalelab/cgroup"
 	"os"
 	"sort"
 	"strings"
@@ -29,8 +30,8 @@ func clusterKey(c *ClusterSpec) string {
 		opts = append(opts, k+"="+v)
 	}
 	sort.Strings(opts)
-	return fmt.Sprintf("%s nodes=%d replicas=%d heap=%s roles=%s opts=%s", c.Engine, c.Nodes, c.Replicas, c.Heap,
-		strings.Join(c.Roles, ","), strings.Join(opts, ","))
+	return fmt.Sprintf("%s nodes=%d replicas=%d heap=%s cpus=%s memory=%s cpuset=%s roles=%s opts=%s", c.Engine, c.Nodes, c.Replicas, c.Heap,
+		c.CPUs, c.Memory, c.CPUSet, strings.Join(c.Roles, ","), strings.Join(opts, ","))
 }
 
 // groups partitions the combinations by cluster, in matrix order of first
@@ -83,6 +84,12 @@ func startCluster(ctx context.Context, cs *ClusterSpec, name string) (*cluster.S
 		st.Kind = prov.Engine()
 	}
 	spec.Engine = prov.Engine()
+	if spec.Limits, err = cs.limits(); err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", name, err)
+	}
+	if err := st.PrepareLimits(spec.Limits); err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", name, err)
+	}
 	if err := os.MkdirAll(st.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", name, err)
 	}
@@ -135,4 +142,26 @@ func stopCluster(st *cluster.State) error {
 		return fmt.Errorf("stop cluster %s: remove its data: %w", st.Name, err)
 	}
 	return nil
+}
+
+// limits parses the cluster's per-node limits.
+func (c *ClusterSpec) limits() (cgroup.Limits, error) {
+	var l cgroup.Limits
+	var err error
+	if c.CPUs != "" {
+		if l.CPUs, err = cgroup.ParseCPUs(c.CPUs); err != nil {
+			return l, fmt.Errorf("cpus: %w", err)
+		}
+	}
+	if c.Memory != "" {
+		if l.MemoryBytes, err = cgroup.ParseMemory(c.Memory); err != nil {
+			return l, fmt.Errorf("memory: %w", err)
+		}
+	}
+	if c.CPUSet != "" {
+		if l.CPUSet, err = cgroup.ParseCPUSet(c.CPUSet); err != nil {
+			return l, fmt.Errorf("cpuset: %w", err)
+		}
+	}
+	return l, nil
 }

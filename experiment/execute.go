@@ -436,6 +436,9 @@ func (x *executor) execute(ctx context.Context, opts *runner.Options, dir string
 		if doc.Totals != nil {
 			ref.ThroughputPerS = doc.Totals.ThroughputPerS
 		}
+		if doc.Telemetry != nil {
+			ref.Saturation = doc.Telemetry.Saturation
+		}
 	}
 	switch code {
 	case results.ExitOK, results.ExitCheckFailed:

@@ -146,6 +146,9 @@ func (x *executor) knee(ctx context.Context, ci int, clusterName string, sr Sear
 			}
 			ref.Load = load
 			st.Runs = append(st.Runs, ref)
+			if ref.Saturation != "" {
+				st.Saturation = ref.Saturation
+			}
 			x.res.Combinations[ci].Runs = append(x.res.Combinations[ci].Runs, ref)
 			if table != nil {
 				tables = append(tables, table)
@@ -204,6 +207,14 @@ func (x *executor) knee(ctx context.Context, ci int, clusterName string, sr Sear
 		b := hi
 		kp.Broke = &b
 		kp.Summary = fmt.Sprintf("the SLO fails even at %g %s, the lowest load tried", hi, unit)
+	}
+	at := lo
+	if hi > 0 {
+		at = hi
+	}
+	if st := steps[at]; st != nil && st.Saturation != "" {
+		kp.Saturation = fmt.Sprintf("at %g %s: %s", at, unit, st.Saturation)
+		kp.Summary += "; " + kp.Saturation
 	}
 	fmt.Fprintf(x.o.Stderr, "%s %s: %s\n", c.ID, c.Label, kp.Summary)
 	return x.save()

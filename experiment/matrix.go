@@ -328,6 +328,11 @@ func (s *Spec) combination(d *decoder, v []int, name string, pos Pos) *Combinati
 		if h, ok := cl["heap"]; ok {
 			c.Cluster.Heap = h
 		}
+		for k, p := range map[string]*string{"cpus": &c.Cluster.CPUs, "memory": &c.Cluster.Memory, "cpuset": &c.Cluster.CPUSet} {
+			if v, ok := cl[k]; ok {
+				*p = v
+			}
+		}
 	}
 	return c
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/slo"
@@ -52,10 +53,7 @@ const (
 func ReadResult(dir string) (*Result, error) { return results.ReadExperiment(dir) }
 
 // compared are the metrics of the comparison, in table order.
-var compared = []struct {
-	metric, unit string
-	higher, all  bool // higher is better; also for the totals
-}{
+var compared = []comparedMetric{
 	{slo.Throughput, "ops/s", true, true},
 	{slo.Mean, "ms", false, false},
 	{slo.P50, "ms", false, false},
@@ -63,6 +61,37 @@ var compared = []struct {
 	{slo.P95, "ms", false, false},
 	{slo.P99, "ms", false, false},
 	{slo.ErrorRate, "fraction", false, true},
+}
+
+// comparedMetric is a figure the comparison reports.
+type comparedMetric struct {
+	metric, unit string
+	higher, all  bool // higher is better; also for the totals
+}
+
+// tierMetrics are the CPU-per-operation figures of every tier any run's
+// telemetry measured, compared on the totals (lower is better).
+func tierMetrics(tables [][]slo.Table) []comparedMetric {
+	seen := map[string]bool{}
+	for _, ts := range tables {
+		for _, t := range ts {
+			for k := range t[slo.AllOps] {
+				if strings.HasPrefix(k, slo.CPUPerOpPrefix) {
+					seen[k] = true
+				}
+			}
+		}
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]comparedMetric, len(keys))
+	for i, k := range keys {
+		out[i].metric, out[i].unit, out[i].all = k, "µs/op", true
+	}
+	return out
 }
 
 // values collects a metric over measured runs.
@@ -107,7 +136,11 @@ func meanTable(tables []slo.Table) slo.Table {
 	}
 	for _, op := range opsOf(tables) {
 		f := slo.Figures{}
-		for _, m := range []string{slo.Throughput, slo.ErrorRate, slo.ErrorCount, slo.Mean, slo.P50, slo.P90, slo.P95, slo.P99, slo.P999, slo.Max} {
+		ms := []string{slo.Throughput, slo.ErrorRate, slo.ErrorCount, slo.Mean, slo.P50, slo.P90, slo.P95, slo.P99, slo.P999, slo.Max}
+		for _, tm := range tierMetrics([][]slo.Table{tables}) {
+			ms = append(ms, tm.metric)
+		}
+		for _, m := range ms {
 			if vs := values(tables, op, m); len(vs) > 0 {
 				s := Summarize(vs)
 				f[m] = s.Mean
@@ -133,7 +166,7 @@ func compare(combos []CombinationResult, tables [][]slo.Table) []Row {
 			baseline = ci
 		}
 		for _, op := range ops {
-			for _, m := range compared {
+			for _, m := range append(compared, tierMetrics(tables)...) {
 				if op == slo.AllOps && !m.all {
 					continue
 				}

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/scalelab/scalelab/cgroup"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -71,6 +72,9 @@ type ClusterSpec struct {
 	Nodes    int
 	Replicas int
 	Heap     string
+	CPUs     string // per-node limits (cgroup): cores, e.g. 0.5
+	Memory   string // e.g. 1g
+	CPUSet   string // e.g. 0-1
 	Roles    []string
 	Options  map[string]string
 	Timeout  time.Duration
@@ -155,9 +159,9 @@ var LoadKeys = []string{"model", "users", "think", "duration", "warmup", "ops", 
 var TierKeys = []string{"cache", "cache_target"}
 
 // ClusterKeys are the cluster fields a factor may vary.
-var ClusterKeys = []string{"nodes", "replicas", "heap"}
+var ClusterKeys = []string{"nodes", "replicas", "heap", "cpus", "memory", "cpuset"}
 
-var clusterFields = []string{"nodes", "replicas", "heap", "roles", "options", "timeout"}
+var clusterFields = []string{"nodes", "replicas", "heap", "cpus", "memory", "cpuset", "roles", "options", "timeout"}
 
 // MaxFileSize bounds an experiment file.
 const MaxFileSize = 1 << 20
@@ -463,6 +467,18 @@ func checkCluster(key, raw string) error {
 		if _, err := setting.ParseSize(raw); err != nil {
 			return fmt.Errorf("%q: allowed: a size such as 512m or 1g", raw)
 		}
+	case "cpus":
+		if _, err := cgroup.ParseCPUs(raw); err != nil {
+			return err
+		}
+	case "memory":
+		if _, err := cgroup.ParseMemory(raw); err != nil {
+			return err
+		}
+	case "cpuset":
+		if _, err := cgroup.ParseCPUSet(raw); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -758,6 +774,13 @@ func (d *decoder) clusters(s *Spec, n *yaml.Node) {
 						d.errorf(f.v, ff, "%v", err)
 					}
 					c.Heap = v.Text
+				}
+			case "cpus", "memory", "cpuset":
+				if v := d.str(f.v, ff); v.Set {
+					if err := checkCluster(f.key, v.Text); err != nil {
+						d.errorf(f.v, ff, "%v", err)
+					}
+					*map[string]*string{"cpus": &c.CPUs, "memory": &c.Memory, "cpuset": &c.CPUSet}[f.key] = v.Text
 				}
 			case "roles":
 				for _, v := range d.strList(f.v, ff) {

@@ -255,7 +255,7 @@ func startAgain(n cluster.Node, dir string) (int, time.Time, error) {
 			time.Sleep(time.Second)
 		}
 		started := time.Now()
-		pid, err := cluster.Start(n.Cmd, dir, n.LogFile, n.Env)
+		pid, err := cluster.Restart(n, dir)
 		if err != nil {
 			return 0, started, err
 		}

@@ -83,6 +83,9 @@ func markRunCharts(v *runView, r *results.Run) {
 	markChart(&v.Throughput, marks)
 	markChart(v.Errors, marks)
 	markChart(v.Concurrency, marks)
+	for i := range v.TeleCharts {
+		markChart(&v.TeleCharts[i], marks)
+	}
 }
 
 // windowText is "120 ok, 14 errors (refused 12, timeout 2)".

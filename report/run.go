@@ -34,6 +34,9 @@ type runView struct {
 	Concurrency *chart
 	Scenario    []figTable
 	ScenCharts  []chart
+	Saturation  string     // telemetry.go
+	TeleCharts  []chart    // CPU and memory per node over time
+	TeleTables  []figTable // per node, per tier, engine stats
 	Settings    []fact
 	Notes       []string
 }
@@ -123,6 +126,15 @@ func buildRunView(r *results.Run, dir string) *runView {
 		snote += " Solid: latency from the intended start (includes waiting for a late start); dashed: service time from the actual start."
 	}
 	v.Spectrum = spectrumChart("Latency by percentile", lines, snote)
+	if r.Telemetry != nil {
+		v.Saturation = r.Telemetry.Saturation
+		var tnote string
+		v.TeleCharts, tnote = telemetryCharts(r, dir, timelineEnd(tl), r.Load.WarmupS)
+		if tnote != "" {
+			v.Notes = append(v.Notes, tnote)
+		}
+		v.TeleTables = telemetryTables(r.Telemetry)
+	}
 	markRunCharts(v, r)
 	v.Faults, v.Events = faultTable(r), eventTable(r)
 	v.Audit = auditTable(r)
@@ -479,6 +491,10 @@ var runTmpl = newTemplate("run", `{{define "run"}}{{template "head" .Meta}}
 <h2>Throughput and errors over time</h2>
 <div class="grid2">{{template "chart" .Throughput}}{{with .Errors}}{{template "chart" .}}{{else}}<p class="mut">No operation failed.</p>{{end}}</div>
 {{with .Concurrency}}<h2>Concurrency</h2>{{template "chart" .}}{{end}}
+{{if .Saturation}}<h2>Which tier saturated</h2>
+<p class="saturation"><b>Saturation:</b> {{.Saturation}}</p>
+{{if .TeleCharts}}<div class="grid2">{{range .TeleCharts}}{{template "chart" .}}{{end}}</div>{{end}}
+{{range .TeleTables}}{{template "table" .}}{{end}}{{end}}
 <h2>Latency percentile spectrum</h2>
 {{template "chart" .Spectrum}}
 {{if .Scenario}}<h2>Scenario figures</h2>

@@ -59,6 +59,14 @@ func Terminal(w io.Writer, r *results.Run) {
 	if r.MaxSessions > 0 {
 		fmt.Fprintf(w, "max concurrent sessions %d\n", r.MaxSessions)
 	}
+	if t := r.Telemetry; t != nil {
+		var parts []string
+		for _, x := range t.Tiers {
+			parts = append(parts, fmt.Sprintf("%s %.2f cores (%.0f µs/op)", x.Tier, x.CPUMeanCores, x.CPUPerOpUs))
+		}
+		fmt.Fprintf(w, "cpu: %s; host %.2f of %d cores\n", strings.Join(parts, ", "), t.HostCPUMean, t.HostCPUs)
+		fmt.Fprintf(w, "saturation: %s\n", t.Saturation)
+	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintln(w, "warning:", warn)
 	}

@@ -147,6 +147,8 @@ type RunRef struct {
 	Seconds  float64   `json:"seconds"`
 	// ThroughputPerS is the run's total throughput (all operations).
 	ThroughputPerS float64 `json:"throughput_per_s"`
+	// Saturation is the run's telemetry verdict: which tier saturated.
+	Saturation string `json:"saturation,omitempty"`
 }
 
 // ClusterUse records a local cluster the experiment started and stopped.
@@ -212,6 +214,9 @@ type Knee struct {
 	// Broke is the lowest load that broke it; nil when none did up to Max.
 	Broke   *float64 `json:"broke"`
 	Summary string   `json:"summary"`
+	// Saturation says which tier saturated at the knee: in the first load
+	// that broke the SLO (else the highest that met it).
+	Saturation string `json:"saturation,omitempty"`
 	// Throughput is the total throughput at Load over its repeats, with
 	// its 95 % CI.
 	Throughput *Stat `json:"throughput,omitempty"`
@@ -228,7 +233,8 @@ type KneeStep struct {
 	Runs       []RunRef     `json:"runs"`
 	Throughput Stat         `json:"throughput"`
 	Figures    []StepFigure `json:"figures"`
-	Outcomes   []SLOOutcome `json:"outcomes"` // the SLO against the mean over repeats
+	Outcomes   []SLOOutcome `json:"outcomes"`             // the SLO against the mean over repeats
+	Saturation string       `json:"saturation,omitempty"` // the telemetry verdict of its last run
 }
 
 // StepFigure is one SLO figure over a step's repeats.

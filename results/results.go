@@ -66,6 +66,7 @@ type Run struct {
 	MaxSessions    int64                        `json:"max_sessions,omitempty"`    // phases model
 	ScenarioReport map[string]any               `json:"scenario_report,omitempty"` // scenario.Reporter figures
 	Process        *Process                     `json:"process,omitempty"`         // scalelab's own CPU and memory
+	Telemetry      *Telemetry                   `json:"telemetry,omitempty"`       // every tier's processes and engine stats (telemetry.go)
 	Faults         []Fault                      `json:"faults,omitempty"`          // --fault: what was injected when
 	Events         []Event                      `json:"events,omitempty"`          // node and cluster health events (faults.go)
 	Recovery       *Recovery                    `json:"recovery,omitempty"`        // time until healthy after the faults

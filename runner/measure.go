@@ -16,11 +16,12 @@ import (
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/slo"
+	"github.com/scalelab/scalelab/telemetry"
 )
 
 // measure runs the load model with the collector and its streamed files,
 // then fills the summary, the checks and the status into the document.
-func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, obs Observer) (string, error) {
+func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, obs Observer, sources []telemetry.Source) (string, error) {
 	doc := st.doc
 	ops := wl.Operations()
 	coll0 := metrics.Config{Ops: ops, Open: p.model.Open(), Samples: p.flags.Samples, Warmup: p.flags.Warmup}
@@ -50,8 +51,24 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 		doc.Files = append(doc.Files, results.SamplesFile)
 	}
 	coll0.Sinks = sinks
+	var tele *telemetry.Sampler
+	if p.flags.Telemetry >= 0 {
+		tele, err = telemetry.Start(telemetry.Config{Nodes: p.telemetryNodes(), Sources: sources, Dir: p.dir, Start: start, Interval: p.flags.Telemetry})
+		if err != nil {
+			return "", err
+		}
+		doc.Files = append(doc.Files, results.TelemetryFile)
+		if len(sources) > 0 {
+			doc.Files = append(doc.Files, results.EngineStatsFile)
+		}
+	}
 	var usage results.Usage
-	coll0.OnMeasure = func() { usage = results.TakeUsage() }
+	coll0.OnMeasure = func() {
+		usage = results.TakeUsage()
+		if tele != nil {
+			tele.Measure()
+		}
+	}
 	coll := metrics.NewCollector(coll0)
 	run, err := load.NewRun(wl, coll, p.model, p.opts)
 	if err != nil {
@@ -76,6 +93,9 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	stuck := run.Execute(ctx)
 	coll.StopNow()
 	cpuAtStop := results.TakeUsage()
+	if tele != nil {
+		tele.Stop()
+	}
 	close(stopColl)
 	sinkErr := <-collDone
 	obs.RunDone()
@@ -102,6 +122,9 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	doc.Totals = results.Sum(doc.Summary)
 	if !usage.IsZero() {
 		doc.Process = results.ProcessBetween(usage, cpuAtStop, doc.Totals.Started, runtime.NumCPU())
+	}
+	if tele != nil {
+		doc.Telemetry = tele.Summary(doc.Totals.Count)
 	}
 	doc.MeasuredS = measured.Seconds()
 	doc.Intervals = coll.Intervals()

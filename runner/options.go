@@ -55,6 +55,9 @@ type Options struct {
 	// Segment is the share of a divided test this run is (--segment I/N;
 	// zero: the whole test); package segment says how a test is divided.
 	Segment segment.Segment
+	// Telemetry is how often the processes of the run's tiers are
+	// sampled (package telemetry); 0 means every second, negative off.
+	Telemetry time.Duration
 	// StartAt is the wall-clock instant the load starts at (--start-at),
 	// the same for every segment; zero: at once.
 	StartAt time.Time

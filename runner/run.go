@@ -375,7 +375,7 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 		aud.close()
 		return finish(results.StatusInterrupted, results.WithCode(results.ExitInterrupted, err))
 	}
-	status, err := p.measure(ctx, aud.wrap(wl, classifiers(conn, tiers)), st, obs)
+	status, err := p.measure(ctx, aud.wrap(wl, classifiers(conn, tiers)), st, obs, telemetrySources(conn, tiers))
 	if err != nil {
 		aud.close()
 		return finish(results.StatusFailed, err)

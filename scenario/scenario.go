@@ -62,6 +62,8 @@ func (e Env) Tier(role string) (Tier, bool) {
 
 // Roles of tiers beside the store.
 const (
+	// RoleStore is the store itself, the tier every run has.
+	RoleStore = "store"
 	// RoleCache is a cache in front of the store.
 	RoleCache = "cache"
 )

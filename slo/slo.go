@@ -43,6 +43,11 @@ const (
 	Max        = "max"
 )
 
+// CPUPerOpPrefix starts the figure keys of a tier's CPU time per
+// measured operation in microseconds ("cpu_per_op_us.store"), from the
+// run's telemetry; only the totals (AllOps) have them.
+const CPUPerOpPrefix = "cpu_per_op_us."
+
 // AllOps is the Table key of the totals over every operation.
 const AllOps = "(all)"
 
@@ -85,6 +90,13 @@ func FromRun(r *results.Run) Table {
 		tot = r.Totals
 	}
 	t[AllOps] = Figures{Throughput: tot.ThroughputPerS, ErrorRate: tot.ErrorRate, ErrorCount: float64(tot.Errors)}
+	if r.Telemetry != nil {
+		for _, tu := range r.Telemetry.Tiers {
+			if tu.CPUPerOpUs > 0 {
+				t[AllOps][CPUPerOpPrefix+tu.Tier] = tu.CPUPerOpUs
+			}
+		}
+	}
 	return t
 }
 

@@ -170,14 +170,14 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 		}
 		cmd = append(cmd, "-cp", cp, MainClass)
 		logFile := filepath.Join(st.Dir, name+".log")
-		pid, err := cluster.Start(cmd, home, logFile, nil)
+		pid, cg, err := st.StartNode(name, cmd, home, logFile, nil)
 		if err != nil {
 			return fmt.Errorf("node %s: %w", name, err)
 		}
 		st.Nodes = append(st.Nodes, cluster.Node{
 			Name: name, Role: "data", PID: pid, Host: hosts[i], Port: nativePort,
 			Ports:   map[string]int{"cql": nativePort, "storage": storagePort},
-			DataDir: home, LogFile: logFile, Cmd: cmd,
+			DataDir: home, LogFile: logFile, Cmd: cmd, Cgroup: cg,
 		})
 		targets = append(targets, net.JoinHostPort(hosts[i], strconv.Itoa(nativePort)))
 		return nil

@@ -456,12 +456,12 @@ func initPrimary(ctx context.Context, ou *osUser, bin string, n *nodeSetup, pw s
 // accepts connections (a replica: in recovery).
 func startNode(ctx context.Context, ou *osUser, bin string, n *nodeSetup, pw string, st *cluster.State) error {
 	cmd := ou.wrap(n.cmd(bin))
-	pid, err := cluster.Start(cmd, n.dir, n.log, nil)
+	pid, cg, err := st.StartNode(n.name, cmd, n.dir, n.log, nil)
 	if err != nil {
 		return err
 	}
 	st.Nodes = append(st.Nodes, cluster.Node{Name: n.name, Role: n.role, PID: pid, Host: loopback, Port: n.port,
-		Ports: map[string]int{"sql": n.port}, DataDir: n.data, LogFile: n.log, Cmd: cmd})
+		Ports: map[string]int{"sql": n.port}, DataDir: n.data, LogFile: n.log, Cmd: cmd, Cgroup: cg})
 	if err := st.Save(); err != nil {
 		return err
 	}

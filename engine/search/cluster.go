@@ -241,14 +241,14 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 			cmd = append(cmd, "-E"+s)
 		}
 		logFile := filepath.Join(st.Dir, name+".log")
-		pid, err := cluster.Start(cmd, home, logFile, nil)
+		pid, cg, err := st.StartNode(name, cmd, home, logFile, nil)
 		if err != nil {
 			return fmt.Errorf("node %s: %w", name, err)
 		}
 		st.Nodes = append(st.Nodes, cluster.Node{
 			Name: name, Role: r.String(), PID: pid, Host: host, Port: nodePorts[i].http,
 			Ports:   map[string]int{"http": nodePorts[i].http, "transport": nodePorts[i].transport},
-			DataDir: home, LogFile: logFile, Cmd: cmd,
+			DataDir: home, LogFile: logFile, Cmd: cmd, Cgroup: cg,
 		})
 		if r.data || r.ingest || !r.cm {
 			targets = append(targets, fmt.Sprintf("%s:%d", host, nodePorts[i].http))

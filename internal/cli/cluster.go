@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/scalelab/scalelab/cgroup"
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
 )
@@ -20,6 +21,7 @@ const clusterUsage = `Usage:
   scalelab cluster up ENGINE --name NAME [--nodes N] [--replicas N] [--heap 1g]
                      [--roles cm,data,data] [--opt key=value] [--timeout 10m]
                      [--backend sqlite|postgres]   (ferretdb)
+                     [--cpus 0.5] [--memory 1g] [--cpuset 0]   (per node, in a cgroup)
   scalelab cluster status [NAME] [--json]
   scalelab cluster down NAME [--keep]
   scalelab cluster list
@@ -76,6 +78,9 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	roles := fs.String("roles", "", "per-node roles, comma-separated, e.g. cm,data,data")
 	backend := fs.String("backend", "", "storage backend (ferretdb: sqlite or postgres)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "how long to wait for the cluster to become healthy")
+	cpus := fs.String("cpus", "", "CPU limit per node in cores, e.g. 0.5 (a cgroup per node)")
+	memory := fs.String("memory", "", "memory limit per node, e.g. 512m or 1g (a cgroup per node)")
+	cpuset := fs.String("cpuset", "", "CPUs each node may run on, e.g. 0 or 0-1 (pinning)")
 	var opts multiFlag
 	fs.Var(&opts, "opt", "engine-specific option key=value (repeatable)")
 	pos, err := splitPositional(fs, args)
@@ -105,7 +110,11 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if _, err := cluster.Load(*name); err == nil {
 		return usageErr("cluster up: a cluster named %q exists; `scalelab cluster down %s` first", *name, *name)
 	}
-	spec := cluster.Spec{Engine: pos[0], Name: *name, Nodes: *nodes, Replicas: *replicas, Heap: *heap, Options: map[string]string{}}
+	limits, err := parseLimits(*cpus, *memory, *cpuset)
+	if err != nil {
+		return usageErr("cluster up: %v", err)
+	}
+	spec := cluster.Spec{Engine: pos[0], Name: *name, Nodes: *nodes, Replicas: *replicas, Heap: *heap, Options: map[string]string{}, Limits: limits}
 	if *roles != "" {
 		spec.Roles = strings.Split(*roles, ",")
 	}
@@ -122,6 +131,9 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	st := &cluster.State{Name: *name, Engine: engName, Created: time.Now().UTC(), Dir: cluster.Dir(*name), Params: map[string]string{}}
 	if engName != pos[0] {
 		st.Kind = pos[0]
+	}
+	if err := st.PrepareLimits(limits); err != nil {
+		return withCode(ExitUnfinished, fmt.Errorf("cluster up %s: %w", *name, err))
 	}
 	if err := os.MkdirAll(st.Dir, 0o700); err != nil {
 		return withCode(ExitUnfinished, fmt.Errorf("cluster up: %w", err))
@@ -162,6 +174,9 @@ func printState(w io.Writer, st *cluster.State) {
 		fmt.Fprintf(w, "user: %s, password in %s (mode 0600)\n", st.User, st.SecretFile)
 	}
 	fmt.Fprintf(w, "auth: %s\n", st.Auth)
+	if st.Limits != nil && !st.Limits.IsZero() {
+		fmt.Fprintf(w, "limits per node: %s (cgroup %s; each node's cgroup is in status --json)\n", st.Limits, st.LimitsCgroup)
+	}
 }
 
 func clusterStatus(ctx context.Context, args []string, stdout io.Writer) error {
@@ -299,4 +314,26 @@ func sorted(s []string) []string {
 		}
 	}
 	return s
+}
+
+// parseLimits reads --cpus, --memory and --cpuset.
+func parseLimits(cpus, memory, cpuset string) (cgroup.Limits, error) {
+	var l cgroup.Limits
+	var err error
+	if cpus != "" {
+		if l.CPUs, err = cgroup.ParseCPUs(cpus); err != nil {
+			return l, fmt.Errorf("--cpus: %w", err)
+		}
+	}
+	if memory != "" {
+		if l.MemoryBytes, err = cgroup.ParseMemory(memory); err != nil {
+			return l, fmt.Errorf("--memory: %w", err)
+		}
+	}
+	if cpuset != "" {
+		if l.CPUSet, err = cgroup.ParseCPUSet(cpuset); err != nil {
+			return l, fmt.Errorf("--cpuset: %w", err)
+		}
+	}
+	return l, nil
 }

@@ -45,6 +45,7 @@ type runFlags struct {
 	cacheCl  string
 	segment  string
 	startAt  string
+	tele     string
 }
 
 type multiFlag []string
@@ -69,6 +70,7 @@ func newRunFlags() (*flag.FlagSet, *runFlags) {
 	fs.DurationVar(&f.warmup, "warmup", 0, "exclude this first part of the run from every figure")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of generated data and random choices (same seed, same data)")
 	fs.BoolVar(&f.samples, "samples", false, "also write every operation to samples.csv")
+	fs.StringVar(&f.tele, "telemetry", "1s", "how often to sample CPU, memory and I/O of every node scalelab started (telemetry.csv), or off")
 	fs.StringVar(&f.out, "out", "", "results directory (default scalelab-results/SCENARIO-ENGINE-TIME)")
 	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto|bar|lines|off")
 	fs.Var(&f.sets, "set", "a setting, key=value (repeatable); 'scalelab list settings' prints them all")
@@ -146,6 +148,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	opts := f.options(scen, given)
+	if opts.Telemetry, err = parseTelemetry(f.tele); err != nil {
+		return err
+	}
 	if err := f.segmentOptions(opts); err != nil {
 		return err
 	}
@@ -177,4 +182,16 @@ func (f *runFlags) segmentOptions(opts *runner.Options) error {
 		opts.StartAt = t
 	}
 	return nil
+}
+
+// parseTelemetry reads --telemetry: an interval from 100ms to 1m, or off.
+func parseTelemetry(s string) (time.Duration, error) {
+	if s == "off" {
+		return -1, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 100*time.Millisecond || d > time.Minute {
+		return 0, usageErr("--telemetry %q: give an interval from 100ms to 1m (e.g. 1s), or off", s)
+	}
+	return d, nil
 }

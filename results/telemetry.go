@@ -1,0 +1,96 @@
+package results
+
+// TelemetryFile is the per-second CPU, memory and I/O of every sampled
+// process, streamed during the run; EngineStatsFile is what the servers
+// said about themselves every few seconds.
+const (
+	TelemetryFile   = "telemetry.csv"
+	EngineStatsFile = "engine_stats.csv"
+)
+
+// Limits are the CPU, memory and CPU-set limits a node ran under.
+type Limits struct {
+	CPUs        float64 `json:"cpus,omitempty"`
+	MemoryBytes int64   `json:"memory_bytes,omitempty"`
+	CPUSet      string  `json:"cpuset,omitempty"`
+	Cgroup      string  `json:"cgroup,omitempty"` // "v1" or "v2"
+}
+
+// Telemetry summarises the resource use of every process of the run's
+// tiers that scalelab started, of scalelab itself and of the host, over
+// the measured window, and what the engines reported about themselves.
+type Telemetry struct {
+	IntervalS    float64      `json:"interval_s"`
+	Samples      int          `json:"samples"` // sampling ticks in the measured window
+	HostCPUs     int          `json:"host_cpus"`
+	HostCPUMean  float64      `json:"host_cpu_mean_cores"` // every process of the machine
+	HostCPUMax   float64      `json:"host_cpu_max_cores"`
+	Nodes        []NodeUsage  `json:"nodes"`
+	Tiers        []TierUsage  `json:"tiers"`
+	Cost         *Cost        `json:"cost,omitempty"`
+	EngineStats  []EngineStat `json:"engine_stats,omitempty"` // those that moved most, and every rejection or drop
+	EngineErrors []string     `json:"engine_stat_errors,omitempty"`
+	Errors       []string     `json:"errors,omitempty"`
+	Saturation   string       `json:"saturation"`
+	Saturated    *Saturated   `json:"saturated,omitempty"`
+}
+
+// NodeUsage is one sampled process (and its children) over the measured
+// window. CPU is in cores: 1.0 is one core busy all the time.
+type NodeUsage struct {
+	Tier         string  `json:"tier"` // store, cache, app, generator, ...
+	Node         string  `json:"node"`
+	Role         string  `json:"role,omitempty"`
+	PID          int     `json:"pid"`
+	Source       string  `json:"source"` // "proc" (the process tree) or "cgroup v1"/"cgroup v2"
+	Limits       *Limits `json:"limits,omitempty"`
+	CPUMeanCores float64 `json:"cpu_mean_cores"`
+	CPUMaxCores  float64 `json:"cpu_max_cores"`
+	CPUUserS     float64 `json:"cpu_user_s"`
+	CPUSysS      float64 `json:"cpu_sys_s"`
+	PeakRSSBytes int64   `json:"peak_rss_bytes"` // cgroup: memory in use; else RSS summed over the tree
+	ReadBytes    int64   `json:"read_bytes"`
+	WriteBytes   int64   `json:"write_bytes"`
+	MaxThreads   int     `json:"max_threads"`
+	AtLimitShare float64 `json:"at_limit_share"` // share of samples at >= 90% of its CPU limit (or of the host's CPUs)
+	ThrottledS   float64 `json:"throttled_s,omitempty"`
+	Missing      int     `json:"missing_samples,omitempty"` // samples where the process was gone (killed, restarting)
+}
+
+// TierUsage sums a tier's nodes.
+type TierUsage struct {
+	Tier         string  `json:"tier"`
+	Nodes        int     `json:"nodes"`
+	CPUMeanCores float64 `json:"cpu_mean_cores"`
+	CPUMaxCores  float64 `json:"cpu_max_cores"` // the highest per-sample sum over its nodes
+	CPUPerOpUs   float64 `json:"cpu_per_op_us"` // CPU time per measured operation
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+}
+
+// Cost is the sampler's own CPU: the price of watching.
+type Cost struct {
+	CPUS          float64 `json:"cpu_s"`
+	PerSampleMs   float64 `json:"per_sample_ms"` // CPU per tick, every node included
+	ShareOfCore   float64 `json:"share_of_core"` // CPU / wall: 0.01 is 1 % of one core
+	SampledNodes  int     `json:"sampled_processes"`
+	EngineSamples int     `json:"engine_samples"`
+}
+
+// EngineStat is one figure an engine reported, at the first and last
+// sample of the run.
+type EngineStat struct {
+	Tier  string  `json:"tier"`
+	Name  string  `json:"name"`
+	First float64 `json:"first"`
+	Last  float64 `json:"last"`
+	Max   float64 `json:"max"`
+}
+
+// Saturated names the node judged to be the limit.
+type Saturated struct {
+	Tier     string  `json:"tier"`
+	Node     string  `json:"node"`
+	Resource string  `json:"resource"` // cpu, pool, host
+	Share    float64 `json:"share"`    // share of measured samples at the limit
+	Limit    float64 `json:"limit_cores,omitempty"`
+}

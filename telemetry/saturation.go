@@ -1,0 +1,60 @@
+package telemetry
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/scalelab/scalelab/results"
+)
+
+// saturatedShare is the share of the measured samples a node must spend at
+// its CPU limit to be named the one that saturated.
+const saturatedShare = 0.5
+
+// judge fills t.Saturation and t.Saturated: the node (store, cache, app,
+// or scalelab itself) that spent most of the measured window at its CPU
+// limit; else engine-reported rejections; else the host's CPUs when the
+// tiers together used them all; else "no tier saturated".
+func judge(t *results.Telemetry) {
+	var best *results.NodeUsage
+	for i := range t.Nodes {
+		n := &t.Nodes[i]
+		if n.AtLimitShare < saturatedShare {
+			continue
+		}
+		if best == nil || n.AtLimitShare > best.AtLimitShare {
+			best = n
+		}
+	}
+	if best != nil {
+		limit := float64(t.HostCPUs)
+		what := fmt.Sprintf("the host's %d CPUs", t.HostCPUs)
+		if best.Limits != nil && best.Limits.CPUs > 0 {
+			limit = best.Limits.CPUs
+			what = fmt.Sprintf("its CPU limit of %g cores", limit)
+		}
+		name := best.Tier + " " + best.Node
+		if best.Tier == TierGenerator {
+			name = "the generator (scalelab itself)"
+		}
+		t.Saturated = &results.Saturated{Tier: best.Tier, Node: best.Node, Resource: "cpu", Share: best.AtLimitShare, Limit: limit}
+		t.Saturation = fmt.Sprintf("%s saturated: at %s in %.0f%% of the measured seconds (mean %.2f cores)", name, what, 100*best.AtLimitShare, best.CPUMeanCores)
+		return
+	}
+	for _, e := range t.EngineStats {
+		if Alarming(e.Name) && !strings.Contains(e.Name, "deadlocks") && e.Last > e.First {
+			t.Saturated = &results.Saturated{Tier: e.Tier, Node: e.Name, Resource: "pool"}
+			t.Saturation = fmt.Sprintf("%s tier saturated: %s grew by %g during the run", e.Tier, e.Name, e.Last-e.First)
+			return
+		}
+	}
+	if t.HostCPUs > 0 && t.HostCPUMean >= atLimit*float64(t.HostCPUs) {
+		t.Saturated = &results.Saturated{Tier: TierHost, Node: "cpu", Resource: "host", Limit: float64(t.HostCPUs)}
+		t.Saturation = fmt.Sprintf("no single node at its limit, but the host's %d CPUs were busy (mean %.2f cores): the tiers share one machine, and it saturated", t.HostCPUs, t.HostCPUMean)
+		return
+	}
+	t.Saturation = "no tier saturated: the generator or the network did"
+	if t.Samples == 0 {
+		t.Saturation = "not judged: no sample in the measured window"
+	}
+}

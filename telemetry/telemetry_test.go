@@ -1,0 +1,187 @@
+package telemetry
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scalelab/scalelab/results"
+)
+
+func TestParseStat(t *testing.T) {
+	line := "4242 (a (weird) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 30 20 20 0 7 0 12345 1000000 300 18446744073709551615"
+	ps, err := parseStat([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps.ppid != 1 || ps.user != 280 || ps.sys != 70 || ps.selfUser != 250 || ps.selfSys != 50 || ps.threads != 7 || ps.rssPg != 300 {
+		t.Fatalf("parsed %+v", ps)
+	}
+	if _, err := parseStat([]byte("12 (x) S 1")); err == nil {
+		t.Fatal("a short line parsed")
+	}
+}
+
+func TestParseIO(t *testing.T) {
+	r, w := parseIO([]byte("rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n"))
+	if r != 4096 || w != 8192 {
+		t.Fatalf("read %d write %d", r, w)
+	}
+}
+
+// TestSamplerBusyTree samples a process tree whose child spins: the node's
+// CPU is about one core (the child's, counted through the tree), the file
+// has a row per tick for the node, scalelab and the host, and an idle
+// process beside it reads near zero.
+func TestSamplerBusyTree(t *testing.T) {
+	busy := exec.Command("sh", "-c", "sh -c 'while :; do :; done' & wait")
+	idle := exec.Command("sleep", "30")
+	for _, c := range []*exec.Cmd{busy, idle} {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		c := c
+		t.Cleanup(func() {
+			_ = exec.Command("pkill", "-P", strconv.Itoa(c.Process.Pid)).Run()
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		})
+	}
+	dir := t.TempDir()
+	start := time.Now()
+	s, err := Start(Config{Dir: dir, Start: start, Interval: 200 * time.Millisecond, Nodes: []Node{
+		{Tier: "store", Name: "busy", PID: busy.Process.Pid},
+		{Tier: "store", Name: "idle", PID: idle.Process.Pid},
+	}, Sources: []Source{{Tier: "store", Sampler: fakeStats{}}}, StatsInterval: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Measure()
+	time.Sleep(2 * time.Second)
+	s.Stop()
+	tel := s.Summary(1000)
+	if tel.Samples < 5 {
+		t.Fatalf("%d samples in 2 s at 200 ms", tel.Samples)
+	}
+	byName := map[string]results.NodeUsage{}
+	for _, n := range tel.Nodes {
+		byName[n.Node] = n
+	}
+	if b := byName["busy"]; b.CPUMeanCores < 0.4 || b.CPUMeanCores > 1.2 {
+		t.Errorf("busy tree: mean %.2f cores, want about 1", b.CPUMeanCores)
+	}
+	if i := byName["idle"]; i.CPUMeanCores > 0.05 {
+		t.Errorf("idle process: mean %.2f cores", i.CPUMeanCores)
+	}
+	if g, ok := byName["scalelab"]; !ok || g.Tier != TierGenerator || g.PeakRSSBytes == 0 {
+		t.Errorf("scalelab itself: %+v", g)
+	}
+	if len(tel.Tiers) != 2 || tel.Tiers[0].Tier != "store" || tel.Tiers[0].Nodes != 2 || tel.Tiers[0].CPUPerOpUs <= 0 {
+		t.Errorf("tiers %+v", tel.Tiers)
+	}
+	if tel.Cost == nil || tel.Cost.PerSampleMs <= 0 {
+		t.Errorf("cost %+v", tel.Cost)
+	}
+	f, err := os.Open(filepath.Join(dir, results.TelemetryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, r := range rows[1:] {
+		count[r[1]+"/"+r[2]]++
+	}
+	for _, k := range []string{"store/busy", "store/idle", "generator/scalelab", "host/cpu"} {
+		if count[k] < 5 {
+			t.Errorf("%d rows for %s in telemetry.csv", count[k], k)
+		}
+	}
+	if strings.Join(rows[0], ",")+"\n" != Header {
+		t.Errorf("header %q", rows[0])
+	}
+	// the engine stats: the counter's first and last sample, and the
+	// failing source's error recorded
+	var got *results.EngineStat
+	for i := range tel.EngineStats {
+		if tel.EngineStats[i].Name == "fake.count" {
+			got = &tel.EngineStats[i]
+		}
+	}
+	if got == nil || got.Last <= got.First {
+		t.Errorf("engine stats %+v", tel.EngineStats)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, results.EngineStatsFile))
+	if !strings.HasPrefix(string(b), StatsHeader) || strings.Count(string(b), "fake.count") < 3 {
+		t.Errorf("engine_stats.csv:\n%s", b)
+	}
+}
+
+// fakeStats counts its calls.
+type fakeStats struct{}
+
+var calls int
+
+func (fakeStats) SampleStats(context.Context) (map[string]float64, error) {
+	calls++
+	return map[string]float64{"fake.count": float64(calls), "fake.gauge": 3}, nil
+}
+
+// failing always errs.
+type failing struct{}
+
+func (failing) SampleStats(context.Context) (map[string]float64, error) {
+	return nil, errors.New("connection refused")
+}
+
+func TestStatsErrorsRecorded(t *testing.T) {
+	s, err := Start(Config{Dir: t.TempDir(), Start: time.Now(), Interval: time.Hour, StatsInterval: time.Hour,
+		Sources: []Source{{Tier: "store", Sampler: failing{}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Measure()
+	s.Stop()
+	tel := s.Summary(0)
+	if len(tel.EngineErrors) != 1 || !strings.Contains(tel.EngineErrors[0], "connection refused") || !strings.Contains(tel.EngineErrors[0], "2 of 2") {
+		t.Fatalf("errors %q", tel.EngineErrors)
+	}
+}
+
+func TestJudge(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		tel  results.Telemetry
+		want string
+	}{
+		{"capped node", results.Telemetry{HostCPUs: 2, Samples: 10, Nodes: []results.NodeUsage{
+			{Tier: "store", Node: "node1", AtLimitShare: 0.1, CPUMeanCores: 0.3},
+			{Tier: "store", Node: "node2", AtLimitShare: 0.9, CPUMeanCores: 0.19, Limits: &results.Limits{CPUs: 0.2}},
+		}}, "store node2 saturated: at its CPU limit of 0.2 cores in 90%"},
+		{"generator", results.Telemetry{HostCPUs: 2, Samples: 10, Nodes: []results.NodeUsage{
+			{Tier: TierGenerator, Node: "scalelab", AtLimitShare: 0.8, CPUMeanCores: 1.9},
+		}}, "the generator (scalelab itself) saturated"},
+		{"rejections", results.Telemetry{HostCPUs: 2, Samples: 10, EngineStats: []results.EngineStat{
+			{Tier: "store", Name: "os.node1.pool.write.rejected", First: 0, Last: 12},
+		}}, "store tier saturated: os.node1.pool.write.rejected grew by 12"},
+		{"host", results.Telemetry{HostCPUs: 2, Samples: 10, HostCPUMean: 1.95}, "the host's 2 CPUs were busy"},
+		{"none", results.Telemetry{HostCPUs: 2, Samples: 10, HostCPUMean: 0.5}, "no tier saturated: the generator or the network did"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			judge(&c.tel)
+			if !strings.Contains(c.tel.Saturation, c.want) {
+				t.Fatalf("saturation %q, want %q", c.tel.Saturation, c.want)
+			}
+		})
+	}
+}
