@@ -161,3 +161,32 @@ func Alarming(name string) bool {
 	}
 	return false
 }
+
+// ReadEngineStats reads engine_stats.csv back: every figure with its first,
+// last and highest value, keyed by "tier/name". A torn last line is
+// ignored.
+func ReadEngineStats(path string) (map[string]results.EngineStat, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read engine stats: %w", err)
+	}
+	out := map[string]results.EngineStat{}
+	for i, line := range strings.Split(string(b), "\n") {
+		f := strings.Split(line, ",")
+		if i == 0 || len(f) != 4 {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[3], 64)
+		if err != nil {
+			continue
+		}
+		k := f[1] + "/" + f[2]
+		e, ok := out[k]
+		if !ok {
+			e = results.EngineStat{Tier: f[1], Name: f[2], First: v, Max: v}
+		}
+		e.Last, e.Max = v, max(e.Max, v)
+		out[k] = e
+	}
+	return out, nil
+}

@@ -102,9 +102,11 @@ func TestCluster(t *testing.T) {
 	for i := range batch {
 		batch[i] = []any{int64(i), i % 10, strings.Repeat("x", i%50)}
 	}
-	if err := c.WriteBatch(ctx, "INSERT INTO "+c.Table("kv")+" (k, grp, v) VALUES (?, ?, ?)", batch); err != nil {
-		t.Fatal(err)
-	}
+	statsAround(ctx, t, c, 3, func() {
+		if err := c.WriteBatch(ctx, "INSERT INTO "+c.Table("kv")+" (k, grp, v) VALUES (?, ?, ?)", batch); err != nil {
+			t.Fatal(err)
+		}
+	})
 	if err := c.CreateIndex(ctx, "kv", "grp"); err != nil {
 		t.Fatal(err)
 	}

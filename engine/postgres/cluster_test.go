@@ -220,6 +220,7 @@ func TestLocalCluster(t *testing.T) {
 		if strings.Contains(string(raw), pw) {
 			t.Error("run.json holds the password")
 		}
+		checkTelemetry(t, dir, r)
 		// The replica answered queries (its statistics reach the view
 		// within about a second).
 		deadline := time.Now().Add(5 * time.Second)

@@ -245,8 +245,9 @@ func checkSettings(t *testing.T, name string, st *cluster.State) {
 }
 
 // runLogs runs the logs scenario on the cluster with replicas=1 and
-// returns run.json, failing t unless the run succeeded.
-func runLogs(t *testing.T, name, cl string, args ...string) *results.Run {
+// returns run.json and the results directory, failing t unless the run
+// succeeded.
+func runLogs(t *testing.T, name, cl string, args ...string) (*results.Run, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
 	args = append([]string{"run", "logs", "--engine", name, "--cluster", cl, "--progress", "off", "--out", dir,
@@ -267,7 +268,7 @@ func runLogs(t *testing.T, name, cl string, args ...string) *results.Run {
 	if x["distribution"] != name || x["nodes"] != "2" || x["index.replicas"] != "1" || x["client_nodes"] != "2" {
 		t.Errorf("run.json server %+v", doc.Server)
 	}
-	return &doc
+	return &doc, dir
 }
 
 // checkLogsRun runs the logs scenario's queries (every count checked
@@ -277,7 +278,7 @@ func checkLogsRun(t *testing.T, name, cl string) {
 	t.Helper()
 	// An operation budget, not a duration: on a loaded machine every kind
 	// of operation still runs (each has a weight of at least 5%).
-	doc := runLogs(t, name, cl, "--users", "4", "--ops", "300", "--set", "logs.records=5000", "--set", "logs.batch_size=100",
+	doc, dir := runLogs(t, name, cl, "--users", "4", "--ops", "300", "--telemetry", "200ms", "--set", "logs.records=5000", "--set", "logs.batch_size=100",
 		"--set", "logs.mix=write:20,write_bulk:5,read:20,count_a:10,count_b:10,count_c:10,errors_per_host:5,search:5")
 	for _, op := range []string{"logs.write", "logs.write_bulk", "logs.read", "logs.count_a", "logs.count_b", "logs.count_c", "logs.search", "logs.errors_per_host"} {
 		s := doc.Summary[op]
@@ -287,11 +288,12 @@ func checkLogsRun(t *testing.T, name, cl string) {
 	}
 	t.Logf("%s, 2 nodes, replicas=1: write %.0f/s, read %.0f/s, count_a %.0f/s (4 users, 300 operations)", name,
 		doc.Summary["logs.write"].ThroughputPerS, doc.Summary["logs.read"].ThroughputPerS, doc.Summary["logs.count_a"].ThroughputPerS)
+	checkTelemetry(t, name, dir, doc)
 
 	for _, refresh := range []string{"interval:1s", "true"} {
 		// Three probes, one after the other: --ops ends the run between
 		// probes, never in the middle of one.
-		doc := runLogs(t, name, cl, "--users", "1", "--ops", "6", "--set", "logs.records=2000", "--set", "logs.mix=freshness:1",
+		doc, _ := runLogs(t, name, cl, "--users", "1", "--ops", "6", "--set", "logs.records=2000", "--set", "logs.mix=freshness:1",
 			"--set", "logs.freshness_records=300", "--set", name+".refresh="+refresh)
 		if doc.Server.Extra["index.refresh"] != refresh {
 			t.Errorf("run.json refresh %q", doc.Server.Extra["index.refresh"])

@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scalelab/scalelab/cgroup"
+	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/engine/postgres"
+	"github.com/scalelab/scalelab/internal/testenv"
+	"github.com/scalelab/scalelab/results"
+)
+
+// TestCPULimitSaturates starts a PostgreSQL node capped at 0.2 cores
+// (--cpus 0.2, a cgroup), drives it with more than it can serve, and
+// checks that the telemetry measured its CPU near 0.2 cores from its
+// cgroup, that the saturation line names it, and that `cluster down`
+// removes its cgroup.
+func TestCPULimitSaturates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL")
+	}
+	if _, err := postgres.BinDir(); err != nil {
+		testenv.Unavailable(t, "postgres", err, "apt-get install postgresql")
+	}
+	if _, err := cgroup.Detect(); err != nil || os.Geteuid() != 0 {
+		testenv.Unavailable(t, "cgroup limits", err, "run as root on a machine with cgroup cpu and memory controllers")
+	}
+	t.Setenv("SCALELAB_HOME", t.TempDir())
+	ctx := context.Background()
+	if code, _, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgcap", "--cpus", "0.2", "--memory", "512m"); code != 0 {
+		t.Fatalf("cluster up: %d %s", code, errs)
+	}
+	st, err := cluster.Load("pgcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "pgcap") })
+	g, err := cgroup.Open(st.Nodes[0].Cgroup)
+	if err != nil {
+		t.Fatalf("node cgroup %q: %v", st.Nodes[0].Cgroup, err)
+	}
+	if l := g.Limits(); l.CPUs != 0.2 || l.MemoryBytes != 512<<20 {
+		t.Errorf("limits in force %+v", l)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	code, out, errs := run(t, ctx, "run", "ycsb", "--cluster", "pgcap", "--users", "8", "--duration", "4s", "--set", "ycsb.records=2000",
+		"--telemetry", "500ms", "--out", dir, "--progress", "off")
+	if code != 0 {
+		t.Fatalf("run: %d\n%s\n%s", code, out, errs)
+	}
+	r := readRun(t, dir)
+	tel := r.Telemetry
+	if tel == nil || len(tel.Nodes) < 2 {
+		t.Fatalf("telemetry %+v", tel)
+	}
+	n := tel.Nodes[0]
+	t.Logf("node1 under --cpus 0.2: mean %.3f cores, max %.3f, at its limit in %.0f%% of samples, throttled %.1f s; %s",
+		n.CPUMeanCores, n.CPUMaxCores, 100*n.AtLimitShare, n.ThrottledS, tel.Saturation)
+	if n.Tier != "store" || n.Node != "node1" || n.Source != "cgroup v1" && n.Source != "cgroup v2" || n.Limits == nil || n.Limits.CPUs != 0.2 {
+		t.Errorf("node %+v", n)
+	}
+	if n.CPUMeanCores < 0.12 || n.CPUMaxCores > 0.26 {
+		t.Errorf("capped node used %.3f cores on average, %.3f at most; want about 0.2", n.CPUMeanCores, n.CPUMaxCores)
+	}
+	if tel.Saturated == nil || tel.Saturated.Node != "node1" || !strings.HasPrefix(tel.Saturation, "store node1 saturated: at its CPU limit of 0.2 cores") {
+		t.Errorf("saturation %q", tel.Saturation)
+	}
+	if !strings.Contains(out, "saturation: store node1 saturated") {
+		t.Errorf("terminal summary without the saturation line:\n%s", out)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, results.ReportFile))
+	if err != nil || !strings.Contains(string(page), "store node1 saturated") || !strings.Contains(string(page), "CPU per node over time") || !strings.Contains(string(page), "limit 0.2 cores") {
+		t.Errorf("report without the saturation line or the CPU chart (%v)", err)
+	}
+	if code, _, errs := run(t, ctx, "cluster", "down", "pgcap"); code != 0 {
+		t.Fatalf("cluster down: %s", errs)
+	}
+	if _, err := cgroup.Open(st.Nodes[0].Cgroup); err == nil {
+		t.Errorf("cgroup %s left behind after cluster down", st.Nodes[0].Cgroup)
+	}
+}
+
+// TestLimitFlagsRefused: bad limits are usage errors that say what is
+// allowed, before anything starts.
+func TestLimitFlagsRefused(t *testing.T) {
+	t.Setenv("SCALELAB_HOME", t.TempDir())
+	for _, c := range [][]string{{"--cpus", "0"}, {"--memory", "1k"}, {"--cpuset", "99"}} {
+		code, _, errs := run(t, context.Background(), append([]string{"cluster", "up", "postgres", "--name", "x"}, c...)...)
+		if code != 2 || !strings.Contains(errs, "allowed") {
+			t.Errorf("%v: exit %d, %s", c, code, errs)
+		}
+	}
+	if code, _, errs := run(t, context.Background(), "run", "ycsb", "--engine", "null", "--telemetry", "5ms"); code != 2 || !strings.Contains(errs, "from 100ms to 1m") {
+		t.Errorf("--telemetry 5ms: exit %d, %s", code, errs)
+	}
+}
