@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // System is the cgroup hierarchy this machine offers for limits.
@@ -286,4 +287,49 @@ func readKV(path string) (map[string]uint64, error) {
 		}
 	}
 	return out, nil
+}
+
+// Procs lists the processes in the group now.
+func (g *Group) Procs() ([]int, error) {
+	var pids []int
+	for _, d := range g.sortedDirs() {
+		b, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			return nil, fmt.Errorf("cgroup %s: %w", g.Path, err)
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids, nil
+}
+
+// Empty waits until no process is left in the group (the threads of a
+// stopped server can outlive its main thread by a moment), sends SIGKILL
+// to whatever is left after grace, and waits as long again.
+func (g *Group) Empty(grace time.Duration) error {
+	wait := func(d time.Duration) ([]int, error) {
+		for end := time.Now().Add(d); ; time.Sleep(50 * time.Millisecond) {
+			pids, err := g.Procs()
+			if err != nil || len(pids) == 0 || time.Now().After(end) {
+				return pids, err
+			}
+		}
+	}
+	pids, err := wait(grace)
+	if err != nil || len(pids) == 0 {
+		return err
+	}
+	for _, p := range pids {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+	if pids, err = wait(grace); err == nil && len(pids) > 0 {
+		return fmt.Errorf("cgroup %s: processes %v survived SIGKILL", g.Path, pids)
+	}
+	return err
 }

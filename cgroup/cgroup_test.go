@@ -239,6 +239,13 @@ func TestThrottlesHere(t *testing.T) {
 	if l := g.Limits(); l.CPUs != 0.2 || l.MemoryBytes != 64<<20 {
 		t.Errorf("limits in force %+v", l)
 	}
+	// Empty kills what is still inside after its grace period
+	if err := g.Empty(200 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if pids, err := g.Procs(); err != nil || len(pids) > 0 {
+		t.Fatalf("after Empty: %v %v", pids, err)
+	}
 	stop()
 	if err := g.Remove(); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/scalelab/scalelab/cgroup"
 )
@@ -85,6 +86,9 @@ func removeCgroups(st *State) error {
 		g, err := cgroup.Open(n.Cgroup)
 		if err != nil {
 			continue // gone already
+		}
+		if err := g.Empty(5 * time.Second); err != nil {
+			errs = append(errs, fmt.Errorf("empty cgroup of %s: %w", n.Name, err))
 		}
 		if err := g.Remove(); err != nil {
 			errs = append(errs, fmt.Errorf("remove cgroup of %s: %w", n.Name, err))

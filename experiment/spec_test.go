@@ -160,6 +160,9 @@ func TestParseErrorCases(t *testing.T) {
 		{"cluster field", "scenario: ycsb\nclusters:\n  memory: {nodse: 2}\n", `(did you mean "nodes"?)`},
 		{"nodes level", "scenario: ycsb\nfactors:\n  nodes: [0]\n", `"0": allowed: an integer in [1, 16]`},
 		{"combination list", "scenario: ycsb\ncombinations: []\n", "the list is empty"},
+		{"cpus level", "scenario: ycsb\nfactors:\n  cpus: [\"0\"]\n", `cpus "0": allowed: cores from 0.01 to 1024`},
+		{"memory field", "scenario: ycsb\nclusters:\n  postgres: {memory: 1k}\n", `memory "1k": allowed: a size of at least 4 MiB`},
+		{"cpuset level", "scenario: ycsb\nfactors:\n  cpuset: [a]\n", `cpuset "a": not a CPU list`},
 		{"combinations word", "scenario: ycsb\ncombinations: ful\n", `(did you mean "full"?)`},
 	} {
 		_, err := Parse("x.yaml", []byte(tc.src), "")

@@ -39,10 +39,14 @@ func writeComparison(w io.Writer, r *Result) {
 	// rows[op][combination][metric]
 	type key struct{ op, combo, metric string }
 	byKey := map[key]Row{}
-	var ops []string
-	seenOp := map[string]bool{}
+	var ops, tierCPU []string
+	seenOp, seenCPU := map[string]bool{}, map[string]bool{}
 	for _, row := range r.Comparison {
 		byKey[key{row.Op, row.Combination, row.Metric}] = row
+		if strings.HasPrefix(row.Metric, slo.CPUPerOpPrefix) && !seenCPU[row.Metric] {
+			seenCPU[row.Metric] = true
+			tierCPU = append(tierCPU, row.Metric)
+		}
 		if !seenOp[row.Op] {
 			seenOp[row.Op] = true
 			ops = append(ops, row.Op)
@@ -57,8 +61,8 @@ func writeComparison(w io.Writer, r *Result) {
 		metrics := []string{slo.Throughput, slo.P50, slo.P95, slo.P99}
 		title := op
 		if op == slo.AllOps {
-			metrics = []string{slo.Throughput, slo.ErrorRate}
-			title = "all operations"
+			metrics = append([]string{slo.Throughput, slo.ErrorRate}, tierCPU...)
+			title = "all operations (CPU per operation of each tier from its telemetry)"
 		}
 		fmt.Fprintf(w, "\n%s\n", title)
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
@@ -96,6 +100,9 @@ func metricHead(m string) string {
 		return "ops/s"
 	case slo.ErrorRate:
 		return "errors"
+	}
+	if t, ok := strings.CutPrefix(m, slo.CPUPerOpPrefix); ok {
+		return t + " µs/op"
 	}
 	return m + " ms"
 }
