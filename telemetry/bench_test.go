@@ -18,7 +18,11 @@ func BenchmarkSample6Nodes(b *testing.B) {
 		if err := c.Start(); err != nil {
 			b.Fatal(err)
 		}
-		b.Cleanup(func() { _ = exec.Command("pkill", "-P", fmt.Sprint(c.Process.Pid)).Run(); _ = c.Process.Kill(); _ = c.Wait() })
+		b.Cleanup(func() {
+			_ = exec.Command("pkill", "-P", fmt.Sprint(c.Process.Pid)).Run()
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		})
 		nodes = append(nodes, Node{Tier: "store", Name: fmt.Sprintf("node%d", i+1), PID: c.Process.Pid})
 	}
 	time.Sleep(100 * time.Millisecond)
