@@ -409,6 +409,10 @@ search: {on: users, start: 1, max: 64, repeats: 2, precision: 50%}
 			t.Errorf("step %v pass=%v but knee at %v", st.Load, st.Pass, *k.Load)
 		}
 	}
+	// the knee names which tier saturated at the first load that broke the SLO
+	if want := fmt.Sprintf("at %g users: ", *k.Broke); !strings.HasPrefix(k.Saturation, want) || len(k.Saturation) <= len(want) || !strings.Contains(k.Summary, k.Saturation) {
+		t.Errorf("knee saturation %q, summary %q", k.Saturation, k.Summary)
+	}
 	if !strings.Contains(out, "knee: ") || !strings.Contains(out, "break it") {
 		t.Errorf("table:\n%s", out)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"math"
 	"path/filepath"
 	"sort"
@@ -126,8 +127,12 @@ func buildRunView(r *results.Run, dir string) *runView {
 		snote += " Solid: latency from the intended start (includes waiting for a late start); dashed: service time from the actual start."
 	}
 	v.Spectrum = spectrumChart("Latency by percentile", lines, snote)
-	if r.Telemetry != nil {
-		v.Saturation = r.Telemetry.Saturation
+	_, teleErr := os.Stat(filepath.Join(dir, results.TelemetryFile))
+	if r.Telemetry != nil || teleErr == nil {
+		v.Saturation = "not judged: the run ended before its telemetry was summarised (the charts come from telemetry.csv)"
+		if r.Telemetry != nil {
+			v.Saturation = r.Telemetry.Saturation
+		}
 		var tnote string
 		v.TeleCharts, tnote = telemetryCharts(r, dir, timelineEnd(tl), r.Load.WarmupS)
 		if tnote != "" {

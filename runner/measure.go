@@ -53,7 +53,7 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	coll0.Sinks = sinks
 	var tele *telemetry.Sampler
 	if p.flags.Telemetry >= 0 {
-		tele, err = telemetry.Start(telemetry.Config{Nodes: p.telemetryNodes(), Sources: sources, Dir: p.dir, Start: start, Interval: p.flags.Telemetry})
+		tele, err = telemetry.Start(telemetry.Config{Nodes: p.telemetryNodes(), Sources: sources, Dir: p.dir, Start: start, Interval: p.telemetryInterval()})
 		if err != nil {
 			return "", err
 		}

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"time"
+
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/results"
@@ -60,4 +62,17 @@ func telemetrySources(store engine.Conn, tiers map[string]scenario.Tier) []telem
 		}
 	}
 	return out
+}
+
+// telemetryInterval is --telemetry, or by default every second, and for a
+// run shorter than 10 s a tenth of it (at least 100 ms), so that a short
+// run still has samples to judge.
+func (p *Plan) telemetryInterval() time.Duration {
+	if p.flags.Telemetry > 0 {
+		return p.flags.Telemetry
+	}
+	if d := p.opts.Duration; d > 0 && d < 10*time.Second {
+		return max(100*time.Millisecond, d/10)
+	}
+	return time.Second
 }
