@@ -37,8 +37,8 @@ func TestTelemetryView(t *testing.T) {
 		t.Fatalf("dead run: %d charts, saturation %q", len(v.TeleCharts), v.Saturation)
 	}
 	r.Telemetry = &results.Telemetry{HostCPUs: 2, Saturation: "store node1 saturated: at its CPU limit of 0.2 cores",
-		Nodes: []results.NodeUsage{{Tier: "store", Node: "node1", PID: 10, Source: "cgroup v1", Limits: &results.Limits{CPUs: 0.2}, CPUMeanCores: 0.2}},
-		Tiers: []results.TierUsage{{Tier: "store", Nodes: 1, CPUMeanCores: 0.2, CPUPerOpUs: 62}},
+		Nodes:       []results.NodeUsage{{Tier: "store", Node: "node1", PID: 10, Source: "cgroup v1", Limits: &results.Limits{CPUs: 0.2}, CPUMeanCores: 0.2}},
+		Tiers:       []results.TierUsage{{Tier: "store", Nodes: 1, CPUMeanCores: 0.2, CPUPerOpUs: 62}},
 		EngineStats: []results.EngineStat{{Tier: "store", Name: "pg.xact_commit", First: 10, Last: 110, Max: 110}}}
 	v = buildRunView(r, dir)
 	if v.Saturation != r.Telemetry.Saturation || len(v.TeleTables) != 3 {
