@@ -76,6 +76,7 @@ type Sampler struct {
 	stop     chan struct{}
 	done     chan struct{}
 	lastAt   time.Time
+	synced   time.Time
 }
 
 // Start creates the files, takes the first sample and samples every
@@ -199,7 +200,25 @@ func (s *Sampler) sample(now time.Time) {
 		s.host.account(r, s.meas)
 		fmt.Fprintf(s.w, "%.3f,%s,cpu,0,%.4f,,,,,,,,%t\n", ts, TierHost, r, s.meas)
 	}
-	_ = s.w.Flush()
+	s.flush(now)
+}
+
+// syncEvery is how often the streamed files are synced to disk (as
+// series.csv is); every tick reaches the kernel at once.
+const syncEvery = 5 * time.Second
+
+// flush writes the tick's rows, and syncs when due.
+func (s *Sampler) flush(now time.Time) {
+	if err := s.w.Flush(); err != nil {
+		s.addErr("write telemetry.csv: " + err.Error())
+		return
+	}
+	if now.Sub(s.synced) >= syncEvery {
+		s.synced = now
+		if err := s.file.Sync(); err != nil {
+			s.addErr("sync telemetry.csv: " + err.Error())
+		}
+	}
 }
 
 // limitOf is the CPU a node can use at most: its limit, or the host's.

@@ -31,6 +31,7 @@ type statsLoop struct {
 	seen    map[string]*results.EngineStat // tier + "\x00" + name
 	errs    map[string]int
 	samples int
+	synced  time.Time
 	stopC   chan struct{}
 	done    chan struct{}
 }
@@ -102,6 +103,10 @@ func (l *statsLoop) sample() {
 			}
 		}
 		_ = l.w.Flush()
+		if time.Since(l.synced) >= syncEvery {
+			l.synced = time.Now()
+			_ = l.file.Sync()
+		}
 		l.mu.Unlock()
 	}
 }
