@@ -11,9 +11,14 @@ import (
 // its CPU limit to be named the one that saturated.
 const saturatedShare = 0.5
 
+// queueBacklog is the queue length of a server's thread pool from which
+// the pool counts as saturated.
+const queueBacklog = 100
+
 // judge fills t.Saturation and t.Saturated: the node (store, cache, app,
 // or scalelab itself) that spent most of the measured window at its CPU
-// limit; else engine-reported rejections; else the host's CPUs when the
+// limit; else engine-reported rejections, drops or blocked tasks, or a
+// pool queue of queueBacklog tasks or more; else the host's CPUs when the
 // tiers together used them all; else "no tier saturated".
 func judge(t *results.Telemetry) {
 	var best *results.NodeUsage
@@ -45,6 +50,13 @@ func judge(t *results.Telemetry) {
 		if Alarming(e.Name) && !strings.Contains(e.Name, "deadlocks") && e.Last > e.First {
 			t.Saturated = &results.Saturated{Tier: e.Tier, Node: e.Name, Resource: "pool"}
 			t.Saturation = fmt.Sprintf("%s tier saturated: %s grew by %g during the run", e.Tier, e.Name, e.Last-e.First)
+			return
+		}
+	}
+	for _, e := range t.EngineStats {
+		if (strings.HasSuffix(e.Name, ".queue") || strings.HasSuffix(e.Name, ".pending")) && e.Max >= queueBacklog {
+			t.Saturated = &results.Saturated{Tier: e.Tier, Node: e.Name, Resource: "pool"}
+			t.Saturation = fmt.Sprintf("%s tier saturated: %s reached %g queued tasks", e.Tier, e.Name, e.Max)
 			return
 		}
 	}

@@ -135,7 +135,8 @@ func (l *statsLoop) stop() *statsSummary {
 		return all[i].Name < all[j].Name
 	})
 	for i, e := range all {
-		if i < keepStats && Moved(e) > 0 || Alarming(e.Name) && e.Last > e.First {
+		queue := (strings.HasSuffix(e.Name, ".queue") || strings.HasSuffix(e.Name, ".pending")) && e.Max >= queueBacklog
+		if i < keepStats && Moved(e) > 0 || Alarming(e.Name) && e.Last > e.First || queue {
 			out.stats = append(out.stats, e)
 		}
 	}

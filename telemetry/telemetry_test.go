@@ -174,6 +174,9 @@ func TestJudge(t *testing.T) {
 		{"rejections", results.Telemetry{HostCPUs: 2, Samples: 10, EngineStats: []results.EngineStat{
 			{Tier: "store", Name: "os.node1.pool.write.rejected", First: 0, Last: 12},
 		}}, "store tier saturated: os.node1.pool.write.rejected grew by 12"},
+		{"queue", results.Telemetry{HostCPUs: 2, Samples: 10, EngineStats: []results.EngineStat{
+			{Tier: "store", Name: "cass.127_0_0_1.mutationstage.pending", First: 0, Last: 3, Max: 250},
+		}}, "store tier saturated: cass.127_0_0_1.mutationstage.pending reached 250 queued tasks"},
 		{"host", results.Telemetry{HostCPUs: 2, Samples: 10, HostCPUMean: 1.95}, "the host's 2 CPUs were busy"},
 		{"none", results.Telemetry{HostCPUs: 2, Samples: 10, HostCPUMean: 0.5}, "no tier saturated: the generator or the network did"},
 	} {
