@@ -46,6 +46,9 @@ type Node struct {
 	Cmd     []string       `json:"cmd,omitempty"`    // how to start it again (restart faults)
 	Env     []string       `json:"env,omitempty"`    // extra environment for Cmd (no secrets)
 	Cgroup  string         `json:"cgroup,omitempty"` // the node's cgroup when the cluster has limits
+	// StopSignal is the signal of the node's proper stop ("INT": a
+	// PostgreSQL fast shutdown); "" means TERM.
+	StopSignal string `json:"stop_signal,omitempty"`
 }
 
 // State is a cluster's on-disk description: <Root()>/<name>/cluster.json.

@@ -65,15 +65,32 @@ func Alive(pid int) bool {
 
 // Stop ends pid and its process group: SIGTERM, then SIGKILL after grace.
 // It returns once the process is gone.
-func Stop(pid int, grace time.Duration) error {
+func Stop(pid int, grace time.Duration) error { return stopWith(pid, syscall.SIGTERM, grace) }
+
+// StopNode ends a node with its proper stop signal (StopSignal; TERM by
+// default), then SIGKILL after grace.
+func StopNode(n Node, grace time.Duration) error {
+	sig := syscall.SIGTERM
+	switch n.StopSignal {
+	case "INT":
+		sig = syscall.SIGINT
+	case "QUIT":
+		sig = syscall.SIGQUIT
+	}
+	return stopWith(n.PID, sig, grace)
+}
+
+func stopWith(pid int, first syscall.Signal, grace time.Duration) error {
 	if !Alive(pid) {
 		return nil
 	}
 	signal := func(sig syscall.Signal) {
-		_ = syscall.Kill(-pid, sig) // the group Start created
+		if sig == syscall.SIGKILL || sig == syscall.SIGTERM {
+			_ = syscall.Kill(-pid, sig) // the group Start created
+		}
 		_ = syscall.Kill(pid, sig)
 	}
-	signal(syscall.SIGTERM)
+	signal(first)
 	deadline := time.Now().Add(grace)
 	for time.Now().Before(deadline) {
 		if !Alive(pid) {
@@ -96,7 +113,7 @@ func Stop(pid int, grace time.Duration) error {
 func StopAll(st *State, grace time.Duration) error {
 	var first error
 	for i := len(st.Nodes) - 1; i >= 0; i-- {
-		if err := Stop(st.Nodes[i].PID, grace); err != nil && first == nil {
+		if err := StopNode(st.Nodes[i], grace); err != nil && first == nil {
 			first = fmt.Errorf("stop %s: %w", st.Nodes[i].Name, err)
 		}
 	}

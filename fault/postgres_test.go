@@ -124,3 +124,52 @@ func TestKillPostgresReplicaUpdates(t *testing.T) {
 		t.Errorf("exit %d, status %s: %s %v", code, r.Status, r.Error, r.Failures)
 	}
 }
+
+// TestRestartPostgresFast: the primary of a 1-node cluster restarted
+// mid-run stops with a fast shutdown (SIGINT), not a smart one that would
+// wait for the run's pooled clients until the grace period's SIGKILL: it
+// is running again within seconds, the run completes and the audit loses
+// nothing.
+func TestRestartPostgresFast(t *testing.T) {
+	t.Parallel()
+	c, err := pgtest.Start(0, pgtest.FastSettings)
+	if errors.Is(err, postgres.ErrNoBinaries) {
+		testenv.Unavailable(t, "postgres", err, "apt-get install -y postgresql")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	c.State.Name = "pgrestart"
+	publish(t, c.State)
+	if c.State.Nodes[0].StopSignal != "INT" {
+		t.Fatalf("node stop signal %q, want INT (fast shutdown)", c.State.Nodes[0].StopSignal)
+	}
+	dir := filepath.Join(t.TempDir(), "r")
+	code, stdout, stderr := runCLI(t, "run", "logs", "--cluster", c.State.Name, "--duration", "8s", "--users", "4",
+		"--set", "logs.records=2000", "--fault", "restart:node1@2s", "--out", dir, "--progress", "off")
+	t.Logf("scalelab run: exit %d\n%s\n%s", code, stdout, stderr)
+	r := readRun(t, dir)
+	if len(r.Faults) != 1 {
+		t.Fatalf("faults %+v", r.Faults)
+	}
+	f := r.Faults[0]
+	if f.Outcome != "done" || f.EndedS == nil || f.InjectedS == nil {
+		t.Fatalf("fault %+v", f)
+	}
+	if took := *f.EndedS - *f.InjectedS; took > 5 {
+		t.Errorf("the restart took %.1f s: a smart shutdown waited for clients until the grace period's SIGKILL", took)
+	}
+	intSent := false
+	for _, e := range r.Events {
+		intSent = intSent || e.Kind == results.EventFault && strings.Contains(e.Detail, ": INT pid")
+	}
+	if !intSent {
+		t.Errorf("no fast shutdown (INT) in the events %+v", r.Events)
+	}
+	checkAudit(t, r)
+}

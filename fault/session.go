@@ -3,7 +3,9 @@ package fault
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"sync"
@@ -23,6 +25,9 @@ type Config struct {
 	// MaxEvents bounds the recorded events (default 1000); later ones are
 	// counted in a last event.
 	MaxEvents int
+	// Log, when set, receives every event and every change of a fault as
+	// it happens, one JSON line each (results.FaultLogLine).
+	Log io.Writer
 }
 
 // Session injects the faults of one run into a cluster and records node
@@ -78,6 +83,7 @@ func Start(st *cluster.State, specs []Spec, origin time.Time, cfg Config) *Sessi
 			f.ForS = sp.For.Seconds()
 		}
 		s.faults = append(s.faults, f)
+		s.logFault(len(s.faults) - 1)
 	}
 	for _, n := range cp.Nodes {
 		s.alive[n.Name] = true
@@ -107,7 +113,26 @@ func (s *Session) event(kind, node, detail string) {
 		s.dropped++
 		return
 	}
-	s.events = append(s.events, results.Event{TS: s.now(), Kind: kind, Node: node, Detail: detail})
+	e := results.Event{TS: s.now(), Kind: kind, Node: node, Detail: detail}
+	s.events = append(s.events, e)
+	s.log(results.FaultLogLine{Event: &e})
+}
+
+// log writes one line to the streamed log; s.mu must be held.
+func (s *Session) log(l results.FaultLogLine) {
+	if s.cfg.Log == nil {
+		return
+	}
+	b, err := json.Marshal(l)
+	if err == nil {
+		_, _ = s.cfg.Log.Write(append(b, '\n'))
+	}
+}
+
+// logFault streams fault i's current state; s.mu must be held.
+func (s *Session) logFault(i int) {
+	f := s.faults[i]
+	s.log(results.FaultLogLine{Fault: &f, Index: i})
 }
 
 // node returns the index of a node in the state; s.mu must be held.
@@ -178,9 +203,14 @@ func (s *Session) schedule(ctx context.Context, i int) {
 		}
 		s.event(results.EventFault, sp.Node, fmt.Sprintf("%s: SIGSTOP pid %d for %s", sp.Text, pid, sp.For))
 	case Restart:
-		s.event(results.EventFault, sp.Node, fmt.Sprintf("%s: TERM pid %d (KILL after %s), then start again", sp.Text, pid, s.cfg.Grace))
+		sig := "TERM"
+		if j := s.node(sp.Node); j >= 0 && s.st.Nodes[j].StopSignal != "" {
+			sig = s.st.Nodes[j].StopSignal
+		}
+		s.event(results.EventFault, sp.Node, fmt.Sprintf("%s: %s pid %d (KILL after %s), then start again", sp.Text, sig, pid, s.cfg.Grace))
 	}
 	s.finish(f, err)
+	s.logFault(i)
 	s.mu.Unlock()
 	switch sp.Kind {
 	case Stop:
@@ -224,6 +254,7 @@ func (s *Session) resume(i int) {
 	f.EndedS = ptr(s.now())
 	s.lastF, s.gateS, s.healthyS = *f.EndedS, s.now(), -1
 	s.event(results.EventFault, sp.Node, fmt.Sprintf("%s: SIGCONT pid %d", sp.Text, pid))
+	s.logFault(i)
 }
 
 // gone waits (up to 30 s) until pid no longer exists at all (not even as
@@ -271,13 +302,15 @@ func startAgain(n cluster.Node, dir string) (int, time.Time, error) {
 	return 0, time.Time{}, lastErr
 }
 
-// restart stops node idx (TERM, grace, KILL) and starts it again with its
+// restart stops node idx (its stop signal, TERM by default; grace; KILL)
+// and starts it again with its
 // recorded command, saving the new PID in the cluster state.
 func (s *Session) restart(i, idx, pid int) {
 	s.mu.Lock()
 	n := s.st.Nodes[idx]
 	s.mu.Unlock()
-	err := cluster.Stop(pid, s.cfg.Grace)
+	n.PID = pid
+	err := cluster.StopNode(n, s.cfg.Grace)
 	if err == nil {
 		gone(n, pid)
 	}
@@ -316,6 +349,7 @@ func (s *Session) restart(i, idx, pid int) {
 		f.Outcome, f.Error = "failed", fmt.Sprintf("restart %s: %v", n.Name, err)
 		s.event(results.EventFault, n.Name, f.Error)
 	}
+	s.logFault(i)
 }
 
 // snapshot copies the cluster state for a health probe; s.mu must be held.

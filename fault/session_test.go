@@ -1,7 +1,9 @@
 package fault
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -63,7 +65,8 @@ func TestSessionKillStopRestart(t *testing.T) {
 	oldPID := st.Nodes[2].PID
 	specs := mustParse(t, "kill:node1@200ms", "stop:node2@300ms+1s", "restart:node3@400ms", "kill:node2@1h")
 	origin := time.Now()
-	s := Start(st, specs, origin, Config{Poll: 100 * time.Millisecond, Grace: 2 * time.Second})
+	var log bytes.Buffer
+	s := Start(st, specs, origin, Config{Poll: 100 * time.Millisecond, Grace: 2 * time.Second, Log: &log})
 
 	// node2 hangs from 0.3 s to 1.3 s.
 	deadline := time.Now().Add(20 * time.Second)
@@ -127,6 +130,28 @@ func TestSessionKillStopRestart(t *testing.T) {
 	}
 	if rec.LastFaultS == nil || rec.TimeToHealthyS == nil || *rec.TimeToHealthyS < 0 || !strings.HasPrefix(rec.Health, "green, 2 of 3") {
 		t.Errorf("recovery %+v (health %s)", rec, rec.Health)
+	}
+	// The log streamed every event and the latest state of every fault.
+	streamed, last := 0, map[int]results.Fault{}
+	for _, line := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+		var l results.FaultLogLine
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if l.Event != nil {
+			streamed++
+		}
+		if l.Fault != nil {
+			last[l.Index] = *l.Fault
+		}
+	}
+	if streamed != len(events) {
+		t.Errorf("%d events streamed, %d recorded", streamed, len(events))
+	}
+	for i, f := range faults {
+		if g := last[i]; g.Spec != f.Spec || g.Outcome != f.Outcome {
+			t.Errorf("fault %d streamed as %+v, recorded as %+v", i, g, f)
+		}
 	}
 }
 

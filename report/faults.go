@@ -1,8 +1,11 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -197,5 +200,35 @@ func TerminalFaults(w io.Writer, r *results.Run) {
 	}
 	if s := recoveryText(r.Recovery); s != "" {
 		fmt.Fprintln(w, s)
+	}
+}
+
+// rebuildFaults fills a dead run's faults and events from faults.log,
+// streamed as they happened (a torn last line is ignored).
+func rebuildFaults(dir string, r *results.Run) {
+	b, err := os.ReadFile(filepath.Join(dir, results.FaultsLogFile))
+	if err != nil || len(r.Faults) > 0 {
+		return
+	}
+	var faults []results.Fault
+	var events []results.Event
+	for _, line := range strings.Split(string(b), "\n") {
+		var l results.FaultLogLine
+		if line == "" || json.Unmarshal([]byte(line), &l) != nil {
+			continue
+		}
+		switch {
+		case l.Event != nil:
+			events = append(events, *l.Event)
+		case l.Fault != nil && l.Index >= 0 && l.Index < 1000:
+			for len(faults) <= l.Index {
+				faults = append(faults, results.Fault{})
+			}
+			faults[l.Index] = *l.Fault
+		}
+	}
+	r.Faults, r.Events = faults, events
+	if len(faults) > 0 {
+		r.Warnings = append(r.Warnings, "faults and events come from faults.log, streamed as they happened; the errors around each fault and the recovery time were not measured (the process died)")
 	}
 }

@@ -97,6 +97,7 @@ func Rebuild(dir string) (*results.Run, bool, error) {
 	r.Warnings = append(r.Warnings,
 		"incomplete run: errors are counted by operation but their classes are not in the streamed files (class \"unknown\"); operations in flight when the process died are not counted; no process CPU figures or post-run checks")
 	rebuildAudit(dir, r) // audit.go
+	rebuildFaults(dir, r)
 	files := map[string]bool{results.RunFile: true, results.ReportFile: true}
 	for _, f := range r.Files {
 		files[f] = true

@@ -78,3 +78,15 @@ type Recovery struct {
 	// unhealthy.
 	TimedOut bool `json:"timed_out,omitempty"`
 }
+
+// FaultsLogFile streams a run's faults and events as they happen, one JSON
+// object per line ({"event": ...} or {"fault": ...}, the latest state of
+// fault number "index"), so that a run killed hard still has them.
+const FaultsLogFile = "faults.log"
+
+// FaultLogLine is one line of faults.log.
+type FaultLogLine struct {
+	Event *Event `json:"event,omitempty"`
+	Fault *Fault `json:"fault,omitempty"`
+	Index int    `json:"index,omitempty"` // the fault's position among the run's --fault flags
+}

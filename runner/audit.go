@@ -86,8 +86,10 @@ func (a *auditRun) finish(ctx context.Context, doc *results.Run, interrupted boo
 	if a == nil {
 		return nil
 	}
-	if err := a.w.Close(); err != nil {
-		return results.WithCode(results.ExitUnfinished, fmt.Errorf("audit: %w", err))
+	if a.w != nil {
+		if err := a.w.Close(); err != nil {
+			return results.WithCode(results.ExitUnfinished, fmt.Errorf("audit: %w", err))
+		}
 	}
 	h, err := audit.ReadFile(a.path)
 	if err != nil {

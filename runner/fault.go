@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -54,6 +56,7 @@ type faultObserver struct {
 	doc    *results.Run
 	stderr io.Writer
 	sess   *fault.Session
+	log    *os.File // faults.log: every event and fault change as it happens
 
 	mu  sync.Mutex // guards ivs (Interval runs on the collector goroutine)
 	ivs []errInterval
@@ -70,7 +73,14 @@ func (p *Plan) withFaults(ctx context.Context, obs Observer, doc *results.Run, s
 // RunStarted starts the fault session with the load.
 func (o *faultObserver) RunStarted(opts load.Options, run *load.Run, coll *metrics.Collector) {
 	o.Observer.RunStarted(opts, run, coll)
-	o.sess = fault.Start(o.p.cluster, o.p.faults, coll.StartTime(), fault.Config{})
+	cfg := fault.Config{}
+	if f, err := os.OpenFile(filepath.Join(o.p.dir, results.FaultsLogFile), os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o644); err != nil {
+		o.doc.Warnings = append(o.doc.Warnings, "faults.log: "+err.Error())
+	} else {
+		o.log, cfg.Log = f, f
+		o.doc.Files = append(o.doc.Files, results.FaultsLogFile)
+	}
+	o.sess = fault.Start(o.p.cluster, o.p.faults, coll.StartTime(), cfg)
 }
 
 // RunDone ends the session: lifts stops, waits for health, records.
@@ -94,6 +104,11 @@ func (o *faultObserver) RunDone() {
 	})
 	faults, events, rec := o.sess.Close(waited, !ok && o.ctx.Err() == nil)
 	o.sess = nil
+	if o.log != nil {
+		if err := o.log.Close(); err != nil {
+			o.doc.Warnings = append(o.doc.Warnings, "faults.log: "+err.Error())
+		}
+	}
 	o.mu.Lock()
 	for i := range faults {
 		if at := faults[i].InjectedS; at != nil {

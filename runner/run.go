@@ -340,6 +340,11 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 		return finish(results.StatusFailed, err)
 	}
 	defer closeTiers()
+	// run.json now names the cluster and the server: a run that dies from
+	// here on can be rebuilt and audited (`scalelab audit DIR`)
+	if err := st.save(); err != nil {
+		return finish(results.StatusFailed, results.WithCode(results.ExitUnfinished, err))
+	}
 	wl, err := p.scen.Open(ctx, scenario.Env{Engine: p.eng.Name(), Conn: conn, Settings: p.settings, Seed: f.Seed, Tiers: tiers, Segment: f.Segment})
 	if err != nil {
 		if errors.Is(err, setting.ErrBadValue) || errors.Is(err, scenario.ErrEngineNotSupported) {

@@ -45,6 +45,10 @@ type Env struct {
 	// keys the workload creates during the run come from the segment's
 	// own range (segment.Segment.Key), so that segments never collide.
 	Segment segment.Segment
+	// ReadBackOnly opens the workload only to read a finished run's writes
+	// back (`scalelab audit DIR`, with SCENARIO.load=false): Open must not
+	// create, drop, delete or load anything.
+	ReadBackOnly bool
 }
 
 // Tier is a connection of a run beside the store, in a role.

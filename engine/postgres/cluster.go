@@ -461,7 +461,7 @@ func startNode(ctx context.Context, ou *osUser, bin string, n *nodeSetup, pw str
 		return err
 	}
 	st.Nodes = append(st.Nodes, cluster.Node{Name: n.name, Role: n.role, PID: pid, Host: loopback, Port: n.port,
-		Ports: map[string]int{"sql": n.port}, DataDir: n.data, LogFile: n.log, Cmd: cmd, Cgroup: cg})
+		Ports: map[string]int{"sql": n.port}, DataDir: n.data, LogFile: n.log, Cmd: cmd, Cgroup: cg, StopSignal: "INT"})
 	if err := st.Save(); err != nil {
 		return err
 	}

@@ -42,6 +42,8 @@ func printHelp(w io.Writer, cmd string, rest []string) {
 		fmt.Fprint(w, checkUsage)
 	case "report":
 		fmt.Fprint(w, reportUsage)
+	case "audit":
+		fmt.Fprint(w, auditUsage)
 	case "merge":
 		fmt.Fprint(w, mergeUsage)
 	case "kube":

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/scalelab/scalelab/report"
+	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/runner"
+)
+
+const auditUsage = `Usage: scalelab audit DIR
+
+Reads back every write recorded in a run's history.log (docs/audit.md) and
+writes the result into its run.json and report.html: the acknowledged-write
+audit of a run whose process died before its own read-back (run.json still
+"running": its summary is rebuilt first, as 'scalelab report' does), or
+again for any audited run. The engine and the scenario are reopened as
+run.json records them: the local cluster by name, or the command line's
+--target (passwords from the environment, as for a run). Exit codes: 0 no
+acknowledged write lost, 1 some lost, 2 bad usage, 4 the read-back could not
+finish.
+`
+
+// auditCmd is `scalelab audit DIR`.
+func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, auditUsage)
+			return nil
+		}
+		return usageErr("audit: %v; see 'scalelab help audit'", err)
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprint(stderr, auditUsage)
+		return usageErr("audit: one results directory expected, got %d", fs.NArg())
+	}
+	dir := fs.Arg(0)
+	if _, err := os.Stat(filepath.Join(dir, results.RunFile)); err != nil {
+		return usageErr("audit: %s is not a results directory of a run: no %s", dir, results.RunFile)
+	}
+	r, rebuilt, err := report.Rebuild(dir)
+	if err != nil {
+		return withCode(ExitUnfinished, fmt.Errorf("audit: %w", err))
+	}
+	if rebuilt {
+		fmt.Fprintf(stderr, "audit: %s: the process died during the run; its summary was rebuilt from the streamed files\n", dir)
+	}
+	aerr := runner.Reaudit(ctx, dir, r, stderr)
+	if results.ExitCode(aerr) == ExitUsage {
+		return aerr
+	}
+	if aerr != nil && r.Audit == nil {
+		return aerr
+	}
+	if err := results.WriteJSON(filepath.Join(dir, results.RunFile), r); err != nil {
+		return withCode(ExitUnfinished, fmt.Errorf("audit: %w", err))
+	}
+	if err := report.WriteHTML(filepath.Join(dir, results.ReportFile), r, dir); err != nil {
+		return withCode(ExitUnfinished, fmt.Errorf("audit: %w", err))
+	}
+	report.TerminalAudit(stdout, r)
+	if aerr != nil {
+		return aerr
+	}
+	if r.Audit != nil && (r.Audit.Lost > 0 || r.Audit.Registers != nil && (r.Audit.Registers.Lost > 0 || r.Audit.Registers.Resurrected > 0)) {
+		return withCode(ExitCheckFailed, errReported)
+	}
+	return nil
+}

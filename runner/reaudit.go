@@ -1,0 +1,123 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/segment"
+	"github.com/scalelab/scalelab/setting"
+)
+
+// Reaudit reads back the writes of a finished or dead run from its
+// history.log (`scalelab audit DIR`): it reopens the engine and the
+// scenario as run.json records them (the cluster by name, or the target of
+// the command line; passwords from the environment as for a run), checks
+// every write the history holds, and writes the audit into run.json. The
+// caller rebuilds a dead run's summary first (report.Rebuild). A lost
+// acknowledged write is exit 1, a read-back that cannot finish exit 4.
+func Reaudit(ctx context.Context, dir string, r *results.Run, stderr io.Writer) error {
+	path := filepath.Join(dir, results.HistoryFile)
+	if _, err := os.Stat(path); err != nil {
+		return results.UsageErr("audit %s: no %s: the run was not audited (its scenario writes nothing to check, or --audit=false)", dir, results.HistoryFile)
+	}
+	scen, err := scenario.Lookup(r.Scenario)
+	if err != nil {
+		return results.UsageErr("audit %s: %v", dir, err)
+	}
+	eng, err := engine.Lookup(r.Engine)
+	if err != nil {
+		return results.UsageErr("audit %s: %v", dir, err)
+	}
+	set := setting.NewSet(append(append([]setting.Spec{}, eng.Settings()...), scen.Settings()...)...)
+	for k, v := range r.Settings {
+		if !set.Has(k) {
+			continue // a tier's setting, or one this build no longer has
+		}
+		if err := set.Apply(k + "=" + v); err != nil {
+			return results.WithCode(results.ExitUsage, fmt.Errorf("audit %s: run.json setting: %w", dir, err))
+		}
+	}
+	// never load or recreate: the data is what the audit reads
+	if k := scen.Name() + ".load"; set.Has(k) {
+		if err := set.Apply(k + "=false"); err != nil {
+			return results.WithCode(results.ExitInternal, fmt.Errorf("audit %s: %w", dir, err))
+		}
+	}
+	cfg := engine.Config{Settings: set, Dir: dir, Target: flagValue(r.Command, "target")}
+	if r.Cluster != nil {
+		st, err := cluster.Load(r.Cluster.Name)
+		if err != nil {
+			return results.WithCode(results.ExitUnfinished, fmt.Errorf("audit %s: the run's cluster: %w", dir, err))
+		}
+		// the read-back asks the nodes that run now (a replica a fault
+		// killed stays down; the primary holds every write)
+		live := *st
+		live.Nodes = nil
+		for _, n := range st.Nodes {
+			if cluster.Alive(n.PID) {
+				live.Nodes = append(live.Nodes, n)
+			}
+		}
+		if len(live.Nodes) == 0 {
+			return results.WithCode(results.ExitUnfinished, fmt.Errorf("audit %s: no node of cluster %s is running; start it again (scalelab cluster up) before the read-back", dir, st.Name))
+		}
+		if len(live.Nodes) < len(st.Nodes) {
+			fmt.Fprintf(stderr, "audit: %d of %d nodes of cluster %s run; reading back through them\n", len(live.Nodes), len(st.Nodes), st.Name)
+		}
+		cfg.Cluster, cfg.Target = &live, st.Target
+	}
+	var seg segment.Segment
+	if r.Segment != nil {
+		seg = segment.Segment{Index: r.Segment.Index, Count: r.Segment.Count}
+	}
+	conn, err := eng.Open(ctx, cfg)
+	if err != nil {
+		return results.WithCode(results.ExitUnfinished, fmt.Errorf("audit %s: connect to %s: %w", dir, eng.Name(), err))
+	}
+	defer conn.Close()
+	wl, err := scen.Open(ctx, scenario.Env{Engine: eng.Name(), Conn: conn, Settings: set, Seed: r.Load.Seed, Segment: seg, ReadBackOnly: true})
+	if err != nil {
+		return results.WithCode(results.ExitUnfinished, fmt.Errorf("audit %s: open scenario %s: %w", dir, scen.Name(), err))
+	}
+	defer wl.Close()
+	a := &auditRun{path: path, seg: seg}
+	if rb, ok := wl.(scenario.ReadBacker); ok && !errors.Is(rb.ReadBack(ctx, nil, nil), errors.ErrUnsupported) {
+		a.rb = rb
+	}
+	if rr, ok := wl.(scenario.RegisterReader); ok && !errors.Is(rr.ReadVersions(ctx, nil, nil), errors.ErrUnsupported) {
+		a.rr = rr
+	}
+	// the checks of an earlier audit are replaced by this one's
+	var kept []string
+	for _, f := range r.Failures {
+		if !strings.HasPrefix(f, "audit: ") {
+			kept = append(kept, f)
+		}
+	}
+	r.Failures = kept
+	return a.finish(ctx, r, false, stderr)
+}
+
+// flagValue returns the value of --name in a recorded command line.
+func flagValue(args []string, name string) string {
+	for i, a := range args {
+		if a == "--"+name || a == "-"+name {
+			if i+1 < len(args) {
+				return args[i+1]
+			}
+		}
+		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
