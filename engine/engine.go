@@ -79,6 +79,13 @@ type ProcessLocal interface {
 	ProcessLocal(target string) bool
 }
 
+// Embedded is an optional capability of an Engine whose store runs inside
+// the scalelab process (SQLite, memory, null): its CPU and memory are
+// scalelab's own, so telemetry counts them in the generator's.
+type Embedded interface {
+	Embedded() bool
+}
+
 // AfterRunner is an optional capability of a Conn: facts about the server
 // measured once the run has ended (requests per router, data
 // distribution), recorded in run.json beside Info.

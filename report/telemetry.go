@@ -138,13 +138,13 @@ func telemetryTables(t *results.Telemetry) []figTable {
 	}
 	nodes := figTable{Title: "Resource use per node (measured window)",
 		Note: "CPU in cores; \"at limit\" is the share of samples at 90% or more of the node's CPU limit (or of the host's CPUs when it has none).",
-		Cols: []string{"tier", "node", "pid", "source", "limit", "CPU mean", "CPU max", "at limit", "peak memory", "read", "written", "threads"}}
+		Cols: []string{"tier", "node", "role", "pid", "source", "limit", "CPU mean", "CPU max", "at limit", "peak memory", "read", "written", "threads"}}
 	for _, n := range t.Nodes {
 		limit := "-"
 		if n.Limits != nil {
 			limit = limitText(n.Limits)
 		}
-		nodes.Rows = append(nodes.Rows, []string{n.Tier, n.Node, strconv.Itoa(n.PID), n.Source, limit,
+		nodes.Rows = append(nodes.Rows, []string{n.Tier, n.Node, n.Role, strconv.Itoa(n.PID), n.Source, limit,
 			fmt.Sprintf("%.2f", n.CPUMeanCores), fmt.Sprintf("%.2f", n.CPUMaxCores), fmt.Sprintf("%.0f%%", 100*n.AtLimitShare),
 			fmtBytes(n.PeakRSSBytes), fmtBytes(n.ReadBytes), fmtBytes(n.WriteBytes), strconv.Itoa(n.MaxThreads)})
 	}

@@ -53,7 +53,11 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	coll0.Sinks = sinks
 	var tele *telemetry.Sampler
 	if p.flags.Telemetry >= 0 {
-		tele, err = telemetry.Start(telemetry.Config{Nodes: p.telemetryNodes(), Sources: sources, Dir: p.dir, Start: start, Interval: p.telemetryInterval()})
+		tc := telemetry.Config{Nodes: p.telemetryNodes(), Sources: sources, Dir: p.dir, Start: start, Interval: p.telemetryInterval()}
+		if e, ok := p.eng.(engine.Embedded); ok && e.Embedded() {
+			tc.EmbeddedStore = p.eng.Name()
+		}
+		tele, err = telemetry.Start(tc)
 		if err != nil {
 			return "", err
 		}

@@ -55,6 +55,9 @@ type Config struct {
 	Interval      time.Duration // process sampling; 1 s when zero
 	StatsInterval time.Duration // engine stats; 5 s when zero
 	ProcDir       string        // "/proc" when empty
+	// EmbeddedStore names the store engine that runs inside scalelab
+	// (sqlite): the generator's figures include it.
+	EmbeddedStore string
 }
 
 // Sampler samples until Stop.
@@ -118,6 +121,9 @@ func Start(cfg Config) (*Sampler, error) {
 		}
 	}
 	s.self = &nodeState{Node: Node{Tier: TierGenerator, Name: "scalelab", PID: os.Getpid()}, selfOnly: true}
+	if cfg.EmbeddedStore != "" {
+		s.self.Role = "generator with the embedded " + cfg.EmbeddedStore + " store"
+	}
 	if len(cfg.Sources) > 0 {
 		s.stats, err = startStats(cfg)
 		if err != nil {

@@ -41,6 +41,9 @@ func judge(t *results.Telemetry) {
 		name := best.Tier + " " + best.Node
 		if best.Tier == TierGenerator {
 			name = "the generator (scalelab itself)"
+			if best.Role != "" {
+				name = "the " + best.Role + " (scalelab itself)"
+			}
 		}
 		t.Saturated = &results.Saturated{Tier: best.Tier, Node: best.Node, Resource: "cpu", Share: best.AtLimitShare, Limit: limit}
 		t.Saturation = fmt.Sprintf("%s saturated: at %s in %.0f%% of the measured seconds (mean %.2f cores)", name, what, 100*best.AtLimitShare, best.CPUMeanCores)

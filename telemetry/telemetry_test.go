@@ -171,6 +171,9 @@ func TestJudge(t *testing.T) {
 		{"generator", results.Telemetry{HostCPUs: 2, Samples: 10, Nodes: []results.NodeUsage{
 			{Tier: TierGenerator, Node: "scalelab", AtLimitShare: 0.8, CPUMeanCores: 1.9},
 		}}, "the generator (scalelab itself) saturated"},
+		{"embedded store", results.Telemetry{HostCPUs: 2, Samples: 10, Nodes: []results.NodeUsage{
+			{Tier: TierGenerator, Node: "scalelab", Role: "generator with the embedded sqlite store", AtLimitShare: 0.8, CPUMeanCores: 1.9},
+		}}, "the generator with the embedded sqlite store (scalelab itself) saturated"},
 		{"rejections", results.Telemetry{HostCPUs: 2, Samples: 10, EngineStats: []results.EngineStat{
 			{Tier: "store", Name: "os.node1.pool.write.rejected", First: 0, Last: 12},
 		}}, "store tier saturated: os.node1.pool.write.rejected grew by 12"},

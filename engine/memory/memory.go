@@ -53,6 +53,9 @@ func (*Engine) Name() string { return Name }
 // ProcessLocal is true: the store lives in the process that opened it.
 func (*Engine) ProcessLocal(string) bool { return true }
 
+// Embedded reports that the store runs inside scalelab.
+func (*Engine) Embedded() bool { return true }
+
 // Description is one line for `scalelab list`.
 func (*Engine) Description() string {
 	return "in-process key-value store with fault injection, for testing scalelab itself"

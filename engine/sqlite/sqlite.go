@@ -57,6 +57,10 @@ func (*Engine) Name() string { return Name }
 // the run's own results directory.
 func (*Engine) ProcessLocal(target string) bool { return target == "" }
 
+// Embedded reports that the store runs inside scalelab (SQLite is a
+// library), whatever the target file.
+func (*Engine) Embedded() bool { return true }
+
 // Description is one line for `scalelab list`.
 func (*Engine) Description() string {
 	return "embedded SQLite database file (pure-Go driver, the default engine); target: file path"
