@@ -97,4 +97,18 @@ func TestLimitFlagsRefused(t *testing.T) {
 	if code, _, errs := run(t, context.Background(), "run", "ycsb", "--engine", "null", "--telemetry", "5ms"); code != 2 || !strings.Contains(errs, "from 100ms to 1m") {
 		t.Errorf("--telemetry 5ms: exit %d, %s", code, errs)
 	}
+	// off: no sampler, no file, no summary; on by default
+	for _, c := range []struct {
+		flag string
+		on   bool
+	}{{"off", false}, {"1s", true}} {
+		dir := filepath.Join(t.TempDir(), c.flag)
+		if code, _, errs := run(t, context.Background(), "run", "ycsb", "--engine", "null", "--duration", "1s", "--telemetry", c.flag, "--out", dir, "--progress", "off"); code != 0 {
+			t.Fatalf("--telemetry %s: exit %d, %s", c.flag, code, errs)
+		}
+		_, err := os.Stat(filepath.Join(dir, results.TelemetryFile))
+		if r := readRun(t, dir); (r.Telemetry != nil) != c.on || (err == nil) != c.on {
+			t.Errorf("--telemetry %s: summary %v, telemetry.csv %v", c.flag, r.Telemetry != nil, err)
+		}
+	}
 }
