@@ -62,9 +62,10 @@ tools: test-deps
 
 # test-deps: the Debian packages the integration tests need (a JDK and
 # Maven for the search-engine nodes and HdrHistogram's tool, Chromium for
-# the report's browser test), installed when missing and running as root;
-# otherwise it prints the command to run.
-TEST_PKGS_CHECK := java:default-jdk-headless mvn:maven chromium:chromium
+# the report's browser test, iproute2's ip for the network namespaces of
+# package netns), installed when missing and running as root; otherwise it
+# prints the command to run.
+TEST_PKGS_CHECK := java:default-jdk-headless mvn:maven chromium:chromium ip:iproute2
 test-deps:
 	@missing=""; for pair in $(TEST_PKGS_CHECK); do cmd=$${pair%%:*}; pkg=$${pair#*:}; \
 		command -v $$cmd >/dev/null || missing="$$missing $$pkg"; done; \
