@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/cgroup"
+	"github.com/scalelab/scalelab/netns"
 	"github.com/scalelab/scalelab/registry"
 )
 
@@ -31,6 +32,9 @@ type Spec struct {
 	// Limits confine each node (--cpus, --memory, --cpuset) in its own
 	// cgroup; zero: unconfined.
 	Limits cgroup.Limits
+	// Netns puts each node in its own network namespace on a bridge
+	// (package netns); provisioners that support it implement Networked.
+	Netns bool
 }
 
 // Node is one process of a cluster.
@@ -68,6 +72,9 @@ type State struct {
 	// cgroup version ("v1", "v2").
 	Limits       *cgroup.Limits `json:"limits,omitempty"`
 	LimitsCgroup string         `json:"limits_cgroup,omitempty"`
+	// Net is the cluster's own network when it was started with --netns
+	// (network.go): the bridge, each node's namespace and address.
+	Net *netns.Topology `json:"net,omitempty"`
 }
 
 // NodeStatus is a node's live status for `scalelab cluster status`.

@@ -42,6 +42,10 @@ func (st *State) cgroupPath(node string) string {
 // own cgroup when st has limits; it returns the PID and the cgroup path
 // ("" when unconfined) to record in the node.
 func (st *State) StartNode(node string, cmd []string, dir, logFile string, extraEnv []string) (int, string, error) {
+	cmd, err := st.wrapNet(node, cmd)
+	if err != nil {
+		return 0, "", fmt.Errorf("start %s: %w", node, err)
+	}
 	if st.Limits == nil || st.Limits.IsZero() {
 		pid, err := Start(cmd, dir, logFile, extraEnv)
 		return pid, "", err
@@ -63,17 +67,21 @@ func (st *State) StartNode(node string, cmd []string, dir, logFile string, extra
 	return pid, path, nil
 }
 
-// Restart starts a stopped node again from its recorded command, in its
-// cgroup when it had one.
-func Restart(n Node, dir string) (int, error) {
+// Restart starts a stopped node of st again from its recorded command, in
+// its network namespace and its cgroup when it had them.
+func (st *State) Restart(n Node, dir string) (int, error) {
+	cmd, err := st.wrapNet(n.Name, n.Cmd)
+	if err != nil {
+		return 0, fmt.Errorf("restart %s: %w", n.Name, err)
+	}
 	if n.Cgroup == "" {
-		return Start(n.Cmd, dir, n.LogFile, n.Env)
+		return Start(cmd, dir, n.LogFile, n.Env)
 	}
 	g, err := cgroup.Open(n.Cgroup)
 	if err != nil {
 		return 0, fmt.Errorf("restart %s: %w", n.Name, err)
 	}
-	return Start(g.Wrap(n.Cmd), dir, n.LogFile, n.Env)
+	return Start(g.Wrap(cmd), dir, n.LogFile, n.Env)
 }
 
 // removeCgroups removes the cgroups of st's nodes (stopped already).

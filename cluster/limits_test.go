@@ -55,7 +55,7 @@ func TestNodeInCgroup(t *testing.T) {
 	if err := Stop(pid, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	pid2, err := Restart(st.Nodes[0], dir)
+	pid2, err := st.Restart(st.Nodes[0], dir)
 	if err != nil {
 		t.Fatal(err)
 	}

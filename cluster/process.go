@@ -120,6 +120,9 @@ func StopAll(st *State, grace time.Duration) error {
 	if first == nil {
 		first = removeCgroups(st)
 	}
+	if first == nil {
+		first = removeNet(st)
+	}
 	return first
 }
 

@@ -79,13 +79,18 @@ func Start(st *cluster.State, specs []Spec, origin time.Time, cfg Config) *Sessi
 		lastF: -1, healthyS: -1, cancel: cancel, stopped: map[int]bool{}, polled: make(chan struct{}, 1)}
 	for _, sp := range specs {
 		f := results.Fault{Spec: sp.Text, Kind: string(sp.Kind), Node: sp.Node, AtS: sp.At.Seconds(), Outcome: "not reached"}
-		if sp.Kind == Stop {
+		if sp.Kind == Stop || sp.Kind == Partition {
 			f.ForS = sp.For.Seconds()
 		}
 		s.faults = append(s.faults, f)
 		s.logFault(len(s.faults) - 1)
 	}
 	for _, n := range cp.Nodes {
+		if cp.Net != nil && cp.Net.IsCut(n.Name) {
+			// Left partitioned by a run that died before it could heal.
+			err := cp.Net.Heal(n.Name)
+			s.event(results.EventFault, n.Name, fmt.Sprintf("its link was down (partitioned) before the run; brought it up (error: %v)", err))
+		}
 		s.alive[n.Name] = true
 		if stopped(n.PID) {
 			// Left hung by a run that died before it could send SIGCONT.
@@ -202,6 +207,13 @@ func (s *Session) schedule(ctx context.Context, i int) {
 			s.stopped[i] = true
 		}
 		s.event(results.EventFault, sp.Node, fmt.Sprintf("%s: SIGSTOP pid %d for %s", sp.Text, pid, sp.For))
+	case Partition:
+		if s.st.Net == nil {
+			err = fmt.Errorf("cluster %s has no network of its own (--netns)", s.st.Name)
+		} else if err = s.st.Net.Cut(sp.Node); err == nil {
+			s.stopped[i] = true
+		}
+		s.event(results.EventFault, sp.Node, fmt.Sprintf("%s: link down for %s (partitioned from every other node and the load generator)", sp.Text, sp.For))
 	case Restart:
 		sig := "TERM"
 		if j := s.node(sp.Node); j >= 0 && s.st.Nodes[j].StopSignal != "" {
@@ -213,7 +225,7 @@ func (s *Session) schedule(ctx context.Context, i int) {
 	s.logFault(i)
 	s.mu.Unlock()
 	switch sp.Kind {
-	case Stop:
+	case Stop, Partition:
 		if err != nil {
 			return
 		}
@@ -239,7 +251,8 @@ func (s *Session) finish(f *results.Fault, err error) {
 	}
 }
 
-// resume lifts stop fault i if its node is still stopped; s.mu must be held.
+// resume lifts stop or partition fault i if it is still in effect (SIGCONT,
+// or the link up again); s.mu must be held.
 func (s *Session) resume(i int) {
 	if !s.stopped[i] {
 		return
@@ -248,12 +261,18 @@ func (s *Session) resume(i int) {
 	sp := s.specs[i]
 	pid := s.st.Nodes[s.node(sp.Node)].PID
 	f := &s.faults[i]
-	if err := signal(pid, syscall.SIGCONT); err != nil {
+	what := fmt.Sprintf("SIGCONT pid %d", pid)
+	if sp.Kind == Partition {
+		what = "link up again (healed)"
+		if err := s.st.Net.Heal(sp.Node); err != nil {
+			f.Outcome, f.Error = "failed", "heal: "+err.Error()
+		}
+	} else if err := signal(pid, syscall.SIGCONT); err != nil {
 		f.Outcome, f.Error = "failed", "resume: "+err.Error()
 	}
 	f.EndedS = ptr(s.now())
 	s.lastF, s.gateS, s.healthyS = *f.EndedS, s.now(), -1
-	s.event(results.EventFault, sp.Node, fmt.Sprintf("%s: SIGCONT pid %d", sp.Text, pid))
+	s.event(results.EventFault, sp.Node, fmt.Sprintf("%s: %s", sp.Text, what))
 	s.logFault(i)
 }
 
@@ -279,14 +298,14 @@ func gone(n cluster.Node, pid int) {
 // 1 s apart) when the new process exits within 2 s (a server that found
 // its predecessor's resources still held). It returns the PID and when
 // the process that stayed up was started.
-func startAgain(n cluster.Node, dir string) (int, time.Time, error) {
+func startAgain(st *cluster.State, n cluster.Node, dir string) (int, time.Time, error) {
 	var lastErr error
 	for try := 0; try < 3; try++ {
 		if try > 0 {
 			time.Sleep(time.Second)
 		}
 		started := time.Now()
-		pid, err := cluster.Restart(n, dir)
+		pid, err := st.Restart(n, dir)
 		if err != nil {
 			return 0, started, err
 		}
@@ -331,7 +350,7 @@ func (s *Session) restart(i, idx, pid int) {
 			dir = s.st.Dir
 		}
 		s.mu.Unlock()
-		newPID, started, serr := startAgain(n, dir)
+		newPID, started, serr := startAgain(s.st, n, dir)
 		s.mu.Lock()
 		if err = serr; err == nil {
 			s.st.Nodes[idx].PID = newPID

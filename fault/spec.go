@@ -25,13 +25,16 @@ const (
 	Kill    Kind = "kill"    // SIGKILL the node's process group; it stays down
 	Stop    Kind = "stop"    // SIGSTOP, then SIGCONT after the duration: a hung node
 	Restart Kind = "restart" // TERM, grace period, KILL, then start it again
+	// Partition takes the node's network link down for the duration (a
+	// cluster started with --netns): it reaches no one, no one reaches it.
+	Partition Kind = "partition"
 )
 
 // Kinds lists the fault kinds.
-var Kinds = []Kind{Kill, Stop, Restart}
+var Kinds = []Kind{Kill, Stop, Restart, Partition}
 
 // Grammar describes a fault spec for error messages and help.
-const Grammar = "KIND:NODE@TIME[+DURATION], KIND one of kill, stop, restart; NODE a node of the --cluster (node1, node2, ...); TIME since the start of the load as a Go duration (90s, 1m30s); +DURATION only and always for stop (how long the node hangs), e.g. kill:node2@60s, stop:node2@60s+30s, restart:node3@1m"
+const Grammar = "KIND:NODE@TIME[+DURATION], KIND one of kill, stop, restart, partition; NODE a node of the --cluster (node1, node2, ...); TIME since the start of the load as a Go duration (90s, 1m30s); +DURATION only and always for stop (how long the node hangs) and partition (how long its link is down; clusters started with --netns), e.g. kill:node2@60s, stop:node2@60s+30s, restart:node3@1m, partition:node2@30s+15s"
 
 // Spec is one parsed fault.
 type Spec struct {
@@ -45,7 +48,7 @@ type Spec struct {
 // String is the canonical form, e.g. "stop:node2@1m0s+30s".
 func (s Spec) String() string {
 	t := fmt.Sprintf("%s:%s@%s", s.Kind, s.Node, s.At)
-	if s.Kind == Stop {
+	if s.Kind == Stop || s.Kind == Partition {
 		t += "+" + s.For.String()
 	}
 	return t
@@ -89,8 +92,10 @@ func Parse(text string) (Spec, error) {
 	switch {
 	case s.Kind == Stop && !hasDur:
 		return bad("stop needs +DURATION, how long the node hangs (e.g. stop:%s@%s+30s)", s.Node, s.At)
-	case s.Kind != Stop && hasDur:
-		return bad("+DURATION is only for stop; %s takes none", s.Kind)
+	case s.Kind == Partition && !hasDur:
+		return bad("partition needs +DURATION, how long the node's link is down (e.g. partition:%s@%s+15s)", s.Node, s.At)
+	case s.Kind != Stop && s.Kind != Partition && hasDur:
+		return bad("+DURATION is only for stop and partition; %s takes none", s.Kind)
 	case hasDur:
 		if s.For, err = time.ParseDuration(strings.TrimSpace(dur)); err != nil {
 			return bad("duration %q is not a duration such as 30s", dur)
@@ -143,6 +148,9 @@ func Validate(specs []Spec, st *cluster.State, runFor time.Duration) error {
 		}
 		if !found {
 			return fmt.Errorf("--fault %s: cluster %s has no node %q; its nodes: %s", s.Text, st.Name, s.Node, strings.Join(names, ", "))
+		}
+		if s.Kind == Partition && st.Net == nil {
+			return fmt.Errorf("--fault %s: cluster %s shares the host's loopback, so no partition can happen on it; start it with `scalelab cluster up ... --netns` (each node in its own network namespace)", s.Text, st.Name)
 		}
 		if runFor > 0 && s.At >= runFor {
 			return fmt.Errorf("--fault %s: time %s is not before the end of the %s run (times count from the start of the load, warm-up included)", s.Text, s.At, runFor)

@@ -58,6 +58,16 @@ func ID(stateDir string) string {
 	return hex.EncodeToString(h[:3])
 }
 
+// runGone runs one `ip` command that deletes something; "already gone" is
+// no error (a namespace's veth end goes with it).
+func runGone(args ...string) error {
+	err := run(args...)
+	if err != nil && (strings.Contains(err.Error(), "Cannot find device") || strings.Contains(err.Error(), "No such file")) {
+		return nil
+	}
+	return err
+}
+
 // run runs one `ip` command.
 func run(args ...string) error {
 	out, err := exec.Command("ip", args...).CombinedOutput()
@@ -70,6 +80,22 @@ func run(args ...string) error {
 // Create makes the bridge and one namespace per node for the cluster whose
 // state lives in stateDir. On error it removes what it made.
 func Create(stateDir string, nodes []string) (*Topology, error) {
+	t, err := New(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, node := range nodes {
+		if _, err := t.Add(node); err != nil {
+			_ = t.Remove()
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// New makes the bridge of the cluster whose state lives in stateDir, with
+// a free /24; nodes are added with Add.
+func New(stateDir string) (*Topology, error) {
 	if err := Check(); err != nil {
 		return nil, err
 	}
@@ -79,45 +105,52 @@ func Create(stateDir string, nodes []string) (*Topology, error) {
 		return nil, err
 	}
 	t := &Topology{ID: id, Bridge: Prefix + "b" + id, Subnet: fmt.Sprintf("10.231.%d.0/24", n), Gateway: fmt.Sprintf("10.231.%d.1", n)}
-	fail := func(err error) (*Topology, error) {
-		_ = t.Remove()
-		return nil, fmt.Errorf("network for %s: %w", stateDir, err)
-	}
 	for _, a := range [][]string{
 		{"link", "add", t.Bridge, "type", "bridge"},
 		{"addr", "add", t.Gateway + "/24", "dev", t.Bridge},
 		{"link", "set", t.Bridge, "up"},
 	} {
 		if err := run(a...); err != nil {
-			return fail(err)
-		}
-	}
-	for i, node := range nodes {
-		if len(nodes) > 250 {
-			return fail(errors.New("at most 250 nodes per cluster"))
-		}
-		nn := NodeNet{Node: node, Namespace: fmt.Sprintf("%s%s-%s", Prefix, id, node), HostVeth: fmt.Sprintf("%sv%s%02d", Prefix, id, i),
-			Address: fmt.Sprintf("10.231.%d.%d", n, i+2)}
-		t.Nodes = append(t.Nodes, nn)
-		peer := fmt.Sprintf("%sp%s%02d", Prefix, id, i)
-		for _, a := range [][]string{
-			{"netns", "add", nn.Namespace},
-			{"link", "add", nn.HostVeth, "type", "veth", "peer", "name", peer},
-			{"link", "set", peer, "netns", nn.Namespace},
-			{"link", "set", nn.HostVeth, "master", t.Bridge},
-			{"link", "set", nn.HostVeth, "up"},
-			{"-n", nn.Namespace, "link", "set", peer, "name", "eth0"},
-			{"-n", nn.Namespace, "addr", "add", nn.Address + "/24", "dev", "eth0"},
-			{"-n", nn.Namespace, "link", "set", "eth0", "up"},
-			{"-n", nn.Namespace, "link", "set", "lo", "up"},
-			{"-n", nn.Namespace, "route", "add", "default", "via", t.Gateway},
-		} {
-			if err := run(a...); err != nil {
-				return fail(err)
-			}
+			_ = t.Remove()
+			return nil, fmt.Errorf("network for %s: %w", stateDir, err)
 		}
 	}
 	return t, nil
+}
+
+// Add makes a node's namespace, its veth link to the bridge and its
+// address (the next free one), and returns them; a node added before is
+// returned as it is.
+func (t *Topology) Add(node string) (NodeNet, error) {
+	if n, err := t.node(node); err == nil {
+		return n, nil
+	}
+	i := len(t.Nodes)
+	if i >= 250 {
+		return NodeNet{}, errors.New("at most 250 nodes per cluster")
+	}
+	base := strings.TrimSuffix(t.Gateway, ".1")
+	nn := NodeNet{Node: node, Namespace: fmt.Sprintf("%s%s-%s", Prefix, t.ID, node), HostVeth: fmt.Sprintf("%sv%s%02d", Prefix, t.ID, i),
+		Address: fmt.Sprintf("%s.%d", base, i+2)}
+	t.Nodes = append(t.Nodes, nn)
+	peer := fmt.Sprintf("%sp%s%02d", Prefix, t.ID, i)
+	for _, a := range [][]string{
+		{"netns", "add", nn.Namespace},
+		{"link", "add", nn.HostVeth, "type", "veth", "peer", "name", peer},
+		{"link", "set", peer, "netns", nn.Namespace},
+		{"link", "set", nn.HostVeth, "master", t.Bridge},
+		{"link", "set", nn.HostVeth, "up"},
+		{"-n", nn.Namespace, "link", "set", peer, "name", "eth0"},
+		{"-n", nn.Namespace, "addr", "add", nn.Address + "/24", "dev", "eth0"},
+		{"-n", nn.Namespace, "link", "set", "eth0", "up"},
+		{"-n", nn.Namespace, "link", "set", "lo", "up"},
+		{"-n", nn.Namespace, "route", "add", "default", "via", t.Gateway},
+	} {
+		if err := run(a...); err != nil {
+			return nn, fmt.Errorf("network of %s: %w", node, err)
+		}
+	}
+	return nn, nil
 }
 
 // freeSubnet picks N for 10.231.N.0/24: the first not in use on the host,
@@ -198,18 +231,18 @@ func (t *Topology) Remove() error {
 	var errs []error
 	for _, n := range t.Nodes {
 		if exists("netns", n.Namespace) {
-			if err := run("netns", "del", n.Namespace); err != nil {
+			if err := runGone("netns", "del", n.Namespace); err != nil {
 				errs = append(errs, err)
 			}
 		}
 		if exists("link", n.HostVeth) {
-			if err := run("link", "del", n.HostVeth); err != nil {
+			if err := runGone("link", "del", n.HostVeth); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
 	if t.Bridge != "" && exists("link", t.Bridge) {
-		if err := run("link", "del", t.Bridge); err != nil {
+		if err := runGone("link", "del", t.Bridge); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -268,4 +301,19 @@ func CleanStale(keep func(id string) bool) ([]string, error) {
 func isHex(s string) bool {
 	_, err := hex.DecodeString(s)
 	return err == nil && strings.ToLower(s) == s
+}
+
+// IsCut reports whether the node's link is down (a partition a run that
+// died could not heal).
+func (t *Topology) IsCut(node string) bool {
+	n, err := t.node(node)
+	if err != nil {
+		return false
+	}
+	out, err := exec.Command("ip", "-n", n.Namespace, "-o", "link", "show", "eth0").Output()
+	if err != nil {
+		return false
+	}
+	flags, _, _ := strings.Cut(string(out), ">")
+	return !strings.Contains(flags, ",UP") && !strings.Contains(flags, "<UP")
 }

@@ -103,8 +103,14 @@ func TestTopology(t *testing.T) {
 	if reachable(net.JoinHostPort("127.0.0.1", "7070")) {
 		t.Error("the server listens on the host's loopback too")
 	}
+	if top.IsCut("node1") {
+		t.Error("node1 cut before the cut")
+	}
 	if err := top.Cut("node1"); err != nil {
 		t.Fatal(err)
+	}
+	if !top.IsCut("node1") || top.IsCut("node2") {
+		t.Errorf("after cutting node1: node1 cut %t, node2 cut %t", top.IsCut("node1"), top.IsCut("node2"))
 	}
 	waitFor(false, "after the cut")
 	if fromNode2() {

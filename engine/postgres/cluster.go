@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/netns"
 )
 
 // Node roles in a local cluster's state.
@@ -286,19 +287,25 @@ func (u *osUser) reachable(ctx context.Context, dir string) error {
 // nodeSetup describes one server being set up.
 type nodeSetup struct {
 	name, role string
+	host       string // the address it listens on: loopback, or its namespace's
 	port       int
 	dir, data  string
 	log        string
 }
 
 func (n *nodeSetup) cmd(bin string) []string {
-	cmd := []string{filepath.Join(bin, "postgres"), "-D", n.data, "-c", "port=" + strconv.Itoa(n.port), "-c", "cluster_name=" + n.name}
+	cmd := []string{filepath.Join(bin, "postgres"), "-D", n.data, "-c", "port=" + strconv.Itoa(n.port), "-c", "cluster_name=" + n.name,
+		"-c", "listen_addresses=" + n.host}
 	sock := ""
 	if len(filepath.Join(n.dir, ".s.PGSQL.65535")) < 100 { // sun_path limit
 		sock = n.dir
 	}
 	return append(cmd, "-c", "unix_socket_directories="+sock)
 }
+
+// Netns reports that the nodes bind to the address cluster.NodeHost gives
+// them, so --netns puts each in its own network namespace.
+func (Provisioner) Netns() bool { return true }
 
 // Up runs initdb for the primary, starts it, creates the scalelab database,
 // then makes each replica with pg_basebackup (a replication slot each) and
@@ -336,6 +343,12 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 		return err
 	}
 	st.Auth = fmt.Sprintf("scram-sha-256 password for user %s (loopback only; no trust entries)", ClusterUser)
+	if st.Net != nil {
+		if conf.tls {
+			return fmt.Errorf("--netns with --opt tls=on: the server certificate names loopback only; use one or the other")
+		}
+		st.Auth = fmt.Sprintf("scram-sha-256 password for user %s (the cluster's own network %s and loopback only; no trust entries)", ClusterUser, st.Net.Subnet)
+	}
 	var tlsDir string
 	if conf.tls {
 		tlsDir = filepath.Join(st.Dir, "tls")
@@ -362,6 +375,9 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 			return err
 		}
 		n := &nodeSetup{name: fmt.Sprintf("node%d", i+1), role: RoleReplica, port: port}
+		if n.host, err = st.NodeHost(n.name); err != nil {
+			return err
+		}
 		if i == 0 {
 			n.role = RolePrimary
 		}
@@ -371,13 +387,13 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 		nodes[i] = n
 	}
 	primary := nodes[0]
-	if err := initPrimary(ctx, ou, bin, primary, pw, conf); err != nil {
+	if err := initPrimary(ctx, ou, bin, primary, pw, conf, st.Net); err != nil {
 		return err
 	}
 	if err := startNode(ctx, ou, bin, primary, pw, st); err != nil {
 		return err
 	}
-	if err := withConn(ctx, primary.port, pw, "postgres", func(c *pgx.Conn) error {
+	if err := withConn(ctx, primary.host, primary.port, pw, "postgres", func(c *pgx.Conn) error {
 		_, err := c.Exec(ctx, "CREATE DATABASE "+ClusterDB)
 		return err
 	}); err != nil {
@@ -388,7 +404,7 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 			return err
 		}
 		if err := ou.run(ctx, n.dir, n.log, []string{PasswordEnv + "=" + pw, "PGSSLMODE=prefer"},
-			filepath.Join(bin, "pg_basebackup"), "-h", loopback, "-p", strconv.Itoa(primary.port), "-U", ClusterUser,
+			filepath.Join(bin, "pg_basebackup"), "-h", primary.host, "-p", strconv.Itoa(primary.port), "-U", ClusterUser,
 			"-D", n.data, "-X", "stream", "-R", "-C", "-S", n.name, "-c", "fast", "-N"); err != nil {
 			return fmt.Errorf("replica %s: %w", n.name, err)
 		}
@@ -399,7 +415,7 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	if conf.replicas > 0 {
 		err := cluster.WaitFor(ctx, fmt.Sprintf("%d replicas to stream", conf.replicas), 100*time.Millisecond, func() bool {
 			n := 0
-			_ = withConn(ctx, primary.port, pw, ClusterDB, func(c *pgx.Conn) error {
+			_ = withConn(ctx, primary.host, primary.port, pw, ClusterDB, func(c *pgx.Conn) error {
 				return c.QueryRow(ctx, "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'").Scan(&n)
 			})
 			return n == conf.replicas
@@ -408,12 +424,12 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 			return err
 		}
 	}
-	st.Target = (&url.URL{Scheme: "postgres", User: url.User(ClusterUser), Host: net.JoinHostPort(loopback, strconv.Itoa(primary.port)), Path: "/" + ClusterDB}).String()
+	st.Target = (&url.URL{Scheme: "postgres", User: url.User(ClusterUser), Host: net.JoinHostPort(primary.host, strconv.Itoa(primary.port)), Path: "/" + ClusterDB}).String()
 	return nil
 }
 
 // initPrimary runs initdb and writes pg_hba.conf and the settings.
-func initPrimary(ctx context.Context, ou *osUser, bin string, n *nodeSetup, pw string, conf *clusterConf) error {
+func initPrimary(ctx context.Context, ou *osUser, bin string, n *nodeSetup, pw string, conf *clusterConf, nw *netns.Topology) error {
 	if err := ou.mkdir(n.dir); err != nil {
 		return err
 	}
@@ -433,6 +449,10 @@ func initPrimary(ctx context.Context, ou *osUser, bin string, n *nodeSetup, pw s
 		"local   all           all                  scram-sha-256\n" +
 		"host    all           all    127.0.0.1/32  scram-sha-256\n" +
 		"host    replication   all    127.0.0.1/32  scram-sha-256\n"
+	if nw != nil {
+		// --netns: the cluster's own bridge network, nothing beyond it
+		hba += fmt.Sprintf("host    all           all    %s  scram-sha-256\nhost    replication   all    %s  scram-sha-256\n", nw.Subnet, nw.Subnet)
+	}
 	if err := os.WriteFile(filepath.Join(n.data, "pg_hba.conf"), []byte(hba), 0o600); err != nil {
 		return err
 	}
@@ -460,13 +480,13 @@ func startNode(ctx context.Context, ou *osUser, bin string, n *nodeSetup, pw str
 	if err != nil {
 		return err
 	}
-	st.Nodes = append(st.Nodes, cluster.Node{Name: n.name, Role: n.role, PID: pid, Host: loopback, Port: n.port,
+	st.Nodes = append(st.Nodes, cluster.Node{Name: n.name, Role: n.role, PID: pid, Host: n.host, Port: n.port,
 		Ports: map[string]int{"sql": n.port}, DataDir: n.data, LogFile: n.log, Cmd: cmd, Cgroup: cg, StopSignal: "INT"})
 	if err := st.Save(); err != nil {
 		return err
 	}
 	return cluster.WaitFor(ctx, n.name+" to accept connections", 100*time.Millisecond, func() bool {
-		err := withConn(ctx, n.port, pw, "postgres", func(c *pgx.Conn) error {
+		err := withConn(ctx, n.host, n.port, pw, "postgres", func(c *pgx.Conn) error {
 			var rec bool
 			if err := c.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&rec); err != nil {
 				return err
@@ -491,8 +511,8 @@ func anyDead(st *cluster.State) bool {
 
 // withConn connects to a local node as the cluster's superuser (plain TCP on
 // loopback), runs f and closes the connection.
-func withConn(ctx context.Context, port int, pw, db string, f func(*pgx.Conn) error) error {
-	cfg, err := pgx.ParseConfig(fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable connect_timeout=5", loopback, port, ClusterUser, db))
+func withConn(ctx context.Context, host string, port int, pw, db string, f func(*pgx.Conn) error) error {
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable connect_timeout=5", host, port, ClusterUser, db))
 	if err != nil {
 		return err
 	}
@@ -526,7 +546,7 @@ func (Provisioner) Status(ctx context.Context, st *cluster.State) ([]cluster.Nod
 		if !ns.Alive {
 			continue
 		}
-		err := withConn(ctx, n.Port, pw, ClusterDB, func(c *pgx.Conn) error {
+		err := withConn(ctx, n.Host, n.Port, pw, ClusterDB, func(c *pgx.Conn) error {
 			var rec bool
 			if err := c.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&rec); err != nil {
 				return err
@@ -633,7 +653,7 @@ func (Provisioner) Health(ctx context.Context, st *cluster.State) (cluster.Healt
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	streaming := map[string]bool{}
-	err = withConn(ctx, primary.Port, pw, ClusterDB, func(c *pgx.Conn) error {
+	err = withConn(ctx, primary.Host, primary.Port, pw, ClusterDB, func(c *pgx.Conn) error {
 		rows, err := c.Query(ctx, "SELECT application_name FROM pg_stat_replication WHERE state = 'streaming'")
 		if err != nil {
 			return err

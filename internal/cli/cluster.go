@@ -22,6 +22,7 @@ const clusterUsage = `Usage:
                      [--roles cm,data,data] [--opt key=value] [--timeout 10m]
                      [--backend sqlite|postgres]   (ferretdb)
                      [--cpus 0.5] [--memory 1g] [--cpuset 0]   (per node, in a cgroup)
+                     [--netns]   (each node in its own network namespace; root, postgres)
   scalelab cluster status [NAME] [--json]
   scalelab cluster down NAME [--keep]
   scalelab cluster list
@@ -35,6 +36,12 @@ func clusterCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(args) == 0 {
 		fmt.Fprint(stderr, clusterUsage)
 		return usageErr("cluster: no subcommand given (up, status, down, list)")
+	}
+	// networks a crashed scalelab left behind go first
+	if removed, err := cluster.CleanStaleNets(); err != nil {
+		fmt.Fprintf(stderr, "warning: removing stale cluster networks: %v\n", err)
+	} else if len(removed) > 0 {
+		fmt.Fprintf(stderr, "removed the stale networks of clusters that no longer exist: %s\n", strings.Join(removed, ", "))
 	}
 	switch args[0] {
 	case "up":
@@ -81,6 +88,7 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	cpus := fs.String("cpus", "", "CPU limit per node in cores, e.g. 0.5 (a cgroup per node)")
 	memory := fs.String("memory", "", "memory limit per node, e.g. 512m or 1g (a cgroup per node)")
 	cpuset := fs.String("cpuset", "", "CPUs each node may run on, e.g. 0 or 0-1 (pinning)")
+	netnsFlag := fs.Bool("netns", false, "each node in its own network namespace on a bridge scalelab creates (root; postgres)")
 	var opts multiFlag
 	fs.Var(&opts, "opt", "engine-specific option key=value (repeatable)")
 	pos, err := splitPositional(fs, args)
@@ -135,11 +143,25 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := st.PrepareLimits(limits); err != nil {
 		return withCode(ExitUnfinished, fmt.Errorf("cluster up %s: %w", *name, err))
 	}
+	if *netnsFlag {
+		if n, ok := prov.(cluster.Networked); !ok || !n.Netns() {
+			return usageErr("cluster up: --netns: the %s provisioner binds its nodes to loopback only; engines that support --netns: postgres", pos[0])
+		}
+	}
 	if err := os.MkdirAll(st.Dir, 0o700); err != nil {
 		return withCode(ExitUnfinished, fmt.Errorf("cluster up: %w", err))
 	}
 	if err := st.Save(); err != nil {
 		return withCode(ExitUnfinished, err)
+	}
+	if *netnsFlag {
+		if err := st.PrepareNet(prov); err != nil {
+			_ = os.RemoveAll(st.Dir)
+			return withCode(ExitUnfinished, fmt.Errorf("cluster up %s: %w", *name, err))
+		}
+		if err := st.Save(); err != nil {
+			return withCode(ExitUnfinished, err)
+		}
 	}
 	fmt.Fprintf(stderr, "starting %s cluster %s in %s ...\n", pos[0], *name, st.Dir)
 	start := time.Now()
@@ -174,6 +196,9 @@ func printState(w io.Writer, st *cluster.State) {
 		fmt.Fprintf(w, "user: %s, password in %s (mode 0600)\n", st.User, st.SecretFile)
 	}
 	fmt.Fprintf(w, "auth: %s\n", st.Auth)
+	if st.Net != nil {
+		fmt.Fprintf(w, "network: each node in its own namespace on bridge %s (%s); the host is %s\n", st.Net.Bridge, st.Net.Subnet, st.Net.Gateway)
+	}
 	if st.Limits != nil && !st.Limits.IsZero() {
 		fmt.Fprintf(w, "limits per node: %s (cgroup %s; each node's cgroup is in status --json)\n", st.Limits, st.LimitsCgroup)
 	}

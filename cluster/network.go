@@ -1,0 +1,92 @@
+package cluster
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+
+	"github.com/scalelab/scalelab/netns"
+)
+
+// Loopback is the address nodes bind to without --netns.
+const Loopback = "127.0.0.1"
+
+// Networked is an optional capability of a Provisioner whose nodes bind to
+// the address NodeHost gives them, so that --netns can put each in a
+// namespace of its own.
+type Networked interface {
+	Netns() bool
+}
+
+// PrepareNet makes the cluster's bridge (--netns) before any node starts;
+// the nodes' namespaces come with NodeHost.
+func (st *State) PrepareNet(p Provisioner) error {
+	if n, ok := p.(Networked); !ok || !n.Netns() {
+		return fmt.Errorf("--netns: the %s provisioner binds its nodes to loopback only; engines that support --netns: postgres", p.Engine())
+	}
+	t, err := netns.New(st.Dir)
+	if err != nil {
+		return fmt.Errorf("--netns: %w", err)
+	}
+	st.Net = t
+	if st.Params == nil {
+		st.Params = map[string]string{}
+	}
+	st.Params["network"] = fmt.Sprintf("namespaces on bridge %s, %s", t.Bridge, t.Subnet)
+	return nil
+}
+
+// NodeHost is the address a node binds to: its namespace's (made now)
+// with --netns, loopback otherwise.
+func (st *State) NodeHost(node string) (string, error) {
+	if st.Net == nil {
+		return Loopback, nil
+	}
+	n, err := st.Net.Add(node)
+	if err != nil {
+		return "", err
+	}
+	return n.Address, st.Save()
+}
+
+// wrapNet runs cmd in the node's namespace when the cluster has one.
+func (st *State) wrapNet(node string, cmd []string) ([]string, error) {
+	if st.Net == nil {
+		return cmd, nil
+	}
+	return st.Net.Wrap(node, cmd)
+}
+
+// removeNet removes the cluster's network (nodes stopped already).
+func removeNet(st *State) error {
+	if st.Net == nil {
+		return nil
+	}
+	if err := st.Net.Remove(); err != nil {
+		return fmt.Errorf("remove the network of %s: %w", st.Name, err)
+	}
+	return nil
+}
+
+// CleanStaleNets removes the networks of clusters that no longer exist (a
+// scalelab that crashed during `cluster up`, a state directory deleted by
+// hand) and returns what it removed. Without iproute2 or the right to
+// change the network there is nothing of ours to clean.
+func CleanStaleNets() ([]string, error) {
+	if _, err := exec.LookPath("ip"); err != nil || os.Geteuid() != 0 {
+		return nil, nil
+	}
+	names, err := List()
+	if err != nil {
+		return nil, err
+	}
+	keep := map[string]bool{}
+	for _, n := range names {
+		if st, err := Load(n); err == nil && st.Net != nil {
+			keep[st.Net.ID] = true
+		} else if err == nil {
+			keep[netns.ID(st.Dir)] = true // a cluster whose up is still running
+		}
+	}
+	return netns.CleanStale(func(id string) bool { return keep[id] })
+}
