@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 
 	"github.com/scalelab/scalelab/netns"
 )
@@ -76,17 +77,14 @@ func CleanStaleNets() ([]string, error) {
 	if _, err := exec.LookPath("ip"); err != nil || os.Geteuid() != 0 {
 		return nil, nil
 	}
-	names, err := List()
-	if err != nil {
-		return nil, err
-	}
-	keep := map[string]bool{}
-	for _, n := range names {
-		if st, err := Load(n); err == nil && st.Net != nil {
-			keep[st.Net.ID] = true
-		} else if err == nil {
-			keep[netns.ID(st.Dir)] = true // a cluster whose up is still running
+	// A network is stale when the cluster that made it has no state any
+	// more, whichever $SCALELAB_HOME it lived in.
+	return netns.CleanStale(func(id string) bool {
+		dir := netns.Owner(id)
+		if dir == "" {
+			return false
 		}
-	}
-	return netns.CleanStale(func(id string) bool { return keep[id] })
+		_, err := os.Stat(filepath.Join(dir, "cluster.json"))
+		return err == nil
+	})
 }

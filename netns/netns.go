@@ -13,8 +13,23 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 )
+
+// OwnersDir records, per network id, the state directory of the cluster
+// that owns it, machine-wide (a network is a machine's, whatever
+// $SCALELAB_HOME made it).
+const OwnersDir = "/run/scalelab-netns"
+
+// Owner returns the state directory recorded for a network id, or "".
+func Owner(id string) string {
+	b, err := os.ReadFile(filepath.Join(OwnersDir, id))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
 
 // Prefix starts the name of every bridge, veth and namespace this package
 // creates, so that stale ones can be found.
@@ -105,6 +120,10 @@ func New(stateDir string) (*Topology, error) {
 		return nil, err
 	}
 	t := &Topology{ID: id, Bridge: Prefix + "b" + id, Subnet: fmt.Sprintf("10.231.%d.0/24", n), Gateway: fmt.Sprintf("10.231.%d.1", n)}
+	if err := os.MkdirAll(OwnersDir, 0o755); err == nil {
+		// who owns the network, for CleanStale in any scalelab on the machine
+		_ = os.WriteFile(filepath.Join(OwnersDir, id), []byte(stateDir), 0o644)
+	}
 	for _, a := range [][]string{
 		{"link", "add", t.Bridge, "type", "bridge"},
 		{"addr", "add", t.Gateway + "/24", "dev", t.Bridge},
@@ -246,6 +265,9 @@ func (t *Topology) Remove() error {
 			errs = append(errs, err)
 		}
 	}
+	if len(errs) == 0 && t.ID != "" {
+		_ = os.Remove(filepath.Join(OwnersDir, t.ID))
+	}
 	return errors.Join(errs...)
 }
 
@@ -271,6 +293,7 @@ func CleanStale(keep func(id string) bool) ([]string, error) {
 			continue
 		}
 		if id := f[0][len(Prefix) : len(Prefix)+6]; isHex(id) && !keep(id) {
+			_ = os.Remove(filepath.Join(OwnersDir, id))
 			if err := run("netns", "del", f[0]); err != nil {
 				errs = append(errs, err)
 				continue

@@ -61,7 +61,7 @@ func TestTopology(t *testing.T) {
 	if err := Check(); err != nil {
 		testenv.Unavailable(t, "network namespaces", err, "run as root with iproute2 installed")
 	}
-	dir := t.TempDir()
+	dir := owned(t)
 	top, err := Create(dir, []string{"node1", "node2"})
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +148,7 @@ func TestCleanStale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept, err := Create(t.TempDir(), []string{"node1"})
+	kept, err := Create(owned(t), []string{"node1"})
 	if err != nil {
 		_ = gone.Remove()
 		t.Fatal(err)
@@ -164,4 +164,15 @@ func TestCleanStale(t *testing.T) {
 	if !exists("netns", kept.Nodes[0].Namespace) || !exists("link", kept.Bridge) {
 		t.Errorf("claimed network removed: %v", removed)
 	}
+}
+
+// owned is a state directory that looks like a live cluster's (it holds a
+// cluster.json), so that a `cluster` command running meanwhile in another
+// test does not take the test's network for a stale one.
+func owned(t *testing.T) string {
+	dir := t.TempDir()
+	if err := os.WriteFile(dir+"/cluster.json", []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
