@@ -289,9 +289,16 @@ func sleep(ctx context.Context, d time.Duration) error {
 	defer t.Stop()
 	select {
 	case <-t.C:
-		// On a loaded machine both may be ready by the time this runs; an
-		// operation that ends after its deadline has timed out.
-		return ctx.Err()
+		// On a loaded machine both may be ready by the time this runs, and
+		// the context's own timer may not have fired yet: an operation
+		// that ends after its deadline has timed out.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+			return context.DeadlineExceeded
+		}
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
