@@ -296,7 +296,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 			return err
 		}
 		if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
-			return context.DeadlineExceeded
+			<-ctx.Done() // due: its timer is about to fire, and then ctx.Err() says so everywhere
+			return ctx.Err()
 		}
 		return nil
 	case <-ctx.Done():
