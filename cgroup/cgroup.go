@@ -1,131 +1,38 @@
 // Package cgroup confines a process and its children in a cgroup with CPU,
-// memory and CPU-set limits, on cgroup v2 where its controllers are
-// available and on cgroup v1 otherwise, and reads the group's usage back.
+// memory and CPU-set limits, on cgroup v2 where it offers the cpu and
+// memory controllers and on cgroup v1 otherwise, and reads the group's
+// usage back.
 package cgroup
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 )
 
-// System is the cgroup hierarchy this machine offers for limits.
-type System struct {
-	// Version is 1 or 2.
-	Version int
-	// roots maps a controller (v1: cpu, cpuacct, memory, cpuset) to its
-	// mount point; v2 has one root under "".
-	roots map[string]string
-}
-
-// Detect finds the hierarchy from /proc/self/mountinfo: cgroup v2 when a
-// cgroup2 mount offers the cpu and memory controllers, else the v1 cpu,
-// cpuacct and memory controllers.
-func Detect() (*System, error) {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil, fmt.Errorf("cgroup: read mountinfo: %w", err)
-	}
-	return detectFrom(b)
-}
-
-// detectFrom parses a mountinfo text.
-func detectFrom(mountinfo []byte) (*System, error) {
-	v1 := map[string]string{}
-	var v2 []string
-	sc := bufio.NewScanner(bytes.NewReader(mountinfo))
-	for sc.Scan() {
-		// ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		if !ok {
-			continue
-		}
-		pf, qf := strings.Fields(pre), strings.Fields(post)
-		if len(pf) < 5 || len(qf) < 3 {
-			continue
-		}
-		mnt := unescape(pf[4])
-		switch qf[0] {
-		case "cgroup2":
-			v2 = append(v2, mnt)
-		case "cgroup":
-			for _, o := range strings.Split(qf[2], ",") {
-				switch o {
-				case "cpu", "cpuacct", "memory", "cpuset":
-					v1[o] = mnt
-				}
-			}
-		}
-	}
-	var missing []string
-	for _, m := range v2 {
-		b, err := os.ReadFile(filepath.Join(m, "cgroup.controllers"))
-		if err != nil {
-			continue
-		}
-		have := strings.Fields(string(b))
-		if contains(have, "cpu") && contains(have, "memory") {
-			return &System{Version: 2, roots: map[string]string{"": m}}, nil
-		}
-		missing = append(missing, fmt.Sprintf("the cgroup v2 hierarchy at %s offers %q, without cpu or memory", m, strings.Join(have, " ")))
-	}
-	if v1["cpu"] != "" && v1["cpuacct"] != "" && v1["memory"] != "" {
-		return &System{Version: 1, roots: v1}, nil
-	}
-	if len(v1) > 0 {
-		missing = append(missing, "the cgroup v1 cpu, cpuacct and memory controllers are not all mounted")
-	}
-	if len(missing) == 0 {
-		missing = append(missing, "no cgroup hierarchy is mounted")
-	}
-	return nil, fmt.Errorf("no cgroup with CPU and memory controllers: %s; enable the cpu and memory controllers of cgroup v2 (or mount the v1 cpu, cpuacct and memory controllers), or run without --cpus/--memory/--cpuset",
-		strings.Join(missing, "; "))
-}
-
-// unescape undoes mountinfo's octal escapes (\040 for a space).
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
 // Group is one node's cgroup: a path such as "scalelab/c1/node1" below
 // each controller's root.
 type Group struct {
-	Path    string
+	// Path is the group's path below each controller's root, elements
+	// separated by "/".
+	Path string
+	// Version is the cgroup version of the hierarchy it is in, 1 or 2.
 	Version int
-	dirs    map[string]string // controller ("" on v2) -> directory
+	// dirs maps a controller (the System's roots) to the group's
+	// directory there; on v1, cpuset only when the group is pinned.
+	dirs map[string]string
+	// roots are the System's.
+	roots map[string]string
 }
 
-// Open finds an existing group by its recorded path.
+// Open finds an existing group by its recorded path; an error when it is
+// gone.
 func Open(path string) (*Group, error) {
 	sys, err := Detect()
 	if err != nil {
@@ -135,10 +42,13 @@ func Open(path string) (*Group, error) {
 }
 
 func (s *System) open(path string) (*Group, error) {
-	g := s.group(path)
+	g, err := s.group(path)
+	if err != nil {
+		return nil, err
+	}
 	for c, d := range g.dirs {
 		if _, err := os.Stat(d); err != nil {
-			if c == "cpuset" {
+			if c == "cpuset" && errors.Is(err, os.ErrNotExist) {
 				delete(g.dirs, c) // a group without pinning has none
 				continue
 			}
@@ -148,86 +58,185 @@ func (s *System) open(path string) (*Group, error) {
 	return g, nil
 }
 
-// group is path's directories, without touching the file system.
-func (s *System) group(path string) *Group {
-	g := &Group{Path: path, Version: s.Version, dirs: map[string]string{}}
-	for c, root := range s.roots {
-		g.dirs[c] = filepath.Join(root, filepath.FromSlash(path))
+// group is path's directories in every controller, without touching the
+// file system. A path is relative, its elements neither empty nor "." or
+// "..", and no directory may hold a quote or a control character (Wrap
+// quotes them for the shell).
+func (s *System) group(path string) (*Group, error) {
+	bad := func(why string) (*Group, error) {
+		return nil, fmt.Errorf("cgroup: bad path %q: %s", path, why)
 	}
-	return g
-}
-
-// Create makes path's group with limits l and returns it; on error it
-// removes what it made.
-func (s *System) Create(path string, l Limits) (*Group, error) {
-	if path == "" || strings.Contains(path, "..") || strings.ContainsAny(path, "'\n") || filepath.IsAbs(path) {
-		return nil, fmt.Errorf("cgroup: bad path %q", path)
+	if path == "" || strings.HasPrefix(path, "/") {
+		return bad("not a relative path such as scalelab/c1/node1")
 	}
-	g := s.group(path)
-	var err error
-	if s.Version == 2 {
-		err = g.createV2(s.roots[""], l)
-	} else {
-		if l.CPUSet == "" {
-			delete(g.dirs, "cpuset")
+	for _, e := range strings.Split(path, "/") {
+		if e == "" || e == "." || e == ".." {
+			return bad("empty, . or .. element")
 		}
-		err = g.createV1(s.roots, l)
 	}
-	if err != nil {
-		_ = g.Remove()
-		return nil, permission(path, err)
+	g := &Group{Path: path, Version: s.Version, dirs: map[string]string{}, roots: s.roots}
+	for c, root := range s.roots {
+		d := filepath.Join(root, filepath.FromSlash(path))
+		if strings.ContainsFunc(d, func(r rune) bool { return r == '\'' || r < ' ' || r == 0x7f }) {
+			return bad(fmt.Sprintf("directory %q holds a quote or a control character", d))
+		}
+		g.dirs[c] = d
 	}
 	return g, nil
 }
 
+// Create makes path's group with limits l and returns it. v1: the group
+// in cpu, cpuacct and memory, and in cpuset when l pins CPUs; v2: the
+// group with cpu and memory (and cpuset) enabled in every ancestor. On
+// error it removes the directories it made. A refusal to write the
+// hierarchy is an error saying limits need root or a delegated cgroup v2
+// subtree.
+func (s *System) Create(path string, l Limits) (*Group, error) {
+	g, err := s.group(path)
+	if err != nil {
+		return nil, err
+	}
+	if !(l.CPUs >= 0 && l.CPUs <= maxCPUs) || l.MemoryBytes < 0 {
+		return nil, fmt.Errorf("cgroup %s: limits out of range: %+v", path, l)
+	}
+	if d, ok := g.dirs["cpuset"]; ok && s.Version == 1 && l.CPUSet == "" {
+		// a stale cpuset directory of an earlier group must not pin this one
+		_ = os.Remove(d)
+		delete(g.dirs, "cpuset")
+	}
+	if err := s.available(l); err != nil {
+		return nil, fmt.Errorf("cgroup %s: %w", path, err)
+	}
+	for c := range g.dirs {
+		if s.readOnly[c] {
+			return nil, fmt.Errorf("cgroup %s: %s is mounted read-only: %s", path, s.roots[c], needRoot)
+		}
+	}
+	var made []string
+	for attempt := 0; ; attempt++ {
+		if s.Version == 2 {
+			err = g.createV2(l, &made)
+		} else {
+			err = g.createV1(l, &made)
+		}
+		if err == nil {
+			return g, nil
+		}
+		for i := len(made) - 1; i >= 0; i-- {
+			_ = os.Remove(made[i])
+		}
+		made = made[:0]
+		// a concurrent Remove of another group took an empty parent away
+		// between two mkdirs: make it again
+		if !errors.Is(err, errVanished) || attempt == 2 {
+			return nil, permission(path, err)
+		}
+	}
+}
+
+// needRoot is what a refusal to write the hierarchy takes.
+const needRoot = "limits need root, or a cgroup v2 subtree delegated to this user"
+
 // permission explains a refusal to write the hierarchy.
 func permission(path string, err error) error {
 	if errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EPERM) {
-		return fmt.Errorf("cgroup %s: %w: limits need write access to the cgroup hierarchy: run as root, or delegate a cgroup v2 subtree to this user", path, err)
+		return fmt.Errorf("cgroup %s: %w: %s", path, err, needRoot)
 	}
 	return fmt.Errorf("cgroup %s: %w", path, err)
 }
 
-// write writes one control file.
-func write(dir, file, value string) error {
-	if err := os.WriteFile(filepath.Join(dir, file), []byte(value), 0o644); err != nil {
-		return fmt.Errorf("write %s = %s: %w", file, strings.TrimSpace(value), err)
+// errVanished marks a mkdir whose parent had gone.
+var errVanished = errors.New("parent directory vanished")
+
+// mkdirs makes path's elements below root one at a time, calling each(parent,
+// dir) after every level (made or already there), and appends what it
+// made to made.
+func mkdirs(root, path string, made *[]string, each func(parent, dir string) error) error {
+	parent := root
+	for _, e := range strings.Split(path, "/") {
+		d := filepath.Join(parent, e)
+		err := os.Mkdir(d, 0o755)
+		switch {
+		case err == nil:
+			*made = append(*made, d)
+		case errors.Is(err, os.ErrNotExist) && parent != root:
+			return fmt.Errorf("create %s: %w: %w", d, errVanished, bare(err))
+		case !errors.Is(err, os.ErrExist):
+			return fmt.Errorf("create %s: %w", d, bare(err))
+		}
+		if each != nil {
+			if err := each(parent, d); err != nil {
+				return err
+			}
+		}
+		parent = d
 	}
 	return nil
 }
 
-// Wrap returns a command that joins the group, then runs cmd in its
-// place, so that every process cmd forks is inside from its start.
+// write writes one control file.
+func write(dir, file, value string) error {
+	path := filepath.Join(dir, file)
+	if err := os.WriteFile(path, []byte(value), 0o644); err != nil {
+		return fmt.Errorf("write %s = %q: %w", path, value, bare(err))
+	}
+	return nil
+}
+
+// bare is err without the operation and path of an *os.PathError, for
+// messages that name the file themselves.
+func bare(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Wrap returns a command that joins the group and then execs cmd in its
+// place, so that cmd and every process it forks are inside from their
+// first instruction:
+//
+//	/bin/sh -c "echo $$ > '<dir>/cgroup.procs' && ... && exec \"$@\"" sh cmd...
+//
+// When a join fails the shell exits with an error before cmd runs.
 func (g *Group) Wrap(cmd []string) []string {
 	var b strings.Builder
-	for _, d := range g.sortedDirs() {
-		fmt.Fprintf(&b, "echo $$ > '%s/cgroup.procs' && ", d)
+	for _, d := range g.dirList() {
+		fmt.Fprintf(&b, "echo $$ > '%s' && ", filepath.Join(d, "cgroup.procs"))
 	}
 	b.WriteString(`exec "$@"`)
 	return append([]string{"/bin/sh", "-c", b.String(), "sh"}, cmd...)
 }
 
-// sortedDirs is the group's directories in a stable order.
-func (g *Group) sortedDirs() []string {
+// dirList is the group's directories in a stable order, each once (v1's
+// cpu and cpuacct are often one mount).
+func (g *Group) dirList() []string {
 	var out []string
 	for _, c := range []string{"", "cpu", "cpuacct", "memory", "cpuset"} {
-		if d, ok := g.dirs[c]; ok {
+		if d, ok := g.dirs[c]; ok && !slices.Contains(out, d) {
 			out = append(out, d)
 		}
 	}
 	return out
 }
 
-// Usage is a group's consumption so far.
+// Usage is a group's consumption since it was made.
 type Usage struct {
-	CPUNanos         uint64 // CPU time of every process in it
-	MemoryBytes      int64  // memory in use now
-	Periods          uint64 // CFS enforcement periods
-	ThrottledPeriods uint64 // periods in which it was throttled
-	ThrottledNanos   uint64
+	// CPUNanos is the CPU time of every process that ran in it.
+	CPUNanos uint64
+	// MemoryBytes is the memory it uses now, page cache included.
+	MemoryBytes int64
+	// Periods counts the CFS enforcement periods in which it ran.
+	Periods uint64
+	// ThrottledPeriods counts the periods in which it used up its quota.
+	ThrottledPeriods uint64
+	// ThrottledNanos is the time its processes waited for quota.
+	ThrottledNanos uint64
 }
 
-// Usage reads the group's usage.
+// Usage reads the group's usage: v1 cpuacct.usage, memory.usage_in_bytes
+// and cpu.stat; v2 cpu.stat and memory.current.
 func (g *Group) Usage() (Usage, error) {
 	if g.Version == 2 {
 		return g.usageV2()
@@ -235,7 +244,7 @@ func (g *Group) Usage() (Usage, error) {
 	return g.usageV1()
 }
 
-// Limits reads back the limits in force.
+// Limits reads back the limits in force; a limit it cannot read is 0.
 func (g *Group) Limits() Limits {
 	if g.Version == 2 {
 		return g.limitsV2()
@@ -243,65 +252,97 @@ func (g *Group) Limits() Limits {
 	return g.limitsV1()
 }
 
-// Remove removes the group's directories and then its empty parents up to
-// the first element of its path. A directory that still holds processes
-// is an error naming it.
+// removeWait is how long Remove waits for a group whose last process has
+// just exited to become removable.
+const removeWait = time.Second
+
+// Remove removes the group's directory in every controller, then its
+// parents up to and including the first element of its path, each when
+// empty. It kills nothing: when a directory still holds processes it
+// removes none and the error names it and them. Directories already gone
+// are no error.
 func (g *Group) Remove() error {
 	var errs []error
-	parts := strings.Split(g.Path, "/")
-	for _, d := range g.sortedDirs() {
-		for i := 0; i < len(parts); i++ {
-			err := os.Remove(d)
-			if err != nil && !errors.Is(err, os.ErrNotExist) {
-				if i == 0 {
-					errs = append(errs, fmt.Errorf("remove cgroup %s: %w", d, err))
-				}
-				break // a parent still used by another group
-			}
+	for _, d := range g.dirList() {
+		if pids := readPids(d); len(pids) > 0 {
+			errs = append(errs, fmt.Errorf("remove %s: processes %v still inside", d, pids))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("cgroup %s: %w", g.Path, errors.Join(errs...))
+	}
+	depth := strings.Count(g.Path, "/")
+	var done []string
+	for _, c := range []string{"", "cpu", "cpuacct", "memory", "cpuset"} {
+		leaf, ok := g.dirs[c]
+		if !ok || slices.Contains(done, leaf) {
+			continue
+		}
+		done = append(done, leaf)
+		if err := rmdirLeaf(leaf); err != nil {
+			errs = append(errs, fmt.Errorf("cgroup %s: %w", g.Path, err))
+			continue
+		}
+		root, d := g.roots[c], leaf
+		for range depth {
 			d = filepath.Dir(d)
+			if d == root || !strings.HasPrefix(d, root) {
+				break
+			}
+			if err := os.Remove(d); err != nil && !errors.Is(err, os.ErrNotExist) {
+				break // it holds another group
+			}
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// readUint reads a file holding one number.
-func readUint(path string) (uint64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
+// rmdirLeaf removes a group's directory. While the kernel says it is
+// busy but lists no process in it (one that has just exited can linger a
+// moment) it tries again, up to removeWait.
+func rmdirLeaf(dir string) error {
+	end := time.Now().Add(removeWait)
+	for {
+		err := os.Remove(dir)
+		if err == nil || errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		busy := errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.ENOTEMPTY)
+		if pids := readPids(dir); busy && len(pids) > 0 {
+			return fmt.Errorf("remove %s: processes %v still inside: %w", dir, pids, bare(err))
+		}
+		if !errors.Is(err, syscall.EBUSY) || time.Now().After(end) {
+			return fmt.Errorf("remove %s: %w", dir, bare(err))
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	return strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
 }
 
-// readKV reads a "key value" file such as cpu.stat.
-func readKV(path string) (map[string]uint64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]uint64{}
-	for _, line := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(line, " "); ok {
-			n, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-			out[k] = n
+// readPids is the processes in one directory's cgroup.procs.
+func readPids(dir string) []int {
+	b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, pid)
 		}
 	}
-	return out, nil
+	return pids
 }
 
-// Procs lists the processes in the group now.
+// Procs lists the processes in the group now, each once.
 func (g *Group) Procs() ([]int, error) {
 	var pids []int
-	for _, d := range g.sortedDirs() {
+	for _, d := range g.dirList() {
 		b, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				continue
 			}
-			return nil, fmt.Errorf("cgroup %s: %w", g.Path, err)
+			return nil, fmt.Errorf("cgroup %s: read cgroup.procs: %w", g.Path, err)
 		}
 		for _, f := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(f); err == nil {
+			if pid, err := strconv.Atoi(f); err == nil && !slices.Contains(pids, pid) {
 				pids = append(pids, pid)
 			}
 		}
@@ -332,4 +373,26 @@ func (g *Group) Empty(grace time.Duration) error {
 		return fmt.Errorf("cgroup %s: processes %v survived SIGKILL", g.Path, pids)
 	}
 	return err
+}
+
+// readUint reads a file holding one number.
+func readUint(dir, file string) (uint64, error) {
+	b, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", file, err)
+	}
+	v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", file, err)
+	}
+	return v, nil
+}
+
+// readKV reads a "key value" file such as cpu.stat.
+func readKV(dir, file string) (map[string]uint64, error) {
+	b, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	return parseKV(b), nil
 }

@@ -2,6 +2,7 @@ package cgroup
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"strconv"
 	"strings"
@@ -9,15 +10,21 @@ import (
 
 // Limits confine one node.
 type Limits struct {
-	CPUs        float64 `json:"cpus,omitempty"`         // cores, e.g. 0.5; 0: none
-	MemoryBytes int64   `json:"memory_bytes,omitempty"` // 0: none
-	CPUSet      string  `json:"cpuset,omitempty"`       // e.g. "0" or "0-1"; "": any CPU
+	// CPUs is the CPU time allowed, in cores (0.5: half of one core's
+	// time); 0 means no limit.
+	CPUs float64 `json:"cpus,omitempty"`
+	// MemoryBytes is the memory allowed; 0 means no limit.
+	MemoryBytes int64 `json:"memory_bytes,omitempty"`
+	// CPUSet lists the CPUs the node's threads may run on ("0", "0-1",
+	// "0,2"); "" means any CPU.
+	CPUSet string `json:"cpuset,omitempty"`
 }
 
 // IsZero reports whether l confines nothing.
 func (l Limits) IsZero() bool { return l.CPUs == 0 && l.MemoryBytes == 0 && l.CPUSet == "" }
 
-// String is "cpus 0.5, memory 1 GiB, cpuset 0".
+// String is "cpus 0.5, memory 1 GiB, cpuset 0", with only the limits that
+// are set, or "none".
 func (l Limits) String() string {
 	var parts []string
 	if l.CPUs > 0 {
@@ -35,84 +42,168 @@ func (l Limits) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// FormatBytes is "512 MiB", "1.5 GiB".
+// FormatBytes is a size in the largest binary unit it reaches, with at
+// most two decimals: "512 MiB", "1.5 GiB", "900 B".
 func FormatBytes(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return strconv.FormatFloat(float64(b)/(1<<30), 'f', -1, 64) + " GiB"
-	case b >= 1<<20:
-		return strconv.FormatFloat(float64(b)/(1<<20), 'f', -1, 64) + " MiB"
+	units := []struct {
+		size int64
+		name string
+	}{{1 << 40, "TiB"}, {1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}}
+	for _, u := range units {
+		if b >= u.size {
+			v := math.Round(float64(b)/float64(u.size)*100) / 100
+			return strconv.FormatFloat(v, 'f', -1, 64) + " " + u.name
+		}
 	}
 	return strconv.FormatInt(b, 10) + " B"
 }
 
-// ParseCPUs reads a CPU limit in cores: "0.5", "2".
+// minCPUs is the smallest CPU limit: the kernel's smallest CFS quota,
+// 1 ms, per period of 100 ms.
+const minCPUs = 0.01
+
+// maxCPUs is the largest CPU limit accepted.
+const maxCPUs = 1024
+
+// ParseCPUs reads a CPU limit in cores, a decimal number such as "0.5" or
+// "2", from 0.01 (the smallest quota the kernel enforces) to 1024.
 func ParseCPUs(s string) (float64, error) {
-	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || v < 0.01 || v > 1024 {
-		return 0, fmt.Errorf("cpus %q: allowed: cores from 0.01 to 1024, e.g. 0.5 or 2", s)
+	t := strings.TrimSpace(s)
+	bad := func(why string) (float64, error) {
+		return 0, fmt.Errorf("cpus %q: allowed: cores from %g to %d as a decimal number, e.g. 0.5 or 2 (%s)", s, minCPUs, maxCPUs, why)
+	}
+	if !isDecimal(t) {
+		return bad("not a number")
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	switch {
+	case err != nil:
+		return bad("not a number")
+	case v <= 0:
+		return bad("not positive")
+	case v < minCPUs:
+		return bad("below the kernel's smallest quota, 1 ms per 100 ms")
+	case v > maxCPUs:
+		return bad("above 1024")
 	}
 	return v, nil
 }
 
-// ParseMemory reads a memory limit: "512m", "1g", "1.5g", "256MiB", or
-// bytes; at least 4 MiB.
-func ParseMemory(s string) (int64, error) {
-	bad := fmt.Errorf("memory %q: allowed: a size of at least 4 MiB such as 512m, 1g, 1.5g or 256MiB", s)
-	t := strings.ToLower(strings.TrimSpace(s))
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "ib"), "b")
-	mult := 1.0
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'k':
-			mult = 1 << 10
-		case 'm':
-			mult = 1 << 20
-		case 'g':
-			mult = 1 << 30
-		case 't':
-			mult = 1 << 40
-		}
-		if mult > 1 {
-			t = t[:n-1]
-		}
-	}
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v <= 0 {
-		return 0, bad
-	}
-	b := int64(v * mult)
-	if b < 4<<20 {
-		return 0, bad
-	}
-	return b, nil
+// isDecimal reports whether s is digits with at most one decimal point
+// between digits: "2", "0.5", not "", ".5", "1e3", "NaN" or "-1".
+func isDecimal(s string) bool {
+	whole, frac, hasDot := strings.Cut(s, ".")
+	return allDigits(whole) && (!hasDot || allDigits(frac))
 }
 
-// ParseCPUSet reads a CPU list: "0", "0-1", "0,2"; every CPU must exist
-// on this machine.
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// minMemory is the smallest memory limit accepted.
+const minMemory = 4 << 20
+
+// maxMemory is the largest memory limit accepted.
+const maxMemory = 1 << 60
+
+// memoryUnits are ParseMemory's units, powers of 1024.
+var memoryUnits = map[string]float64{
+	"": 1, "b": 1,
+	"k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10,
+	"m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
+	"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30,
+	"t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40,
+}
+
+// ParseMemory reads a memory limit: a byte count ("1073741824") or a
+// number with a binary unit k, m, g or t, optionally followed by b or ib,
+// in any case ("512m", "1g", "1.5g", "256MiB"); at least 4 MiB.
+func ParseMemory(s string) (int64, error) {
+	bad := func(why string) (int64, error) {
+		return 0, fmt.Errorf("memory %q: allowed: a size of at least 4 MiB, a byte count or a number with a unit k, m, g or t, powers of 1024, e.g. 512m, 1g, 1.5g or 256MiB (%s)", s, why)
+	}
+	t := strings.ToLower(strings.TrimSpace(s))
+	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	if i < 0 {
+		i = len(t)
+	}
+	num, unit := t[:i], strings.TrimSpace(t[i:])
+	if !isDecimal(num) {
+		return bad("not a size")
+	}
+	mult, ok := memoryUnits[unit]
+	if !ok {
+		return bad(fmt.Sprintf("unknown unit %q", unit))
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return bad("not a size")
+	}
+	b := math.Round(v * mult)
+	switch {
+	case b < minMemory:
+		return bad("below 4 MiB")
+	case b > maxMemory:
+		return bad("above 1 EiB")
+	}
+	return int64(b), nil
+}
+
+// ParseCPUSet reads a CPU list, numbers and ranges separated by commas
+// ("0", "0-1", "0,2"), each CPU one this process can run on (below
+// runtime.NumCPU()).
 func ParseCPUSet(s string) (string, error) {
-	s = strings.TrimSpace(s)
+	t := strings.TrimSpace(s)
 	n := runtime.NumCPU()
 	bad := func(why string) (string, error) {
-		return "", fmt.Errorf("cpuset %q: %s; allowed: CPU numbers from 0 to %d as a list or ranges, e.g. 0, 0-1 or 0,2", s, why, n-1)
+		return "", fmt.Errorf("cpuset %q: %s; allowed: CPU numbers from 0 to %d, single or as ranges, separated by commas, e.g. 0, 0-1 or 0,2", s, why, n-1)
 	}
-	if s == "" {
+	if t == "" {
 		return bad("empty")
 	}
-	for _, part := range strings.Split(s, ",") {
+	for _, part := range strings.Split(t, ",") {
 		lo, hi, isRange := strings.Cut(part, "-")
+		if !allDigits(lo) || isRange && !allDigits(hi) {
+			return bad(fmt.Sprintf("not a CPU list (%q is neither a CPU number nor a range)", part))
+		}
 		a, err1 := strconv.Atoi(lo)
-		b := a
-		var err2 error
+		b, err2 := a, error(nil)
 		if isRange {
 			b, err2 = strconv.Atoi(hi)
 		}
-		if err1 != nil || err2 != nil || a < 0 || b < a {
-			return bad("not a CPU list")
+		if err1 != nil || err2 != nil {
+			return bad(fmt.Sprintf("not a CPU list (%q is neither a CPU number nor a range)", part))
+		}
+		if b < a {
+			return bad(fmt.Sprintf("not a CPU list (range %q runs backwards)", part))
 		}
 		if b >= n {
-			return bad(fmt.Sprintf("this machine has CPUs 0 to %d", n-1))
+			return bad(fmt.Sprintf("CPU %d does not exist here (this process can use %d CPUs)", b, n))
 		}
 	}
-	return s, nil
+	return t, nil
+}
+
+// parseKV reads a "key value" file such as cpu.stat; lines that are not
+// a key and a number are skipped.
+func parseKV(text []byte) map[string]uint64 {
+	out := map[string]uint64{}
+	for _, line := range strings.Split(string(text), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		if n, err := strconv.ParseUint(f[1], 10, 64); err == nil {
+			out[f[0]] = n
+		}
+	}
+	return out
 }
