@@ -15,6 +15,7 @@ import (
 
 // TestMain lets the test binary serve as a node inside a namespace:
 // NETNS_TEST_LISTEN=ADDR answers "ok" to every connection,
+// NETNS_TEST_BULK=ADDR sends bulkBytes to every connection,
 // NETNS_TEST_DIAL=ADDR exits 0 when ADDR answers.
 func TestMain(m *testing.M) {
 	if addr := os.Getenv("NETNS_TEST_LISTEN"); addr != "" {
@@ -31,6 +32,9 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(c, "ok")
 			c.Close()
 		}
+	}
+	if addr := os.Getenv("NETNS_TEST_BULK"); addr != "" {
+		serveBulk(addr)
 	}
 	if addr := os.Getenv("NETNS_TEST_DIAL"); addr != "" {
 		if !reachable(addr) {
