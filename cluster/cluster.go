@@ -10,9 +10,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/scalelab/scalelab/cgroup"
@@ -37,6 +39,15 @@ type Spec struct {
 	Netns bool
 }
 
+// ClientAddress is the host:port the load generator uses for the node's
+// client port.
+func (n Node) ClientAddress() string {
+	if n.Client != "" {
+		return n.Client
+	}
+	return net.JoinHostPort(n.Host, strconv.Itoa(n.Port))
+}
+
 // Node is one process of a cluster.
 type Node struct {
 	Name    string         `json:"name"` // node1, node2, ...
@@ -50,6 +61,9 @@ type Node struct {
 	Cmd     []string       `json:"cmd,omitempty"`    // how to start it again (restart faults)
 	Env     []string       `json:"env,omitempty"`    // extra environment for Cmd (no secrets)
 	Cgroup  string         `json:"cgroup,omitempty"` // the node's cgroup when the cluster has limits
+	// Client is the host:port the load generator uses when it is not
+	// Host:Port (a link's proxy, cluster up --link); "" otherwise.
+	Client string `json:"client,omitempty"`
 	// StopSignal is the signal of the node's proper stop ("INT": a
 	// PostgreSQL fast shutdown); "" means TERM.
 	StopSignal string `json:"stop_signal,omitempty"`
@@ -75,6 +89,9 @@ type State struct {
 	// Net is the cluster's own network when it was started with --netns
 	// (network.go): the bridge, each node's namespace and address.
 	Net *netns.Topology `json:"net,omitempty"`
+	// Links is the cluster's emulated links (cluster up --link), nil when
+	// it has none.
+	Links *Links `json:"links,omitempty"`
 }
 
 // NodeStatus is a node's live status for `scalelab cluster status`.

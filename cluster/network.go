@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/scalelab/scalelab/netns"
 )
@@ -19,11 +20,25 @@ type Networked interface {
 	Netns() bool
 }
 
+// NetnsCapable names the provisioners whose nodes can each have a network
+// namespace of their own (--netns).
+func NetnsCapable() []string {
+	var names []string
+	for _, name := range provisioners.Names() {
+		if p, _ := provisioners.Lookup(name); p != nil {
+			if n, ok := p.(Networked); ok && n.Netns() {
+				names = append(names, name)
+			}
+		}
+	}
+	return names
+}
+
 // PrepareNet makes the cluster's bridge (--netns) before any node starts;
 // the nodes' namespaces come with NodeHost.
 func (st *State) PrepareNet(p Provisioner) error {
 	if n, ok := p.(Networked); !ok || !n.Netns() {
-		return fmt.Errorf("--netns: the %s provisioner binds its nodes to loopback only; engines that support --netns: postgres", p.Engine())
+		return fmt.Errorf("--netns: the %s provisioner binds its nodes to loopback only; provisioners that support --netns: %s", p.Engine(), strings.Join(NetnsCapable(), ", "))
 	}
 	t, err := netns.New(st.Dir)
 	if err != nil {

@@ -117,6 +117,7 @@ func StopAll(st *State, grace time.Duration) error {
 			first = fmt.Errorf("stop %s: %w", st.Nodes[i].Name, err)
 		}
 	}
+	stopLinks(st)
 	if first == nil {
 		first = removeCgroups(st)
 	}

@@ -156,6 +156,9 @@ type Options struct {
 	User             string
 	Conns            int
 	AllowFiltering   bool
+	// Translate maps the addresses the ring announces (host:port) to those
+	// the load generator must use instead (a --cluster's link proxies).
+	Translate map[string]string
 }
 
 // OptionsFrom reads the engine's settings from set; missing keys take
@@ -273,6 +276,16 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 			password = pw
 		}
 	}
+	if cfg.Cluster != nil {
+		for _, n := range cfg.Cluster.Nodes {
+			if n.Client != "" {
+				if opts.Translate == nil {
+					opts.Translate = map[string]string{}
+				}
+				opts.Translate[net.JoinHostPort(n.Host, strconv.Itoa(n.Port))] = n.Client
+			}
+		}
+	}
 	hosts, err := ParseTarget(target)
 	if err != nil {
 		return nil, fmt.Errorf("%w: --target: %v", setting.ErrBadValue, err)
@@ -317,6 +330,20 @@ func Dial(ctx context.Context, hosts []string, opts Options, password string) (*
 	cc.ReconnectInterval = time.Second
 	cc.DefaultIdempotence = true
 	cc.Logger = gocql.NewLogger(gocql.LogLevelNone)
+	if len(opts.Translate) > 0 {
+		cc.AddressTranslator = gocql.AddressTranslatorFunc(func(addr net.IP, port int) (net.IP, int) {
+			to, ok := opts.Translate[net.JoinHostPort(addr.String(), strconv.Itoa(port))]
+			if !ok {
+				return addr, port
+			}
+			h, p, err := net.SplitHostPort(to)
+			if err != nil {
+				return addr, port
+			}
+			pn, _ := strconv.Atoi(p)
+			return net.ParseIP(h), pn
+		})
+	}
 	if opts.User != "" {
 		cc.Authenticator = gocql.PasswordAuthenticator{Username: opts.User, Password: password}
 	}

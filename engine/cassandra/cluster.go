@@ -83,6 +83,10 @@ func freeOnAll(hosts []string, avoid map[int]bool) (int, error) {
 	return 0, fmt.Errorf("no port free on all of %s", strings.Join(hosts, ", "))
 }
 
+// Netns reports that the nodes bind to the address cluster.NodeHost gives
+// them, so --netns puts each in its own network namespace.
+func (p *Provisioner) Netns() bool { return true }
+
 // Up starts the nodes (the seed first), waits until every node is up and
 // normal, then sets authentication up.
 func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State) error {
@@ -126,16 +130,25 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 	if err != nil {
 		return err
 	}
+	// Node i binds to 127.0.0.i, or with --netns to its own namespace's
+	// address (where every port is free: the probe stays on loopback).
 	hosts := make([]string, nodes)
+	probe := make([]string, nodes)
 	for i := range hosts {
-		hosts[i] = nodeAddr(i)
+		hosts[i], probe[i] = nodeAddr(i), nodeAddr(i)
+		if st.Net != nil {
+			if hosts[i], err = st.NodeHost(fmt.Sprintf("node%d", i+1)); err != nil {
+				return err
+			}
+			probe[i] = cluster.Loopback
+		}
 	}
 	used := map[int]bool{}
-	storagePort, err := freeOnAll(hosts, used)
+	storagePort, err := freeOnAll(probe, used)
 	if err != nil {
 		return err
 	}
-	nativePort, err := freeOnAll(hosts, used)
+	nativePort, err := freeOnAll(probe, used)
 	if err != nil {
 		return err
 	}
@@ -174,12 +187,22 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 		if err != nil {
 			return fmt.Errorf("node %s: %w", name, err)
 		}
-		st.Nodes = append(st.Nodes, cluster.Node{
+		node := cluster.Node{
 			Name: name, Role: "data", PID: pid, Host: hosts[i], Port: nativePort,
 			Ports:   map[string]int{"cql": nativePort, "storage": storagePort},
 			DataDir: home, LogFile: logFile, Cmd: cmd, Cgroup: cg,
-		})
-		targets = append(targets, net.JoinHostPort(hosts[i], strconv.Itoa(nativePort)))
+		}
+		// the load generator's address: the node's, or its link's proxy
+		// (the engine translates the ring's addresses to these)
+		ch, cp, err := st.ClientAddr(name, hosts[i], nativePort)
+		if err != nil {
+			return fmt.Errorf("node %s: %w", name, err)
+		}
+		if ch != hosts[i] || cp != nativePort {
+			node.Client = net.JoinHostPort(ch, strconv.Itoa(cp))
+		}
+		st.Nodes = append(st.Nodes, node)
+		targets = append(targets, node.ClientAddress())
 		return nil
 	}
 	// The seed first: the other nodes fail when they find no seed to

@@ -403,8 +403,14 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 		if err := ou.mkdir(n.dir); err != nil {
 			return err
 		}
+		// the replica streams from the primary through its link's proxy
+		// when the cluster's links delay (-R writes that address)
+		phost, pport, err := st.PeerAddr(n.name, primary.name, primary.host, primary.port)
+		if err != nil {
+			return fmt.Errorf("replica %s: %w", n.name, err)
+		}
 		if err := ou.run(ctx, n.dir, n.log, []string{PasswordEnv + "=" + pw, "PGSSLMODE=prefer"},
-			filepath.Join(bin, "pg_basebackup"), "-h", primary.host, "-p", strconv.Itoa(primary.port), "-U", ClusterUser,
+			filepath.Join(bin, "pg_basebackup"), "-h", phost, "-p", strconv.Itoa(pport), "-U", ClusterUser,
 			"-D", n.data, "-X", "stream", "-R", "-C", "-S", n.name, "-c", "fast", "-N"); err != nil {
 			return fmt.Errorf("replica %s: %w", n.name, err)
 		}
@@ -424,7 +430,18 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 			return err
 		}
 	}
-	st.Target = (&url.URL{Scheme: "postgres", User: url.User(ClusterUser), Host: net.JoinHostPort(primary.host, strconv.Itoa(primary.port)), Path: "/" + ClusterDB}).String()
+	// the load generator's addresses: the nodes', or their links' proxies
+	for i := range st.Nodes {
+		n := &st.Nodes[i]
+		h, p, err := st.ClientAddr(n.Name, n.Host, n.Port)
+		if err != nil {
+			return err
+		}
+		if h != n.Host || p != n.Port {
+			n.Client = net.JoinHostPort(h, strconv.Itoa(p))
+		}
+	}
+	st.Target = (&url.URL{Scheme: "postgres", User: url.User(ClusterUser), Host: st.Nodes[0].ClientAddress(), Path: "/" + ClusterDB}).String()
 	return nil
 }
 

@@ -158,7 +158,7 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 		if len(o.Replicas) == 0 {
 			for _, n := range cfg.Cluster.Nodes {
 				if n.Role == RoleReplica {
-					o.Replicas = append(o.Replicas, net.JoinHostPort(n.Host, strconv.Itoa(n.Port)))
+					o.Replicas = append(o.Replicas, n.ClientAddress())
 				}
 			}
 		}

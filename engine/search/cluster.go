@@ -24,7 +24,8 @@ func init() {
 }
 
 // Provisioner starts local clusters of one distribution: one JVM per node
-// (so a node can be killed alone), every node on 127.0.0.1 with its own
+// (so a node can be killed alone), every node on 127.0.0.1 (or in its own
+// network namespace with --netns) with its own
 // free HTTP and transport ports, data and log under the cluster's
 // directory.
 //
@@ -140,6 +141,10 @@ func parseRoles(nodes int, roles []string) ([]nodeRoles, error) {
 	return out, nil
 }
 
+// Netns reports that the nodes bind to the address cluster.NodeHost gives
+// them, so --netns puts each in its own network namespace.
+func (p *Provisioner) Netns() bool { return true }
+
 // Up starts the nodes and waits until the cluster is green with every node.
 func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State) error {
 	d := distributions[p.engine]
@@ -175,14 +180,13 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 		return err
 	}
 
-	const host = "127.0.0.1"
 	type ports struct{ http, transport int }
 	nodePorts := make([]ports, len(roles))
 	used := map[int]bool{}
 	for i := range nodePorts {
 		for _, pp := range []*int{&nodePorts[i].http, &nodePorts[i].transport} {
 			for {
-				port, err := cluster.FreePort(host)
+				port, err := cluster.FreePort(cluster.Loopback)
 				if err != nil {
 					return err
 				}
@@ -194,18 +198,28 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 			}
 		}
 	}
+	// Each node's address: loopback, or its own namespace's with --netns.
+	hosts := make([]string, len(roles))
+	for i := range roles {
+		if hosts[i], err = st.NodeHost(fmt.Sprintf("node%d", i+1)); err != nil {
+			return err
+		}
+	}
 	var seeds, cms []string
 	for i, r := range roles {
-		seeds = append(seeds, fmt.Sprintf("%s:%d", host, nodePorts[i].transport))
+		seeds = append(seeds, net.JoinHostPort(hosts[i], strconv.Itoa(nodePorts[i].transport)))
 		if r.cm {
 			cms = append(cms, fmt.Sprintf("node%d", i+1))
 		}
 	}
 
 	st.Auth = AuthNote
+	if st.Net != nil {
+		st.Auth = strings.Replace(AuthNote, "127.0.0.1 only", "the cluster's own network "+st.Net.Subnet+" only (reachable from this machine alone)", 1)
+	}
 	var targets []string
 	for i, r := range roles {
-		name := fmt.Sprintf("node%d", i+1)
+		name, host := fmt.Sprintf("node%d", i+1), hosts[i]
 		home := filepath.Join(st.Dir, name)
 		if err := os.MkdirAll(filepath.Join(home, "tmp"), 0o700); err != nil {
 			return fmt.Errorf("node %s: %w", name, err)
@@ -245,13 +259,22 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 		if err != nil {
 			return fmt.Errorf("node %s: %w", name, err)
 		}
-		st.Nodes = append(st.Nodes, cluster.Node{
+		node := cluster.Node{
 			Name: name, Role: r.String(), PID: pid, Host: host, Port: nodePorts[i].http,
 			Ports:   map[string]int{"http": nodePorts[i].http, "transport": nodePorts[i].transport},
 			DataDir: home, LogFile: logFile, Cmd: cmd, Cgroup: cg,
-		})
+		}
+		// the load generator's address: the node's, or its link's proxy
+		ch, cp, err := st.ClientAddr(name, host, nodePorts[i].http)
+		if err != nil {
+			return fmt.Errorf("node %s: %w", name, err)
+		}
+		if ch != host || cp != nodePorts[i].http {
+			node.Client = net.JoinHostPort(ch, strconv.Itoa(cp))
+		}
+		st.Nodes = append(st.Nodes, node)
 		if r.data || r.ingest || !r.cm {
-			targets = append(targets, fmt.Sprintf("%s:%d", host, nodePorts[i].http))
+			targets = append(targets, node.ClientAddress())
 		}
 	}
 	st.Target = "http://" + strings.Join(targets, ",")

@@ -22,7 +22,10 @@ const clusterUsage = `Usage:
                      [--roles cm,data,data] [--opt key=value] [--timeout 10m]
                      [--backend sqlite|postgres]   (ferretdb)
                      [--cpus 0.5] [--memory 1g] [--cpuset 0]   (per node, in a cgroup)
-                     [--netns]   (each node in its own network namespace; root, postgres)
+                     [--netns]   (each node in its own network namespace; root;
+                                  postgres, opensearch, elasticsearch, cassandra)
+                     [--link [NODE:]delay=1ms,jitter=1ms,loss=0.5%,rate=100mbit]
+                                 (emulated links, with --netns; repeatable)
   scalelab cluster status [NAME] [--json]
   scalelab cluster down NAME [--keep]
   scalelab cluster list
@@ -88,9 +91,10 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	cpus := fs.String("cpus", "", "CPU limit per node in cores, e.g. 0.5 (a cgroup per node)")
 	memory := fs.String("memory", "", "memory limit per node, e.g. 512m or 1g (a cgroup per node)")
 	cpuset := fs.String("cpuset", "", "CPUs each node may run on, e.g. 0 or 0-1 (pinning)")
-	netnsFlag := fs.Bool("netns", false, "each node in its own network namespace on a bridge scalelab creates (root; postgres)")
-	var opts multiFlag
+	netnsFlag := fs.Bool("netns", false, "each node in its own network namespace on a bridge scalelab creates (root)")
+	var opts, linkFlags multiFlag
 	fs.Var(&opts, "opt", "engine-specific option key=value (repeatable)")
+	fs.Var(&linkFlags, "link", "emulated link, with --netns: [NODE:]delay=1ms,jitter=1ms,loss=0.5%,rate=100mbit (repeatable)")
 	pos, err := splitPositional(fs, args)
 	if err != nil {
 		return err
@@ -143,9 +147,18 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := st.PrepareLimits(limits); err != nil {
 		return withCode(ExitUnfinished, fmt.Errorf("cluster up %s: %w", *name, err))
 	}
+	var links *cluster.Links
+	if len(linkFlags) > 0 {
+		if !*netnsFlag {
+			return usageErr("cluster up: --link needs --netns (emulated links join nodes that each have a network of their own)")
+		}
+		if links, err = cluster.ParseLinks(linkFlags); err != nil {
+			return usageErr("cluster up: %v", err)
+		}
+	}
 	if *netnsFlag {
 		if n, ok := prov.(cluster.Networked); !ok || !n.Netns() {
-			return usageErr("cluster up: --netns: the %s provisioner binds its nodes to loopback only; engines that support --netns: postgres", pos[0])
+			return usageErr("cluster up: --netns: the %s provisioner binds its nodes to loopback only; provisioners that support --netns: %s", pos[0], strings.Join(cluster.NetnsCapable(), ", "))
 		}
 	}
 	if err := os.MkdirAll(st.Dir, 0o700); err != nil {
@@ -159,6 +172,11 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			_ = os.RemoveAll(st.Dir)
 			return withCode(ExitUnfinished, fmt.Errorf("cluster up %s: %w", *name, err))
 		}
+		if err := st.PrepareLinks(links); err != nil {
+			_ = cluster.StopAll(st, time.Second)
+			_ = os.RemoveAll(st.Dir)
+			return withCode(ExitUnfinished, fmt.Errorf("cluster up %s: %w", *name, err))
+		}
 		if err := st.Save(); err != nil {
 			return withCode(ExitUnfinished, err)
 		}
@@ -168,6 +186,9 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	upCtx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	err = prov.Up(upCtx, spec, st)
+	if err == nil {
+		err = st.ApplyLinks()
+	}
 	if serr := st.Save(); serr != nil && err == nil {
 		err = serr
 	}
@@ -190,6 +211,19 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
+// linksText says each node's emulated link and how its paths are made.
+func linksText(st *cluster.State) string {
+	var parts []string
+	for _, n := range st.Nodes {
+		parts = append(parts, n.Name+" "+st.Links.Of(n.Name).String())
+	}
+	how := "loss and rate in the kernel"
+	if st.Links.Proxied {
+		how += fmt.Sprintf(", delay by %d proxies (server pid %d)", len(st.Links.Proxies), st.Links.PID)
+	}
+	return strings.Join(parts, "; ") + " (" + how + ")"
+}
+
 func printState(w io.Writer, st *cluster.State) {
 	fmt.Fprintf(w, "target: %s\n", st.Target)
 	if st.SecretFile != "" {
@@ -198,6 +232,9 @@ func printState(w io.Writer, st *cluster.State) {
 	fmt.Fprintf(w, "auth: %s\n", st.Auth)
 	if st.Net != nil {
 		fmt.Fprintf(w, "network: each node in its own namespace on bridge %s (%s); the host is %s\n", st.Net.Bridge, st.Net.Subnet, st.Net.Gateway)
+	}
+	if st.Links != nil {
+		fmt.Fprintf(w, "links: %s\n", linksText(st))
 	}
 	if st.Limits != nil && !st.Limits.IsZero() {
 		fmt.Fprintf(w, "limits per node: %s (cgroup %s; each node's cgroup is in status --json)\n", st.Limits, st.LimitsCgroup)
