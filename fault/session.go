@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -78,13 +79,14 @@ func Start(st *cluster.State, specs []Spec, origin time.Time, cfg Config) *Sessi
 	s := &Session{cfg: cfg, origin: origin, specs: specs, st: &cp, alive: map[string]bool{},
 		lastF: -1, healthyS: -1, cancel: cancel, stopped: map[int]bool{}, polled: make(chan struct{}, 1)}
 	for _, sp := range specs {
-		f := results.Fault{Spec: sp.Text, Kind: string(sp.Kind), Node: sp.Node, AtS: sp.At.Seconds(), Outcome: "not reached"}
-		if sp.Kind == Stop || sp.Kind == Partition {
+		f := results.Fault{Spec: sp.Text, Kind: string(sp.Kind), Node: sp.Target(), AtS: sp.At.Seconds(), Outcome: "not reached"}
+		if sp.Kind.lasts() {
 			f.ForS = sp.For.Seconds()
 		}
 		s.faults = append(s.faults, f)
 		s.logFault(len(s.faults) - 1)
 	}
+	s.restoreNet(&cp)
 	for _, n := range cp.Nodes {
 		if cp.Net != nil && cp.Net.IsCut(n.Name) {
 			// Left partitioned by a run that died before it could heal.
@@ -105,6 +107,29 @@ func Start(st *cluster.State, specs []Spec, origin time.Time, cfg Config) *Sessi
 		go s.schedule(ctx, i)
 	}
 	return s
+}
+
+// restoreNet undoes network faults a run that died left in place: group
+// partitions joined, every link given its own settings again.
+func (s *Session) restoreNet(st *cluster.State) {
+	if st.Net == nil {
+		return
+	}
+	var sep []string
+	for _, n := range st.Nodes {
+		if st.Net.Separated(n.Name) {
+			sep = append(sep, n.Name)
+		}
+	}
+	if len(sep) > 0 {
+		err := st.Join(sep)
+		s.event(results.EventFault, strings.Join(sep, ","), fmt.Sprintf("partitioned from other nodes before the run; joined them (error: %v)", err))
+	}
+	if st.Links != nil {
+		if err := st.ApplyLinks(); err != nil {
+			s.event(results.EventFault, "", fmt.Sprintf("restore the links' settings before the run: %v", err))
+		}
+	}
 }
 
 // now is the time since the origin in seconds.
@@ -208,12 +233,38 @@ func (s *Session) schedule(ctx context.Context, i int) {
 		}
 		s.event(results.EventFault, sp.Node, fmt.Sprintf("%s: SIGSTOP pid %d for %s", sp.Text, pid, sp.For))
 	case Partition:
-		if s.st.Net == nil {
+		switch {
+		case s.st.Net == nil:
 			err = fmt.Errorf("cluster %s has no network of its own (--netns)", s.st.Name)
-		} else if err = s.st.Net.Cut(sp.Node); err == nil {
+		case sp.A != nil:
+			if err = s.st.Separate(sp.A, sp.B); err == nil {
+				s.stopped[i] = true
+			}
+			s.event(results.EventFault, sp.Target(), fmt.Sprintf("%s: %s cut from %s for %s (each still reaches the load generator)", sp.Text, strings.Join(sp.A, ","), strings.Join(sp.B, ","), sp.For))
+		default:
+			if err = s.st.Net.Cut(sp.Node); err == nil {
+				s.stopped[i] = true
+			}
+			s.event(results.EventFault, sp.Node, fmt.Sprintf("%s: link down for %s (partitioned from every other node and the load generator)", sp.Text, sp.For))
+		}
+	case Delay, Loss:
+		l := s.st.Links.Of(sp.Node)
+		what := fmt.Sprintf("delay %s each way", sp.Delay)
+		if sp.Kind == Delay {
+			l.Delay = sp.Delay
+		} else {
+			l.LossPct = sp.LossPct
+			what = fmt.Sprintf("%g%% of packets lost each way", sp.LossPct)
+		}
+		if sp.Kind == Delay {
+			err = s.st.SetDelay(sp.Node, l)
+		} else {
+			err = s.st.Net.SetLoss(sp.Node, l.LossPct)
+		}
+		if err == nil {
 			s.stopped[i] = true
 		}
-		s.event(results.EventFault, sp.Node, fmt.Sprintf("%s: link down for %s (partitioned from every other node and the load generator)", sp.Text, sp.For))
+		s.event(results.EventFault, sp.Node, fmt.Sprintf("%s: %s on its link for %s", sp.Text, what, sp.For))
 	case Restart:
 		sig := "TERM"
 		if j := s.node(sp.Node); j >= 0 && s.st.Nodes[j].StopSignal != "" {
@@ -225,7 +276,7 @@ func (s *Session) schedule(ctx context.Context, i int) {
 	s.logFault(i)
 	s.mu.Unlock()
 	switch sp.Kind {
-	case Stop, Partition:
+	case Stop, Partition, Delay, Loss:
 		if err != nil {
 			return
 		}
@@ -251,8 +302,9 @@ func (s *Session) finish(f *results.Fault, err error) {
 	}
 }
 
-// resume lifts stop or partition fault i if it is still in effect (SIGCONT,
-// or the link up again); s.mu must be held.
+// resume lifts a stop or network fault i if it is still in effect
+// (SIGCONT, the link up again, the groups joined, the link's own delay and
+// loss back); s.mu must be held.
 func (s *Session) resume(i int) {
 	if !s.stopped[i] {
 		return
@@ -262,13 +314,28 @@ func (s *Session) resume(i int) {
 	pid := s.st.Nodes[s.node(sp.Node)].PID
 	f := &s.faults[i]
 	what := fmt.Sprintf("SIGCONT pid %d", pid)
-	if sp.Kind == Partition {
+	var err error
+	switch sp.Kind {
+	case Partition:
 		what = "link up again (healed)"
-		if err := s.st.Net.Heal(sp.Node); err != nil {
-			f.Outcome, f.Error = "failed", "heal: "+err.Error()
+		if sp.A != nil {
+			what = "groups joined again (healed)"
+			err = s.st.Join(append(append([]string{}, sp.A...), sp.B...))
+		} else {
+			err = s.st.Net.Heal(sp.Node)
 		}
-	} else if err := signal(pid, syscall.SIGCONT); err != nil {
-		f.Outcome, f.Error = "failed", "resume: "+err.Error()
+	case Delay, Loss:
+		what = "link as before (" + s.st.Links.Of(sp.Node).String() + ")"
+		if l := s.st.Links.Of(sp.Node); sp.Kind == Delay {
+			err = s.st.SetDelay(sp.Node, l)
+		} else {
+			err = s.st.Net.SetLoss(sp.Node, l.LossPct)
+		}
+	default:
+		err = signal(pid, syscall.SIGCONT)
+	}
+	if err != nil {
+		f.Outcome, f.Error = "failed", "end the fault: "+err.Error()
 	}
 	f.EndedS = ptr(s.now())
 	s.lastF, s.gateS, s.healthyS = *f.EndedS, s.now(), -1

@@ -27,7 +27,7 @@ type timeFrame struct {
 }
 
 // faultMarks lists the markers of a run: each fault's injection (and a
-// stop's end, a restarted node's start), and the time the cluster was
+// stop's or a network fault's end, a restarted node's start), and the time the cluster was
 // healthy again.
 func faultMarks(r *results.Run) []timeMark {
 	var m []timeMark
@@ -36,9 +36,14 @@ func faultMarks(r *results.Run) []timeMark {
 			m = append(m, timeMark{*f.InjectedS, f.Kind + " " + f.Node})
 		}
 		if f.EndedS != nil {
-			what := "cont " + f.Node
-			if f.Kind == "restart" {
+			what := "end " + f.Kind + " " + f.Node // a network fault's end
+			switch f.Kind {
+			case "stop":
+				what = "cont " + f.Node
+			case "restart":
 				what = f.Node + " started"
+			case "partition":
+				what = "healed " + f.Node
 			}
 			m = append(m, timeMark{*f.EndedS, what})
 		}

@@ -23,6 +23,7 @@ func faultRun(t *testing.T) (*results.Run, string) {
 			After:  &results.ErrorWindow{FromS: 5, ToS: 15, OK: 1800, Errors: 42, ByClass: map[string]int64{"refused": 40, "timeout": 2}}},
 		{Spec: "stop:node3@8s+3s", Kind: "stop", Node: "node3", AtS: 8, ForS: 3, InjectedS: fp(8), EndedS: fp(11), Outcome: "done"},
 		{Spec: "restart:node1@30s", Kind: "restart", Node: "node1", AtS: 30, Outcome: "not reached"},
+		{Spec: "delay:node1=200ms@15s+2s", Kind: "delay", Node: "node1", AtS: 15, ForS: 2, InjectedS: fp(15), EndedS: fp(17), Outcome: "done"},
 	}
 	r.Events = []results.Event{
 		{TS: 0.2, Kind: results.EventHealth, Detail: "green, 3 of 3 nodes"},
@@ -39,7 +40,7 @@ func TestFaultMarksAndTables(t *testing.T) {
 	t.Parallel()
 	r, dir := faultRun(t)
 	marks := faultMarks(r)
-	want := []string{"kill node2", "stop node3", "cont node3", "healthy"}
+	want := []string{"kill node2", "stop node3", "cont node3", "healthy", "delay node1", "end delay node1"}
 	if len(marks) != len(want) {
 		t.Fatalf("marks %+v", marks)
 	}
@@ -57,11 +58,11 @@ func TestFaultMarksAndTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := string(page)
-	// 2 latency charts, throughput and errors: 4 time charts, 4 marks each.
-	if n := strings.Count(s, `class="mark"`); n != 16 {
-		t.Errorf("%d marker lines, want 16", n)
+	// 2 latency charts, throughput and errors: 4 time charts, 6 marks each.
+	if n := strings.Count(s, `class="mark"`); n != 24 {
+		t.Errorf("%d marker lines, want 24", n)
 	}
-	for _, w := range []string{">kill node2</text>", ">cont node3</text>", ">healthy</text>", "<h3>Faults</h3>", "<h3>Cluster events</h3>",
+	for _, w := range []string{">kill node2</text>", ">end delay node1</text>", ">cont node3</text>", ">healthy</text>", "<h3>Faults</h3>", "<h3>Cluster events</h3>",
 		"1800 ok, 42 errors (refused 40, timeout 2)", "not reached", "healthy (green) 3.0 s after the last fault", "yellow, 2 of 3 nodes &lt;b&gt;"} {
 		if !strings.Contains(s, w) {
 			t.Errorf("report lacks %q", w)

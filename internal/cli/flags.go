@@ -81,7 +81,7 @@ func newRunFlags() (*flag.FlagSet, *runFlags) {
 	fs.StringVar(&f.cacheTgt, "cache-target", "", "the cache tier's target (as --target is the store's)")
 	fs.StringVar(&f.cacheCl, "cache-cluster", "", "the cache tier on a local cluster (implies --cache)")
 	fs.Var(&f.slo, "slo", "a service-level objective, e.g. 'p95<1s', 'p99<250ms for read', 'errors<1%' (repeatable or comma-separated); a failed one exits 1")
-	fs.Var(&f.faults, "fault", "inject a fault into the --cluster: kill:NODE@T, stop:NODE@T+D (SIGSTOP, SIGCONT after D), restart:NODE@T; T counts from the start of the load (repeatable; see docs/faults.md)")
+	fs.Var(&f.faults, "fault", "inject a fault into the --cluster: kill:NODE@T, stop:NODE@T+D (SIGSTOP, SIGCONT after D), restart:NODE@T; with --netns clusters partition:NODE@T+D, partition:A|B@T+D (groups), delay:NODE=200ms@T+D, loss:NODE=10%@T+D; T counts from the start of the load (repeatable; see docs/faults.md)")
 	fs.DurationVar(&f.recWait, "recovery-wait", 0, "with --fault: how long to wait after the load for the cluster to be healthy again before the post-run checks (default 3m)")
 	fs.BoolVar(&f.audit, "audit", true, "log every write in history.log and read the acknowledged ones back after the run; a lost one exits 1 (docs/audit.md); --audit=false turns it off, except with --fault")
 	fs.StringVar(&f.segment, "segment", "", "run the I-th (0-based) of N disjoint shares of the test, as I/N (e.g. 0/4); 'scalelab merge' adds the shares' results into one (docs/segments.md)")
