@@ -30,8 +30,8 @@ func clusterKey(c *ClusterSpec) string {
 		opts = append(opts, k+"="+v)
 	}
 	sort.Strings(opts)
-	return fmt.Sprintf("%s nodes=%d replicas=%d heap=%s cpus=%s memory=%s cpuset=%s roles=%s opts=%s", c.Engine, c.Nodes, c.Replicas, c.Heap,
-		c.CPUs, c.Memory, c.CPUSet, strings.Join(c.Roles, ","), strings.Join(opts, ","))
+	return fmt.Sprintf("%s nodes=%d replicas=%d heap=%s cpus=%s memory=%s cpuset=%s roles=%s opts=%s netns=%t link=%s", c.Engine, c.Nodes, c.Replicas, c.Heap,
+		c.CPUs, c.Memory, c.CPUSet, strings.Join(c.Roles, ","), strings.Join(opts, ","), c.Netns, c.Link)
 }
 
 // groups partitions the combinations by cluster, in matrix order of first
@@ -97,6 +97,10 @@ func startCluster(ctx context.Context, cs *ClusterSpec, name string) (*cluster.S
 		_ = os.RemoveAll(st.Dir)
 		return nil, err
 	}
+	if err := prepareNet(cs, prov, st); err != nil {
+		_ = stopCluster(st)
+		return nil, fmt.Errorf("cluster %s: %w", name, err)
+	}
 	timeout := cs.Timeout
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
@@ -105,6 +109,9 @@ func startCluster(ctx context.Context, cs *ClusterSpec, name string) (*cluster.S
 	defer cancel()
 	start := time.Now()
 	err = prov.Up(upCtx, spec, st)
+	if err == nil {
+		err = st.ApplyLinks()
+	}
 	if serr := st.Save(); serr != nil && err == nil {
 		err = serr
 	}
@@ -115,6 +122,26 @@ func startCluster(ctx context.Context, cs *ClusterSpec, name string) (*cluster.S
 	st.Params["up_seconds"] = fmt.Sprintf("%.1f", time.Since(start).Seconds())
 	_ = st.Save()
 	return st, nil
+}
+
+// prepareNet gives the cluster its own network and links when it asks
+// for them (netns, link), as cluster up --netns --link does.
+func prepareNet(cs *ClusterSpec, prov cluster.Provisioner, st *cluster.State) error {
+	links := cs.LinkSpecs()
+	if !cs.Netns && len(links) == 0 {
+		return nil
+	}
+	if err := st.PrepareNet(prov); err != nil {
+		return err
+	}
+	if len(links) == 0 {
+		return st.Save()
+	}
+	ls, err := cluster.ParseLinks(links)
+	if err != nil {
+		return err
+	}
+	return st.PrepareLinks(ls)
 }
 
 // stopCluster stops every node (through the provisioner's Down when it has

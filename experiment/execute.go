@@ -237,7 +237,19 @@ func (x *executor) withClusters(ctx context.Context, gs []group, fn func(map[str
 		for _, ci := range g.combos {
 			use.Combinations = append(use.Combinations, x.combos[ci].ID)
 		}
-		fmt.Fprintf(x.o.Stderr, "starting a local %s cluster (%d nodes) for %s ...\n", g.spec.Engine, use.Nodes, strings.Join(use.Combinations, ", "))
+		shape := fmt.Sprintf("%d nodes", use.Nodes)
+		if use.Nodes == 1 {
+			shape = "1 node"
+		}
+		if g.spec.Replicas > 0 {
+			shape += fmt.Sprintf(" + %d replicas", g.spec.Replicas)
+		}
+		if l := g.spec.LinkSpecs(); len(l) > 0 {
+			shape += ", links " + strings.Join(l, " ")
+		} else if g.spec.Netns {
+			shape += ", own network"
+		}
+		fmt.Fprintf(x.o.Stderr, "starting a local %s cluster (%s) for %s ...\n", g.spec.Engine, shape, strings.Join(use.Combinations, ", "))
 		start := time.Now()
 		st, serr := startCluster(ctx, g.spec, name)
 		use.UpSeconds = time.Since(start).Seconds()

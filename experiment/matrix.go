@@ -328,7 +328,7 @@ func (s *Spec) combination(d *decoder, v []int, name string, pos Pos) *Combinati
 		if h, ok := cl["heap"]; ok {
 			c.Cluster.Heap = h
 		}
-		for k, p := range map[string]*string{"cpus": &c.Cluster.CPUs, "memory": &c.Cluster.Memory, "cpuset": &c.Cluster.CPUSet} {
+		for k, p := range map[string]*string{"cpus": &c.Cluster.CPUs, "memory": &c.Cluster.Memory, "cpuset": &c.Cluster.CPUSet, "link": &c.Cluster.Link} {
 			if v, ok := cl[k]; ok {
 				*p = v
 			}

@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"github.com/scalelab/scalelab/cgroup"
+	"github.com/scalelab/scalelab/cluster"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -78,6 +79,21 @@ type ClusterSpec struct {
 	Roles    []string
 	Options  map[string]string
 	Timeout  time.Duration
+	// Netns puts each node in its own network namespace; Link is the
+	// emulated links (--link values separated by ';'), which imply it.
+	Netns bool
+	Link  string
+}
+
+// LinkSpecs is the cluster's --link values.
+func (c *ClusterSpec) LinkSpecs() []string {
+	var out []string
+	for _, l := range strings.Split(c.Link, ";") {
+		if l = strings.TrimSpace(l); l != "" && l != "none" {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // Factor is one setting varied over levels.
@@ -159,9 +175,9 @@ var LoadKeys = []string{"model", "users", "think", "duration", "warmup", "ops", 
 var TierKeys = []string{"cache", "cache_target"}
 
 // ClusterKeys are the cluster fields a factor may vary.
-var ClusterKeys = []string{"nodes", "replicas", "heap", "cpus", "memory", "cpuset"}
+var ClusterKeys = []string{"nodes", "replicas", "heap", "cpus", "memory", "cpuset", "link"}
 
-var clusterFields = []string{"nodes", "replicas", "heap", "cpus", "memory", "cpuset", "roles", "options", "timeout"}
+var clusterFields = []string{"nodes", "replicas", "heap", "cpus", "memory", "cpuset", "roles", "options", "timeout", "netns", "link"}
 
 // MaxFileSize bounds an experiment file.
 const MaxFileSize = 1 << 20
@@ -479,6 +495,10 @@ func checkCluster(key, raw string) error {
 		if _, err := cgroup.ParseCPUSet(raw); err != nil {
 			return err
 		}
+	case "link":
+		if _, err := cluster.ParseLinks((&ClusterSpec{Link: raw}).LinkSpecs()); err != nil {
+			return fmt.Errorf("%v (several separated by ';'; none: no emulation)", err)
+		}
 	}
 	return nil
 }
@@ -781,6 +801,15 @@ func (d *decoder) clusters(s *Spec, n *yaml.Node) {
 						d.errorf(f.v, ff, "%v", err)
 					}
 					*map[string]*string{"cpus": &c.CPUs, "memory": &c.Memory, "cpuset": &c.CPUSet}[f.key] = v.Text
+				}
+			case "netns":
+				c.Netns = d.enum(f.v, ff, "true", "false").Text == "true"
+			case "link":
+				if v := d.str(f.v, ff); v.Set {
+					if err := checkCluster("link", v.Text); err != nil {
+						d.errorf(f.v, ff, "%v", err)
+					}
+					c.Link = v.Text
 				}
 			case "roles":
 				for _, v := range d.strList(f.v, ff) {

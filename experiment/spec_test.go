@@ -164,11 +164,41 @@ func TestParseErrorCases(t *testing.T) {
 		{"memory field", "scenario: ycsb\nclusters:\n  postgres: {memory: 1k}\n", `memory "1k": allowed: a size of at least 4 MiB`},
 		{"cpuset level", "scenario: ycsb\nfactors:\n  cpuset: [a]\n", `cpuset "a": not a CPU list`},
 		{"combinations word", "scenario: ycsb\ncombinations: ful\n", `(did you mean "full"?)`},
+		{"link level", "scenario: ycsb\nfactors:\n  link: [\"delay=0.5ms\"]\n", "whole milliseconds"},
+		{"link field", "scenario: ycsb\nclusters:\n  postgres: {link: \"lag=1ms\"}\n", `unknown key "lag"`},
+		{"netns field", "scenario: ycsb\nclusters:\n  postgres: {netns: maybe}\n", "maybe"},
 	} {
 		_, err := Parse("x.yaml", []byte(tc.src), "")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v lacks %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestLinkFactor: the same cluster with two link settings is two
+// clusters, each with its links (and so its own network).
+func TestLinkFactor(t *testing.T) {
+	t.Parallel()
+	s := mustParse(t, `
+scenario: ycsb
+engine: postgres
+clusters:
+  postgres: {replicas: 1, netns: true}
+factors:
+  link: ["delay=1ms", "delay=5ms; node2:loss=1%"]
+`)
+	combos, err := s.Matrix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(combos) != 2 || combos[0].Cluster == nil || combos[1].Cluster == nil {
+		t.Fatalf("combinations %+v", combos)
+	}
+	if !combos[0].Cluster.Netns || combos[0].Cluster.Link != "delay=1ms" || strings.Join(combos[1].Cluster.LinkSpecs(), " ") != "delay=5ms node2:loss=1%" {
+		t.Errorf("clusters %+v %+v", combos[0].Cluster, combos[1].Cluster)
+	}
+	if g := groups(combos); len(g) != 2 {
+		t.Errorf("%d cluster groups, want one per link setting", len(g))
 	}
 }
 
