@@ -62,10 +62,11 @@ tools: test-deps
 
 # test-deps: the Debian packages the integration tests need (a JDK and
 # Maven for the search-engine nodes and HdrHistogram's tool, Chromium for
-# the report's browser test, iproute2's ip for the network namespaces of
-# package netns), installed when missing and running as root; otherwise it
+# the report's browser test, iproute2's ip and tc for the network
+# namespaces and links of package netns, nftables' nft for packet loss and
+# partitions between groups), installed when missing and running as root; otherwise it
 # prints the command to run.
-TEST_PKGS_CHECK := java:default-jdk-headless mvn:maven chromium:chromium ip:iproute2
+TEST_PKGS_CHECK := java:default-jdk-headless mvn:maven chromium:chromium ip:iproute2 nft:nftables
 test-deps:
 	@missing=""; for pair in $(TEST_PKGS_CHECK); do cmd=$${pair%%:*}; pkg=$${pair#*:}; \
 		command -v $$cmd >/dev/null || missing="$$missing $$pkg"; done; \

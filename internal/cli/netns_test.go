@@ -17,13 +17,15 @@ import (
 )
 
 // TestPartitionPostgresReplica: a PostgreSQL primary + replica started
-// with --netns (each node in its own network namespace on a bridge), a
-// logs run reading from the replica, the replica partitioned for 3 s: the
-// run completes, the fault is recorded with its healing, the reads routed
-// to the cut replica stall (throughput collapses after the cut), nothing
-// acknowledged is lost, and `cluster down` leaves no namespace or bridge.
-// A network left by a cluster that no longer exists is removed by the next
-// cluster command.
+// with --netns (each node in its own network namespace on a bridge) and
+// 1 ms links (a proxy on every path: the load generator to each node, the
+// replica to the primary), a logs run reading from the replica, the
+// replica partitioned for 15 s: the run completes, the fault is recorded
+// with its healing, errors around it counted and the recovery time
+// reported, the reads routed to the cut replica stall (throughput
+// collapses after the cut), nothing acknowledged is lost, and `cluster
+// down` leaves no namespace, bridge or proxy behind. A network left by a
+// cluster that no longer exists is removed by the next cluster command.
 func TestPartitionPostgresReplica(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts PostgreSQL in network namespaces")
@@ -42,7 +44,7 @@ func TestPartitionPostgresReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = stale.Remove() })
-	if code, out, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgnet", "--replicas", "1", "--netns"); code != 0 {
+	if code, out, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgnet", "--replicas", "1", "--netns", "--link", "delay=1ms"); code != 0 {
 		t.Fatalf("cluster up: %d %s %s", code, out, errs)
 	} else if exec.Command("ip", "link", "show", stale.Bridge).Run() == nil || !strings.Contains(out, "network: each node in its own namespace") {
 		t.Errorf("after cluster up, the stale network %s is still there, or the new cluster's is not named:\n%s\n%s", stale.Bridge, out, errs)
@@ -55,10 +57,15 @@ func TestPartitionPostgresReplica(t *testing.T) {
 	if st.Net == nil || len(st.Net.Nodes) != 2 || !strings.HasPrefix(st.Nodes[1].Host, "10.231.") || st.Nodes[0].Host == st.Nodes[1].Host {
 		t.Fatalf("cluster network %+v, nodes %+v", st.Net, st.Nodes)
 	}
+	// proxies: one per node for the load generator, one for replication
+	if st.Links == nil || !st.Links.Proxied || len(st.Links.Proxies) != 3 || !strings.Contains(st.Target, "127.0.0.1:") || !strings.HasPrefix(st.Nodes[1].Client, "127.0.0.1:") {
+		t.Fatalf("links %+v, target %s, nodes %+v", st.Links, st.Target, st.Nodes)
+	}
+	linksPID := st.Links.PID
 	dir := filepath.Join(t.TempDir(), "run")
-	code, out, errs := run(t, ctx, "run", "logs", "--cluster", "pgnet", "--duration", "8s", "--users", "4", "--set", "logs.records=2000",
+	code, out, errs := run(t, ctx, "run", "logs", "--cluster", "pgnet", "--duration", "22s", "--users", "4", "--set", "logs.records=2000",
 		"--set", "postgres.read_from=replicas", "--set", "postgres.ryw_window=0s",
-		"--fault", "partition:node2@2s+3s", "--out", dir, "--progress", "off")
+		"--fault", "partition:node2@2s+15s", "--out", dir, "--progress", "off")
 	t.Logf("run: exit %d\n%s", code, out)
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, errs)
@@ -68,8 +75,19 @@ func TestPartitionPostgresReplica(t *testing.T) {
 		t.Fatalf("faults %+v", r.Faults)
 	}
 	f := r.Faults[0]
-	if f.Outcome != "done" || f.InjectedS == nil || f.EndedS == nil || *f.EndedS-*f.InjectedS < 2.9 || *f.EndedS-*f.InjectedS > 4 {
+	if f.Outcome != "done" || f.InjectedS == nil || f.EndedS == nil || *f.EndedS-*f.InjectedS < 14.9 || *f.EndedS-*f.InjectedS > 16 {
 		t.Fatalf("partition fault %+v", f)
+	}
+	if f.Before == nil || f.After == nil || f.Before.OK == 0 {
+		t.Errorf("operations and errors around the fault not counted: before %+v after %+v", f.Before, f.After)
+	}
+	if r.Recovery == nil || r.Recovery.TimeToHealthyS == nil {
+		t.Errorf("no recovery time: %+v", r.Recovery)
+	} else {
+		t.Logf("recovery: healthy %.1f s after the partition healed; errors in the 10 s after the cut: %+v", *r.Recovery.TimeToHealthyS, f.After)
+	}
+	if r.Cluster == nil || r.Cluster.Params["links"] != "delay=1ms" {
+		t.Errorf("run.json's cluster lacks its links: %+v", r.Cluster)
 	}
 	// every session soon waits on a read from the cut replica: the
 	// intervals inside the cut see almost nothing done
@@ -88,7 +106,7 @@ func TestPartitionPostgresReplica(t *testing.T) {
 		switch {
 		case ts <= 2:
 			before = append(before, n)
-		case ts >= 3.5 && ts <= 5:
+		case ts >= 3.5 && ts <= 16:
 			during = append(during, n)
 		}
 	}
@@ -127,6 +145,9 @@ func TestPartitionPostgresReplica(t *testing.T) {
 	if exec.Command("ip", "link", "show", st.Net.Bridge).Run() == nil {
 		t.Errorf("bridge %s left after down", st.Net.Bridge)
 	}
+	if cluster.Alive(linksPID) {
+		t.Errorf("the links' proxy server (pid %d) runs after down", linksPID)
+	}
 	// a partition needs a cluster of its own network
 	if code, _, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgloop"); code != 0 {
 		t.Fatalf("cluster up: %s", errs)
@@ -134,5 +155,123 @@ func TestPartitionPostgresReplica(t *testing.T) {
 	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "pgloop") })
 	if code, _, errs := run(t, ctx, "run", "logs", "--cluster", "pgloop", "--duration", "2s", "--fault", "partition:node1@1s+1s"); code != 2 || !strings.Contains(errs, "--netns") {
 		t.Errorf("partition on a loopback cluster: exit %d, %s", code, errs)
+	}
+}
+
+// TestNetworkFaultsPostgres: on a PostgreSQL primary + replica in
+// namespaces with 1 ms links, a delay fault of 100 ms on the primary's
+// link moves the p99 of the writes for its window only; a partition
+// between the groups node1|node2 (each still reaching the load generator)
+// and 30 % loss on the replica's link are injected and undone, recorded,
+// and leave nothing behind; nothing acknowledged is lost.
+func TestNetworkFaultsPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL in network namespaces")
+	}
+	if _, err := postgres.BinDir(); err != nil {
+		testenv.Unavailable(t, "postgres", err, "apt-get install postgresql")
+	}
+	if err := netns.Check(); err != nil {
+		testenv.Unavailable(t, "network namespaces", err, "run as root with iproute2 installed")
+	}
+	if err := netns.CheckNft(); err != nil {
+		testenv.Unavailable(t, "nftables", err, "apt-get install nftables")
+	}
+	t.Setenv("SCALELAB_HOME", t.TempDir())
+	ctx := context.Background()
+	if code, out, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgfx", "--replicas", "1", "--netns", "--link", "delay=1ms", "--link", "node2:rate=100mbit"); code != 0 {
+		t.Fatalf("cluster up: %d %s %s", code, out, errs)
+	} else if !strings.Contains(out, "links: node1 delay=1ms; node2 delay=1ms,rate=100000kbit") {
+		t.Errorf("cluster up does not show the links:\n%s", out)
+	}
+	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "pgfx") })
+	st, err := cluster.Load("pgfx")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dir := filepath.Join(t.TempDir(), "delay")
+	// enough writes in each 1 s interval inside the delay for a p99
+	code, out, errs := run(t, ctx, "run", "logs", "--cluster", "pgfx", "--duration", "10s", "--users", "48", "--set", "logs.records=2000",
+		"--set", "logs.mix=write:3,read:1", "--fault", "delay:node1=100ms@4s+3s", "--out", dir, "--progress", "off")
+	t.Logf("delay run: exit %d\n%s", code, out)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, errs)
+	}
+	r := readRun(t, dir)
+	if len(r.Faults) != 1 || r.Faults[0].Outcome != "done" || r.Faults[0].EndedS == nil {
+		t.Fatalf("delay fault %+v", r.Faults)
+	}
+	_, rows, err := report.ReadSeries(filepath.Join(dir, results.SeriesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inside, outside []float64
+	for _, row := range rows["logs.write"] {
+		switch {
+		case row.T >= 5 && row.T <= 7:
+			inside = append(inside, row.P99)
+		case (row.T >= 2 && row.T <= 3.5) || row.T >= 8.5: // the first second opens 48 connections
+			outside = append(outside, row.P99)
+		}
+	}
+	t.Logf("write p99 per interval (ms): inside the delay %v, outside %v", inside, outside)
+	if len(inside) == 0 || len(outside) == 0 {
+		t.Fatalf("no write intervals: inside %v outside %v", inside, outside)
+	}
+	for _, p := range inside {
+		if !(p >= 200) { // 100 ms each way; NaN: too few writes for a p99
+			t.Errorf("p99 %.1f ms inside the delay window: want at least 200", p)
+		}
+	}
+	for _, p := range outside {
+		if p > 150 || p*2 > inside[0] {
+			t.Errorf("p99 %.1f ms outside the delay window (%.1f inside): want it well below, back near the 1 ms links'", p, inside[0])
+		}
+	}
+
+	dir = filepath.Join(t.TempDir(), "groups")
+	code, out, errs = run(t, ctx, "run", "logs", "--cluster", "pgfx", "--duration", "9s", "--users", "4", "--set", "logs.records=2000",
+		"--fault", "partition:node1|node2@1s+3s,loss:node2=30%@5s+2s", "--out", dir, "--progress", "off")
+	t.Logf("partition and loss run: exit %d\n%s", code, out)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, errs)
+	}
+	r = readRun(t, dir)
+	if len(r.Faults) != 2 || r.Faults[0].Outcome != "done" || r.Faults[1].Outcome != "done" || r.Faults[0].Node != "node1|node2" {
+		t.Fatalf("faults %+v", r.Faults)
+	}
+	var cut, joined, lossy bool
+	for _, e := range r.Events {
+		cut = cut || strings.Contains(e.Detail, "node1 cut from node2")
+		joined = joined || strings.Contains(e.Detail, "groups joined again")
+		lossy = lossy || strings.Contains(e.Detail, "30% of packets lost")
+	}
+	if !cut || !joined || !lossy {
+		t.Errorf("events %+v", r.Events)
+	}
+	if a := r.Audit; a == nil || !a.Checked || a.Lost != 0 || a.Acknowledged == 0 {
+		t.Errorf("audit %+v", a)
+	}
+	if st.Net.Separated("node1") || st.Net.Separated("node2") {
+		t.Error("partition rules left after the run")
+	}
+	out2, _ := exec.Command("ip", "netns", "exec", st.Net.Nodes[1].Namespace, "nft", "list", "chain", "inet", "scalelab", "loss_out").Output()
+	if strings.Contains(string(out2), "drop") {
+		t.Errorf("loss rule left after the run:\n%s", out2)
+	}
+	// a delay fault on a cluster whose links do not delay is refused
+	if code, _, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgnolink", "--netns"); code != 0 {
+		t.Fatalf("cluster up: %s", errs)
+	}
+	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "pgnolink") })
+	if code, _, errs := run(t, ctx, "run", "logs", "--cluster", "pgnolink", "--duration", "2s", "--fault", "delay:node1=10ms@1s+1s"); code != 2 || !strings.Contains(errs, "--link delay=0ms") {
+		t.Errorf("delay on a cluster without proxies: exit %d, %s", code, errs)
+	}
+	if code, _, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgbad", "--link", "delay=1ms"); code != 2 || !strings.Contains(errs, "--link needs --netns") {
+		t.Errorf("--link without --netns: exit %d, %s", code, errs)
+	}
+	if code, _, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgbad", "--netns", "--link", "delay=0.2ms"); code != 2 || !strings.Contains(errs, "whole milliseconds") {
+		t.Errorf("--link delay=0.2ms: exit %d, %s", code, errs)
 	}
 }

@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/engine/cassandra/cassandratest"
+	"github.com/scalelab/scalelab/engine/search/searchtest"
+	"github.com/scalelab/scalelab/internal/testenv"
+	"github.com/scalelab/scalelab/netns"
+)
+
+// TestPartitionOpenSearchNode: a 3-node OpenSearch cluster with each node
+// in its own network namespace and 1 ms links, the logs index at
+// replicas=1; node3 is partitioned for 15 s during a logs run: the fault
+// and its healing are recorded with the operations and errors around it
+// and the time until the cluster is green again, and every acknowledged
+// write is read back after healing. A second run restarts node2 (a real
+// JVM stopped and started again inside its namespace): it rejoins, the
+// cluster is green again, nothing acknowledged is lost. `cluster down`
+// leaves no namespace behind.
+func TestPartitionOpenSearchNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 3 OpenSearch nodes in network namespaces")
+	}
+	searchtest.Require(t, "opensearch")
+	if err := netns.Check(); err != nil {
+		testenv.Unavailable(t, "network namespaces", err, "run as root with iproute2 installed")
+	}
+	t.Setenv("SCALELAB_HOME", t.TempDir())
+	ctx := context.Background()
+	code, out, errs := run(t, ctx, "cluster", "up", "opensearch", "--name", "osnet", "--nodes", "3", "--netns", "--link", "delay=1ms", "--timeout", "5m")
+	if code != 0 {
+		t.Fatalf("cluster up: %d %s %s", code, out, errs)
+	}
+	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "osnet") })
+	st, err := cluster.Load("osnet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Net == nil || len(st.Net.Nodes) != 3 || !strings.HasPrefix(st.Nodes[2].Host, "10.231.") || !strings.Contains(out, "links: node1 delay=1ms") {
+		t.Fatalf("network %+v, nodes %+v\n%s", st.Net, st.Nodes, out)
+	}
+
+	dir := filepath.Join(t.TempDir(), "partition")
+	code, out, errs = run(t, ctx, "run", "logs", "--cluster", "osnet", "--duration", "24s", "--users", "8",
+		"--set", "opensearch.replicas=1", "--set", "opensearch.shards=3", "--set", "logs.records=2000",
+		"--fault", "partition:node3@4s+15s", "--out", dir, "--progress", "off")
+	t.Logf("partition run: exit %d\n%s", code, out)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, errs)
+	}
+	r := readRun(t, dir)
+	if len(r.Faults) != 1 {
+		t.Fatalf("faults %+v", r.Faults)
+	}
+	f := r.Faults[0]
+	if f.Outcome != "done" || f.InjectedS == nil || f.EndedS == nil || *f.EndedS-*f.InjectedS < 14.9 || f.Before == nil || f.After == nil || f.Before.OK == 0 {
+		t.Fatalf("partition fault %+v (before %+v, after %+v)", f, f.Before, f.After)
+	}
+	if rc := r.Recovery; rc == nil || rc.TimeToHealthyS == nil || rc.TimedOut || !strings.HasPrefix(rc.Health, "green, 3 of 3") {
+		t.Errorf("recovery %+v", rc)
+	}
+	if a := r.Audit; a == nil || !a.Checked || a.Lost != 0 || a.Acknowledged == 0 {
+		t.Errorf("audit %+v", a)
+	}
+	var down, up bool
+	for _, e := range r.Events {
+		down = down || strings.Contains(e.Detail, "link down")
+		up = up || strings.Contains(e.Detail, "link up again")
+	}
+	if !down || !up {
+		t.Errorf("events %+v", r.Events)
+	}
+
+	dir = filepath.Join(t.TempDir(), "restart")
+	code, out, errs = run(t, ctx, "run", "logs", "--cluster", "osnet", "--duration", "12s", "--users", "4",
+		"--set", "opensearch.replicas=1", "--set", "opensearch.shards=3", "--set", "logs.records=2000",
+		"--fault", "restart:node2@3s", "--out", dir, "--progress", "off")
+	t.Logf("restart run: exit %d\n%s", code, out)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, errs)
+	}
+	r = readRun(t, dir)
+	if len(r.Faults) != 1 || r.Faults[0].Outcome != "done" {
+		t.Fatalf("restart fault %+v", r.Faults)
+	}
+	if rc := r.Recovery; rc == nil || rc.TimeToHealthyS == nil || rc.TimedOut || !strings.HasPrefix(rc.Health, "green, 3 of 3") {
+		t.Errorf("recovery after the restart %+v", rc)
+	}
+	if a := r.Audit; a == nil || !a.Checked || a.Lost != 0 || a.Acknowledged == 0 {
+		t.Errorf("audit after the restart %+v", a)
+	}
+	after, err := cluster.Load("osnet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Nodes[1].PID == st.Nodes[1].PID || !cluster.Alive(after.Nodes[1].PID) {
+		t.Errorf("node2 pid %d before, %d after the restart", st.Nodes[1].PID, after.Nodes[1].PID)
+	}
+	if code, _, errs := run(t, ctx, "cluster", "down", "osnet"); code != 0 {
+		t.Fatalf("cluster down: %s", errs)
+	}
+	if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), st.Net.ID) {
+		t.Errorf("namespaces left after down:\n%s", out)
+	}
+}
+
+// TestCassandraNetns: a 2-node Cassandra ring with each node in its own
+// namespace and 30 ms client links: the driver learns the ring's own
+// addresses from the nodes and is sent to each node's proxy instead (a
+// translation from the cluster's state), so every operation pays the
+// link's delay both ways (p50 at least 60 ms); a ycsb run loses nothing.
+func TestCassandraNetns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 2 Cassandra nodes in network namespaces")
+	}
+	cassandratest.Require(t)
+	if err := netns.Check(); err != nil {
+		testenv.Unavailable(t, "network namespaces", err, "run as root with iproute2 installed")
+	}
+	t.Setenv("SCALELAB_HOME", t.TempDir())
+	ctx := context.Background()
+	code, out, errs := run(t, ctx, "cluster", "up", "cassandra", "--name", "csnet", "--nodes", "2", "--netns", "--link", "delay=30ms", "--timeout", "5m")
+	if code != 0 {
+		t.Fatalf("cluster up: %d %s %s", code, out, errs)
+	}
+	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "csnet") })
+	st, err := cluster.Load("csnet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range st.Nodes {
+		if !strings.HasPrefix(n.Host, "10.231.") || !strings.HasPrefix(n.Client, "127.0.0.1:") {
+			t.Fatalf("node %+v: want its own network's address and a proxy on loopback", n)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "ycsb")
+	code, out, errs = run(t, ctx, "run", "ycsb", "--cluster", "csnet", "--duration", "4s", "--users", "4", "--out", dir, "--progress", "off")
+	t.Logf("run: exit %d\n%s", code, out)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, errs)
+	}
+	r := readRun(t, dir)
+	for op, s := range r.Summary {
+		if s.Count > 0 && (s.P50Ms == nil || *s.P50Ms < 60) {
+			t.Errorf("%s p50 %v ms: want at least 60 (30 ms each way through the node's proxy)", op, s.P50Ms)
+		}
+	}
+	if a := r.Audit; a == nil || !a.Checked || a.Registers == nil || a.Registers.Lost != 0 || a.Registers.Acknowledged == 0 {
+		t.Errorf("audit %+v", a)
+	}
+}
