@@ -367,9 +367,20 @@ func (st *State) eachCrossing(a, b []string, f func(*linkemu.Client, LinkProxy) 
 	return errors.Join(errs...)
 }
 
-// stopLinks ends the proxies' server.
+// stopLinks ends the proxies' server: SIGTERM, then SIGKILL if it still
+// runs after 5 s; it returns once the process is gone.
 func stopLinks(st *State) {
-	if st.Links != nil && st.Links.PID > 0 && Alive(st.Links.PID) {
-		_ = syscall.Kill(st.Links.PID, syscall.SIGTERM)
+	if st.Links == nil || st.Links.PID <= 0 || !Alive(st.Links.PID) {
+		return
+	}
+	pid := st.Links.PID
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		_ = syscall.Kill(pid, sig)
+		for end := time.Now().Add(5 * time.Second); Alive(pid) && time.Now().Before(end); {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !Alive(pid) {
+			return
+		}
 	}
 }

@@ -8,10 +8,8 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/cluster"
-	"github.com/scalelab/scalelab/engine/cassandra/cassandratest"
-	"github.com/scalelab/scalelab/engine/search/searchtest"
-	"github.com/scalelab/scalelab/internal/testenv"
-	"github.com/scalelab/scalelab/netns"
+	"github.com/scalelab/scalelab/engine/cassandra"
+	"github.com/scalelab/scalelab/engine/search"
 )
 
 // TestPartitionOpenSearchNode: a 3-node OpenSearch cluster with each node
@@ -24,14 +22,7 @@ import (
 // cluster is green again, nothing acknowledged is lost. `cluster down`
 // leaves no namespace behind.
 func TestPartitionOpenSearchNode(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts 3 OpenSearch nodes in network namespaces")
-	}
-	searchtest.Require(t, "opensearch")
-	if err := netns.Check(); err != nil {
-		testenv.Unavailable(t, "network namespaces", err, "run as root with iproute2 installed")
-	}
-	t.Setenv("SCALELAB_HOME", t.TempDir())
+	needNetns(t, "OpenSearch", func() error { return search.Installed("opensearch") }, "make java")
 	ctx := context.Background()
 	code, out, errs := run(t, ctx, "cluster", "up", "opensearch", "--name", "osnet", "--nodes", "3", "--netns", "--link", "delay=1ms", "--timeout", "5m")
 	if code != 0 {
@@ -116,14 +107,7 @@ func TestPartitionOpenSearchNode(t *testing.T) {
 // translation from the cluster's state), so every operation pays the
 // link's delay both ways (p50 at least 60 ms); a ycsb run loses nothing.
 func TestCassandraNetns(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts 2 Cassandra nodes in network namespaces")
-	}
-	cassandratest.Require(t)
-	if err := netns.Check(); err != nil {
-		testenv.Unavailable(t, "network namespaces", err, "run as root with iproute2 installed")
-	}
-	t.Setenv("SCALELAB_HOME", t.TempDir())
+	needNetns(t, "Cassandra", cassandra.Installed, "make java")
 	ctx := context.Background()
 	code, out, errs := run(t, ctx, "cluster", "up", "cassandra", "--name", "csnet", "--nodes", "2", "--netns", "--link", "delay=30ms", "--timeout", "5m")
 	if code != 0 {

@@ -14,9 +14,9 @@ import (
 	"github.com/scalelab/scalelab/results"
 )
 
-// TestCPULimitSaturates starts a PostgreSQL node capped at 0.2 cores
-// (--cpus 0.2, a cgroup), drives it with more than it can serve, and
-// checks that the telemetry measured its CPU near 0.2 cores from its
+// TestCPULimitSaturates starts a PostgreSQL node capped at 0.1 cores
+// (--cpus 0.1, a cgroup), drives it with more than it can serve, and
+// checks that the telemetry measured its CPU near 0.1 cores from its
 // cgroup, that the saturation line names it, and that `cluster down`
 // removes its cgroup.
 func TestCPULimitSaturates(t *testing.T) {
@@ -31,7 +31,7 @@ func TestCPULimitSaturates(t *testing.T) {
 	}
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	ctx := context.Background()
-	if code, _, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgcap", "--cpus", "0.2", "--memory", "512m"); code != 0 {
+	if code, _, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgcap", "--cpus", "0.1", "--memory", "512m"); code != 0 {
 		t.Fatalf("cluster up: %d %s", code, errs)
 	}
 	st, err := cluster.Load("pgcap")
@@ -43,7 +43,7 @@ func TestCPULimitSaturates(t *testing.T) {
 	if err != nil {
 		t.Fatalf("node cgroup %q: %v", st.Nodes[0].Cgroup, err)
 	}
-	if l := g.Limits(); l.CPUs != 0.2 || l.MemoryBytes != 512<<20 {
+	if l := g.Limits(); l.CPUs != 0.1 || l.MemoryBytes != 512<<20 {
 		t.Errorf("limits in force %+v", l)
 	}
 	dir := filepath.Join(t.TempDir(), "run")
@@ -58,22 +58,22 @@ func TestCPULimitSaturates(t *testing.T) {
 		t.Fatalf("telemetry %+v", tel)
 	}
 	n := tel.Nodes[0]
-	t.Logf("node1 under --cpus 0.2: mean %.3f cores, max %.3f, at its limit in %.0f%% of samples, throttled %.1f s; %s",
+	t.Logf("node1 under --cpus 0.1: mean %.3f cores, max %.3f, at its limit in %.0f%% of samples, throttled %.1f s; %s",
 		n.CPUMeanCores, n.CPUMaxCores, 100*n.AtLimitShare, n.ThrottledS, tel.Saturation)
-	if n.Tier != "store" || n.Node != "node1" || n.Source != "cgroup v1" && n.Source != "cgroup v2" || n.Limits == nil || n.Limits.CPUs != 0.2 {
+	if n.Tier != "store" || n.Node != "node1" || n.Source != "cgroup v1" && n.Source != "cgroup v2" || n.Limits == nil || n.Limits.CPUs != 0.1 {
 		t.Errorf("node %+v", n)
 	}
-	if n.CPUMeanCores < 0.12 || n.CPUMaxCores > 0.26 {
-		t.Errorf("capped node used %.3f cores on average, %.3f at most; want about 0.2", n.CPUMeanCores, n.CPUMaxCores)
+	if n.CPUMeanCores < 0.06 || n.CPUMaxCores > 0.14 {
+		t.Errorf("capped node used %.3f cores on average, %.3f at most; want about 0.1", n.CPUMeanCores, n.CPUMaxCores)
 	}
-	if tel.Saturated == nil || tel.Saturated.Node != "node1" || !strings.HasPrefix(tel.Saturation, "store node1 saturated: at its CPU limit of 0.2 cores") {
+	if tel.Saturated == nil || tel.Saturated.Node != "node1" || !strings.HasPrefix(tel.Saturation, "store node1 saturated: at its CPU limit of 0.1 cores") {
 		t.Errorf("saturation %q", tel.Saturation)
 	}
 	if !strings.Contains(out, "saturation: store node1 saturated") {
 		t.Errorf("terminal summary without the saturation line:\n%s", out)
 	}
 	page, err := os.ReadFile(filepath.Join(dir, results.ReportFile))
-	if err != nil || !strings.Contains(string(page), "store node1 saturated") || !strings.Contains(string(page), "CPU per node over time") || !strings.Contains(string(page), "limit 0.2 cores") {
+	if err != nil || !strings.Contains(string(page), "store node1 saturated") || !strings.Contains(string(page), "CPU per node over time") || !strings.Contains(string(page), "limit 0.1 cores") {
 		t.Errorf("report without the saturation line or the CPU chart (%v)", err)
 	}
 	if code, _, errs := run(t, ctx, "cluster", "down", "pgcap"); code != 0 {
