@@ -6,6 +6,7 @@ package scenario
 import (
 	"context"
 	"errors"
+	"net/http"
 	"time"
 
 	"github.com/scalelab/scalelab/engine"
@@ -198,6 +199,14 @@ type RegisterLog interface {
 // of a few hundred keys.
 type RegisterReader interface {
 	ReadVersions(ctx context.Context, keys []int64, versions []int64) error
+}
+
+// Server is an optional capability of a Scenario that is a web
+// application: the HTTP handler of its backend on an opened engine (what
+// `scalelab serve` runs; a run without records.app-style URL runs the same
+// handler in its own process).
+type Server interface {
+	Handler(ctx context.Context, env Env) (http.Handler, error)
 }
 
 // ErrEngineNotSupported is returned by Open for an engine without a storage

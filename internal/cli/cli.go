@@ -57,6 +57,7 @@ Usage:
   scalelab report DIR [DIR...]    rebuild a run's report.html (repairing a crashed run), or
                                   compare runs
   scalelab audit DIR              read back the writes of a run (one whose process died, too)
+  scalelab serve SCENARIO [flags] run a web scenario's backend (records) as an HTTP app server
   scalelab merge DIR... --out DIR add the segments of a divided test (run --segment I/N) into
                                   one result
   scalelab kube job|setup [flags] -- SCENARIO [run flags]
@@ -70,7 +71,7 @@ Exit codes: 0 ok, 1 a check failed, 2 bad usage, 3 interrupted, 4 the run could 
 `
 
 // commands are the subcommands, in the order the usage lists them.
-var commands = []string{"run", "list", "cluster", "experiment", "check", "report", "audit", "merge", "kube", "version", "help"}
+var commands = []string{"run", "list", "cluster", "experiment", "check", "report", "audit", "serve", "merge", "kube", "version", "help"}
 
 // isCommand reports whether name is a subcommand.
 func isCommand(name string) bool {
@@ -120,6 +121,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return reportCmd(rest, stdout, stderr)
 	case "audit":
 		return auditCmd(ctx, rest, stdout, stderr)
+	case "serve":
+		return serveCmd(ctx, rest, stdout, stderr)
 	case "merge":
 		return mergeCmd(rest, stdout, stderr)
 	case "kube":

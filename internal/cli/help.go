@@ -44,6 +44,8 @@ func printHelp(w io.Writer, cmd string, rest []string) {
 		fmt.Fprint(w, reportUsage)
 	case "audit":
 		fmt.Fprint(w, auditUsage)
+	case "serve":
+		fmt.Fprint(w, serveUsage)
 	case "merge":
 		fmt.Fprint(w, mergeUsage)
 	case "kube":

@@ -1,0 +1,345 @@
+// Package records is the patient-records site (the Whispr study): patients
+// sign up, keep a medical record, search providers and grant or revoke
+// their access, and delete their account; providers search patients, ask
+// for access and read the records they hold a grant for. It runs as a real
+// web application over HTTP: by default an app server in the scalelab
+// process on loopback (package app), or one given by records.app; its
+// sessions are browsers (package httpload) with cookies and CSRF tokens.
+// Each session checks the site's access rules as it goes, and a leak fails
+// the run. See docs/scenarios/records.md.
+package records
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/scalelab/scalelab/app"
+	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/httpload"
+	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/scenario/kit"
+	"github.com/scalelab/scalelab/setting"
+)
+
+// Name is the scenario's registry name.
+const Name = "records"
+
+// Setting keys.
+const (
+	KeyProviders    = "records.providers"
+	KeyPatients     = "records.patients"
+	KeyLoad         = "records.load"
+	KeyIndexes      = "records.indexes"
+	KeyEager        = "records.eager"
+	KeyColumnTypes  = "records.column_types"
+	KeyBcryptCost   = "records.bcrypt_cost"
+	KeyMix          = "records.mix"
+	KeyThinkPage    = "records.think_page"
+	KeyThinkForm    = "records.think_form"
+	KeyCSRFProbe    = "records.csrf_probe"
+	KeyApp          = "records.app"
+	KeyMaxInFlight  = "records.max_inflight"
+	KeyTimeout      = "records.request_timeout"
+	KeySecretFile   = "records.secret_file"
+	kindSignup      = "signup"
+	kindProvider    = "provider"
+	kindReturning   = "returning"
+	defaultMixValue = "signup:6,provider:3,returning:1"
+)
+
+func init() { scenario.Register(&Scenario{}) }
+
+// Scenario is the records scenario.
+type Scenario struct{}
+
+var _ scenario.Scenario = (*Scenario)(nil)
+
+// Name is "records".
+func (*Scenario) Name() string { return Name }
+
+// Description is one line for `scalelab list`.
+func (*Scenario) Description() string {
+	return "patient-records web site (Whispr) over HTTP: sign-up, medical record, provider search, access grants, account deletion"
+}
+
+// Settings declares the scenario's settings.
+func (*Scenario) Settings() []setting.Spec {
+	return []setting.Spec{
+		{Key: KeyProviders, Kind: setting.Int, Default: "10000", Min: 10, Max: 10_000_000, Description: "providers in the seed"},
+		{Key: KeyPatients, Kind: setting.Int, Default: "5000", Min: 8, Max: 10_000_000, Description: "patients in the seed, each granting one provider access"},
+		{Key: KeyLoad, Kind: setting.Bool, Default: "true", Description: "recreate the tables and load the seed before the run (the reset between runs)"},
+		{Key: KeyIndexes, Kind: setting.Bool, Default: "true", Description: "indexes on names and on the grants' patient and provider (false: provider search is a sequential scan)"},
+		{Key: KeyEager, Kind: setting.Bool, Default: "false", Description: "the providers page reads its 5 providers and their sharing in one query (false: one query per provider, N+1)"},
+		{Key: KeyColumnTypes, Kind: setting.Enum, Default: "varchar", Allowed: []string{"varchar", "text"}, Description: "string columns as varchar(255) (Rails' string) or text"},
+		{Key: KeyBcryptCost, Kind: setting.Int, Default: "10", Min: 4, Max: 14, Description: "bcrypt cost of sign-up and sign-in (each step doubles the CPU a sign-up takes)"},
+		{Key: KeyMix, Kind: setting.String, Default: defaultMixValue, Description: "weights of the session kinds: signup (a new patient's visit), provider, returning (a seeded patient answering requests)"},
+		{Key: KeyThinkPage, Kind: setting.Duration, Default: "2s", Min: 0, Max: 600, Description: "think time before a page: uniform up to this"},
+		{Key: KeyThinkForm, Kind: setting.Duration, Default: "5s", Min: 0, Max: 600, Description: "think time before a form post: uniform up to this"},
+		{Key: KeyCSRFProbe, Kind: setting.Float, Default: "0.2", Min: 0, Max: 1, Description: "share of sign-up sessions that first post the form without its CSRF token (the site must refuse it)"},
+		{Key: KeyApp, Kind: setting.String, Default: "", Description: "URL of a running records site (scalelab serve, or a balancer in front of several); empty: an app server in this process on loopback"},
+		{Key: KeyMaxInFlight, Kind: setting.Int, Default: "16", Min: 0, Max: 100000, Description: "requests the in-process app server works on at once (the others queue); 0: unbounded"},
+		{Key: KeyTimeout, Kind: setting.Duration, Default: "30s", Min: 0.001, Max: 3600, Description: "request timeout, of the app server and of the load generator's browsers"},
+		{Key: KeySecretFile, Kind: setting.String, Default: "", Description: "file (mode 0600) with the secret that signs session cookies; empty: a random one for this process (every app server behind one balancer needs the same)"},
+	}
+}
+
+var openers = kit.Storage[struct{}, db]{}
+
+// Engines lists the engines the site runs on.
+func (*Scenario) Engines() []string { return openers.Engines() }
+
+// config is the scenario's settings, read once.
+type config struct {
+	providers, patients int
+	load, indexes       bool
+	eager               bool
+	text                string
+	cost                int
+	mix                 [3]float64 // cumulative weights: signup, provider, returning
+	thinkPage           time.Duration
+	thinkForm           time.Duration
+	csrfProbe           float64
+	app                 string
+	maxInFlight         int
+	timeout             time.Duration
+	secretFile          string
+}
+
+// pick chooses a session kind from u in [0, 1).
+func (c *config) pick(u float64) string {
+	total := c.mix[2]
+	switch {
+	case u*total < c.mix[0]:
+		return kindSignup
+	case u*total < c.mix[1]:
+		return kindProvider
+	default:
+		return kindReturning
+	}
+}
+
+func configFrom(set *setting.Set) (*config, error) {
+	c := &config{
+		providers: int(set.Get(KeyProviders).Int()), patients: int(set.Get(KeyPatients).Int()),
+		load: set.Get(KeyLoad).Bool(), indexes: set.Get(KeyIndexes).Bool(), eager: set.Get(KeyEager).Bool(),
+		text: "varchar(255)", cost: int(set.Get(KeyBcryptCost).Int()),
+		thinkPage: set.Get(KeyThinkPage).Duration(), thinkForm: set.Get(KeyThinkForm).Duration(),
+		csrfProbe: set.Get(KeyCSRFProbe).Float(), app: set.Get(KeyApp).String(),
+		maxInFlight: int(set.Get(KeyMaxInFlight).Int()), timeout: set.Get(KeyTimeout).Duration(),
+		secretFile: set.Get(KeySecretFile).String(),
+	}
+	if set.Get(KeyColumnTypes).String() == "text" {
+		c.text = "text"
+	}
+	weights := map[string]float64{}
+	for _, part := range strings.Split(set.Get(KeyMix).String(), ",") {
+		if strings.TrimSpace(part) == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(part, ":")
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		k = strings.TrimSpace(k)
+		if !ok || err != nil || f < 0 || (k != kindSignup && k != kindProvider && k != kindReturning) {
+			return nil, fmt.Errorf("%w: %s=%q: kind:weight,... expected with kinds signup, provider, returning (e.g. %s)", setting.ErrBadValue, KeyMix, set.Get(KeyMix).String(), defaultMixValue)
+		}
+		weights[k] = f
+	}
+	c.mix[0] = weights[kindSignup]
+	c.mix[1] = c.mix[0] + weights[kindProvider]
+	c.mix[2] = c.mix[1] + weights[kindReturning]
+	if c.mix[2] <= 0 {
+		return nil, fmt.Errorf("%w: %s: the weights add up to 0", setting.ErrBadValue, KeyMix)
+	}
+	if c.app != "" {
+		base, err := httpload.Base(c.app)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", setting.ErrBadValue, KeyApp, err)
+		}
+		c.app = base
+	}
+	return c, nil
+}
+
+// Open prepares the site on the engine: the store, and unless records.app
+// names a running site, an app server on loopback. Tables are made by
+// Load (records.load).
+func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workload, error) {
+	if err := kit.RequireSettings(Name, env.Settings, s.Settings()); err != nil {
+		return nil, err
+	}
+	cfg, err := configFrom(env.Settings)
+	if err != nil {
+		return nil, err
+	}
+	d, err := openers.Open(ctx, Name, env, struct{}{})
+	if err != nil {
+		return nil, err
+	}
+	w := &workload{cfg: cfg, st: &store{db: d, eager: cfg.eager}, counter: httpload.NewCounter(), base: cfg.app}
+	if env.ReadBackOnly {
+		return w, nil
+	}
+	if cfg.app == "" {
+		secret, err := Secret(cfg.secretFile)
+		if err != nil {
+			return nil, err
+		}
+		w.site = newSite(w.st, secret, cfg.cost)
+		w.site.leak = leakForTests
+		w.srv = app.New(w.site.Handler(), app.Config{MaxInFlight: cfg.maxInFlight, RequestTimeout: cfg.timeout})
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("records: app server: %w", err)
+		}
+		w.srv.Start(l)
+		w.base = w.srv.URL()
+	}
+	return w, nil
+}
+
+// leakForTests makes in-process sites serve records without checking
+// grants: only this package's tests set it.
+var leakForTests bool
+
+// Secret reads the cookie-signing secret from a 0600 file, or makes a
+// random one when file is "".
+func Secret(file string) ([]byte, error) {
+	if file == "" {
+		b := make([]byte, 32)
+		_, err := rand.Read(b)
+		return b, err
+	}
+	v, err := cluster.ReadSecret(file)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", setting.ErrBadValue, KeySecretFile, err)
+	}
+	if len(v) < 16 {
+		return nil, fmt.Errorf("%w: %s: the secret in %s is shorter than 16 characters", setting.ErrBadValue, KeySecretFile, file)
+	}
+	return []byte(v), nil
+}
+
+var _ scenario.Server = (*Scenario)(nil)
+
+// Handler opens the site on a connected engine for `scalelab serve`: the
+// store (no load: a run against the site loads it), and the site's routes.
+func (*Scenario) Handler(ctx context.Context, env scenario.Env) (http.Handler, error) {
+	cfg, err := configFrom(env.Settings)
+	if err != nil {
+		return nil, err
+	}
+	d, err := openers.Open(ctx, Name, env, struct{}{})
+	if err != nil {
+		return nil, err
+	}
+	secret, err := Secret(cfg.secretFile)
+	if err != nil {
+		return nil, err
+	}
+	return newSite(&store{db: d, eager: cfg.eager}, secret, cfg.cost).Handler(), nil
+}
+
+// workload is an opened records site.
+type workload struct {
+	cfg     *config
+	st      *store
+	site    *Site
+	srv     *app.Server
+	base    string
+	counter *httpload.Counter
+}
+
+var (
+	_ scenario.Workload       = (*workload)(nil)
+	_ scenario.Reporter       = (*workload)(nil)
+	_ scenario.RegisterReader = (*workload)(nil)
+)
+
+// Operations names the requests.
+func (w *workload) Operations() []string { return append([]string(nil), opNames...) }
+
+// LoadSize is the seed's users and grants.
+func (w *workload) LoadSize() int64 {
+	if !w.cfg.load {
+		return 0
+	}
+	return int64(w.cfg.providers + 2*w.cfg.patients)
+}
+
+// Load recreates the tables and loads the seed (one password hash for
+// every seeded user).
+func (w *workload) Load(ctx context.Context, _ int, progress func(n int64)) error {
+	if !w.cfg.load {
+		return nil
+	}
+	if err := w.st.db.schema(ctx, schemaStmts(w.st.db.dialect(), w.cfg.text, w.cfg.indexes)); err != nil {
+		return fmt.Errorf("records: create tables: %w", err)
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(SeedPassword), w.cfg.cost)
+	if err != nil {
+		return fmt.Errorf("records: seed password: %w", err)
+	}
+	return w.seed(ctx, string(hash), progress)
+}
+
+// NewSession returns a browser (a patient's or a provider's visit).
+func (w *workload) NewSession(id, seed uint64) scenario.Session { return newSession(w, id, seed) }
+
+// Close stops the in-process app server (in-flight requests finish).
+func (w *workload) Close() error {
+	if w.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), w.cfg.timeout+5*time.Second)
+		defer cancel()
+		if err := w.srv.Shutdown(ctx); err != nil {
+			return err
+		}
+	}
+	w.st.db.close()
+	return nil
+}
+
+// Report gives the HTTP responses by operation, status and second, and
+// the in-process app server's own counts.
+func (w *workload) Report() map[string]any {
+	r := map[string]any{"http": w.counter.Report(), "app": w.cfg.app}
+	if w.srv != nil {
+		r["app"] = map[string]any{"servers": 1, "in_process": true, "url": w.base, "max_inflight": w.cfg.maxInFlight,
+			"request_timeout": w.cfg.timeout.String(), "responses": w.srv.Codes()}
+	}
+	return r
+}
+
+// ReadVersions reads the registers' versions: users' and grants' rows.
+func (w *workload) ReadVersions(ctx context.Context, keys, versions []int64) error {
+	var uk, gk []int64
+	var ui, gi []int
+	for i, k := range keys {
+		if k >= grantKeyBase {
+			gk, gi = append(gk, k), append(gi, i)
+		} else {
+			uk, ui = append(uk, k), append(ui, i)
+		}
+	}
+	for _, part := range []struct {
+		table string
+		keys  []int64
+		at    []int
+	}{{"rc_users", uk, ui}, {"rc_grants", gk, gi}} {
+		out := make([]int64, len(part.keys))
+		if err := w.st.versions(ctx, part.table, part.keys, out); err != nil {
+			return fmt.Errorf("records: read back %s: %w", part.table, err)
+		}
+		for j, i := range part.at {
+			versions[i] = out[j]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,135 @@
+package records_test
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scalelab/scalelab/engine/postgres"
+	"github.com/scalelab/scalelab/internal/cli"
+	"github.com/scalelab/scalelab/internal/testenv"
+	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/scenario/records"
+)
+
+// fast makes the site's visits quick for a test: short think times, the
+// cheapest bcrypt, a small seed.
+var fast = []string{"--set", "records.think_page=50ms", "--set", "records.think_form=100ms", "--set", "records.bcrypt_cost=4",
+	"--set", "records.providers=500", "--set", "records.patients=400", "--set", "records.csrf_probe=0.5"}
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := cli.Main(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestRecordsSQLite runs the site in this process on SQLite and drives it
+// over real HTTP: every kind of visit, status codes counted per operation
+// and per second (303 after each post, 403 for a post without its CSRF
+// token and for a provider without a grant, 404 after a deletion), no
+// error, and every acknowledged sign-up, record post, grant and deletion
+// read back.
+func TestRecordsSQLite(t *testing.T) {
+	t.Setenv("SCALELAB_HOME", t.TempDir())
+	dir := filepath.Join(t.TempDir(), "r")
+	code, out, errs := runCLI(t, append([]string{"run", "records", "--duration", "5s", "--users", "8", "--out", dir, "--progress", "off"}, fast...)...)
+	t.Logf("exit %d\n%s", code, out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	r, err := results.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Totals.Errors != 0 {
+		t.Errorf("%d errors", r.Totals.Errors)
+	}
+	for _, op := range []string{"signup", "medical_post", "share", "revoke", "delete_account", "check_revoked", "check_deleted", "view_denied", "login", "csrf_probe"} {
+		if s, ok := r.Summary[op]; !ok || s.Count == 0 {
+			t.Errorf("no %s done", op)
+		}
+	}
+	http, _ := r.ScenarioReport["http"].(map[string]any)
+	by, _ := http["by_operation"].(map[string]any)
+	want := map[string]string{"signup": "303", "csrf_probe": "403", "check_revoked": "403", "check_deleted": "404", "view_denied": "403", "home": "200"}
+	for op, code := range want {
+		m, _ := by[op].(map[string]any)
+		if n, _ := m[code].(float64); n == 0 {
+			t.Errorf("%s: no %s counted (%v)", op, code, m)
+		}
+	}
+	if secs, _ := http["per_second"].([]any); len(secs) < 4 {
+		t.Errorf("per-second status counts: %v", secs)
+	}
+	a := r.Audit
+	if a == nil || a.Registers == nil || !a.Checked || a.Registers.Acknowledged == 0 || a.Registers.Lost != 0 {
+		t.Errorf("audit %+v", a)
+	}
+}
+
+// TestRecordsLeakFailsRun: a site that serves records without checking
+// grants (reachable from tests only) is caught by the sessions' access
+// checks, and the run fails (exit 1).
+func TestRecordsLeakFailsRun(t *testing.T) {
+	undo := records.SetLeakForTests()
+	defer undo()
+	t.Setenv("SCALELAB_HOME", t.TempDir())
+	dir := filepath.Join(t.TempDir(), "r")
+	code, out, errs := runCLI(t, append([]string{"run", "records", "--duration", "3s", "--users", "6", "--set", "records.mix=signup:1,provider:1", "--out", dir, "--progress", "off"}, fast...)...)
+	t.Logf("exit %d\n%s\n%s", code, out, errs)
+	if code != 1 {
+		t.Fatalf("a leaking site: exit %d, want 1", code)
+	}
+	r, err := results.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leaks int64
+	for _, op := range []string{"check_revoked", "check_deleted", "view_denied"} {
+		leaks += r.Summary[op].ErrorsByClass["integrity"]
+	}
+	if leaks == 0 || !strings.Contains(strings.Join(r.Failures, "\n"), "integrity") {
+		t.Errorf("integrity errors %d, failures %v", leaks, r.Failures)
+	}
+}
+
+// TestRecordsPostgresReplica: the site on a PostgreSQL primary + replica,
+// its reads from the replica except within each user's read-your-writes
+// window, with indexes off and the providers page in one query: no error,
+// the access checks hold, every acknowledged write read back.
+func TestRecordsPostgresReplica(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL")
+	}
+	if _, err := postgres.BinDir(); err != nil {
+		testenv.Unavailable(t, "postgres", err, "apt-get install postgresql")
+	}
+	t.Setenv("SCALELAB_HOME", t.TempDir())
+	if code, out, errs := runCLI(t, "cluster", "up", "postgres", "--name", "recpg", "--replicas", "1"); code != 0 {
+		t.Fatalf("cluster up: %s %s", out, errs)
+	}
+	t.Cleanup(func() { runCLI(t, "cluster", "down", "recpg") })
+	dir := filepath.Join(t.TempDir(), "r")
+	code, out, errs := runCLI(t, append([]string{"run", "records", "--cluster", "recpg", "--duration", "5s", "--users", "8", "--out", dir, "--progress", "off",
+		"--set", "postgres.read_from=replicas", "--set", "records.indexes=false", "--set", "records.eager=true"}, fast...)...)
+	t.Logf("exit %d\n%s", code, out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	r, err := results.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Totals.Errors != 0 || r.Summary["view_denied"].Count == 0 || r.Summary["check_revoked"].Count == 0 {
+		t.Errorf("totals %+v, view_denied %+v", r.Totals, r.Summary["view_denied"])
+	}
+	if a := r.Audit; a == nil || a.Registers == nil || a.Registers.Acknowledged == 0 || a.Registers.Lost != 0 {
+		t.Errorf("audit %+v", a)
+	}
+	if r.Settings["records.indexes"] != "false" || r.Settings["postgres.read_from"] != "replicas" {
+		t.Errorf("settings %v", r.Settings)
+	}
+}
