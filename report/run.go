@@ -143,7 +143,9 @@ func buildRunView(r *results.Run, dir string) *runView {
 	markRunCharts(v, r)
 	v.Faults, v.Events = faultTable(r), eventTable(r)
 	v.Audit = auditTable(r)
-	v.Scenario, v.ScenCharts = scenarioFigures(r.ScenarioReport)
+	httpTables, httpCharts, rest := httpFigures(r.ScenarioReport)
+	v.Scenario, v.ScenCharts = scenarioFigures(rest)
+	v.Scenario, v.ScenCharts = append(httpTables, v.Scenario...), append(httpCharts, v.ScenCharts...)
 	keys := make([]string, 0, len(r.Settings))
 	for k := range r.Settings {
 		keys = append(keys, k)

@@ -1,0 +1,88 @@
+package report
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+)
+
+// httpReport is what a web scenario reports of its HTTP responses
+// (scenario_report.http, package httpload).
+type httpReport struct {
+	ByOperation map[string]map[string]int64 `json:"by_operation"`
+	PerSecond   []struct {
+		T     float64          `json:"t"`
+		Codes map[string]int64 `json:"codes"`
+	} `json:"per_second"`
+}
+
+// httpFigures draws a web scenario's responses: per second by status code
+// (the study's chart of response-code rates over time) and a table of
+// each operation's responses by status. It returns the scenario report
+// without its "http" part (drawn here, not by the generic tables).
+func httpFigures(rep map[string]any) ([]figTable, []chart, map[string]any) {
+	raw, ok := rep["http"]
+	if !ok {
+		return nil, nil, rep
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return nil, nil, rep
+	}
+	var h httpReport
+	if json.Unmarshal(b, &h) != nil || (len(h.ByOperation) == 0 && len(h.PerSecond) == 0) {
+		return nil, nil, rep
+	}
+	rest := make(map[string]any, len(rep))
+	for k, v := range rep {
+		if k != "http" {
+			rest[k] = v
+		}
+	}
+	codes := map[string]bool{}
+	for _, m := range h.ByOperation {
+		for c := range m {
+			codes[c] = true
+		}
+	}
+	for _, s := range h.PerSecond {
+		for c := range s.Codes {
+			codes[c] = true
+		}
+	}
+	order := make([]string, 0, len(codes))
+	for c := range codes {
+		order = append(order, c)
+	}
+	sort.Strings(order) // 2xx, 3xx, 4xx, 5xx, then connection_error, timeout
+	spec := lineSpec{Title: "HTTP responses per second by status", XLabel: "seconds since the first response", YLabel: "responses per second",
+		XZero: true, XFmt: fmtSeconds, Empty: "no responses",
+		Note: "Every response the load generator got, by status code, in each second; timeout and connection_error are requests that got no answer."}
+	for i, c := range order {
+		ser := lineSeries{Name: c, Color: color(i)}
+		for _, s := range h.PerSecond {
+			ser.X = append(ser.X, s.T)
+			ser.Y = append(ser.Y, float64(s.Codes[c]))
+		}
+		spec.Series = append(spec.Series, ser)
+	}
+	t := figTable{Title: "HTTP responses by operation and status", Cols: append([]string{"operation"}, order...),
+		Note: "Responses by status code per operation over the whole run (a post's success is its 303)."}
+	ops := make([]string, 0, len(h.ByOperation))
+	for op := range h.ByOperation {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	for _, op := range ops {
+		row := []string{op}
+		for _, c := range order {
+			if n := h.ByOperation[op][c]; n > 0 {
+				row = append(row, strconv.FormatInt(n, 10))
+			} else {
+				row = append(row, "")
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return []figTable{t}, []chart{spec.render()}, rest
+}
