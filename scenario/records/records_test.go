@@ -45,7 +45,11 @@ func TestRecordsSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.Totals.Errors != 0 {
-		t.Errorf("%d errors", r.Totals.Errors)
+		for op, s := range r.Summary {
+			if s.Errors > 0 {
+				t.Errorf("%s: %d errors: %v", op, s.Errors, s.ErrorSamples)
+			}
+		}
 	}
 	for _, op := range []string{"signup", "medical_post", "share", "revoke", "delete_account", "check_revoked", "check_deleted", "view_denied", "login", "csrf_probe"} {
 		if s, ok := r.Summary[op]; !ok || s.Count == 0 {
