@@ -178,6 +178,19 @@ func (u *User) Post(ctx context.Context, op, path string, form url.Values, heade
 	return u.do(req, op, want)
 }
 
+// Do sends a request with a body of a content type (an API call); want
+// as for Get (none: 200).
+func (u *User) Do(ctx context.Context, op, method, path string, body io.Reader, contentType string, want ...int) (*Page, error) {
+	req, err := http.NewRequestWithContext(ctx, method, u.base+path, body)
+	if err != nil {
+		return nil, err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	return u.do(req, op, want)
+}
+
 func (u *User) do(req *http.Request, op string, want []int) (*Page, error) {
 	if len(want) == 0 {
 		want = []int{http.StatusOK}

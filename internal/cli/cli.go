@@ -57,7 +57,7 @@ Usage:
   scalelab report DIR [DIR...]    rebuild a run's report.html (repairing a crashed run), or
                                   compare runs
   scalelab audit DIR              read back the writes of a run (one whose process died, too)
-  scalelab serve SCENARIO [flags] run a web scenario's backend (records) as an HTTP app server
+  scalelab serve SCENARIO [flags] run a scenario's backend (records, mhealth) as an HTTP app server
   scalelab merge DIR... --out DIR add the segments of a divided test (run --segment I/N) into
                                   one result
   scalelab kube job|setup [flags] -- SCENARIO [run flags]

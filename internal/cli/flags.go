@@ -43,6 +43,7 @@ type runFlags struct {
 	cache    string
 	cacheTgt string
 	cacheCl  string
+	app      string
 	segment  string
 	startAt  string
 	tele     string
@@ -80,6 +81,7 @@ func newRunFlags() (*flag.FlagSet, *runFlags) {
 	fs.StringVar(&f.cache, "cache", "", "a cache tier in front of the store: its engine (for scenarios that use one, see 'scalelab list scenarios'); its settings are --set cache.ENGINE.KEY=VALUE")
 	fs.StringVar(&f.cacheTgt, "cache-target", "", "the cache tier's target (as --target is the store's)")
 	fs.StringVar(&f.cacheCl, "cache-cluster", "", "the cache tier on a local cluster (implies --cache)")
+	fs.StringVar(&f.app, "app", "", "drive a web scenario's backend over HTTP at this URL (scalelab serve, or a balancer): sets SCENARIO.app")
 	fs.Var(&f.slo, "slo", "a service-level objective, e.g. 'p95<1s', 'p99<250ms for read', 'errors<1%' (repeatable or comma-separated); a failed one exits 1")
 	fs.Var(&f.faults, "fault", "inject a fault into the --cluster: kill:NODE@T, stop:NODE@T+D (SIGSTOP, SIGCONT after D), restart:NODE@T; with --netns clusters partition:NODE@T+D, partition:A|B@T+D (groups), delay:NODE=200ms@T+D, loss:NODE=10%@T+D; T counts from the start of the load (repeatable; see docs/faults.md)")
 	fs.DurationVar(&f.recWait, "recovery-wait", 0, "with --fault: how long to wait after the load for the cluster to be healthy again before the post-run checks (default 3m)")
@@ -146,6 +148,16 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	f, given, scen, err := parseRunArgs(args)
 	if err != nil {
 		return err
+	}
+	if f.app != "" {
+		s, err := scenario.Lookup(scen)
+		if err != nil {
+			return usageErr("run: %v", err)
+		}
+		if _, ok := s.(scenario.Server); !ok {
+			return usageErr("run: --app: scenario %s has no HTTP backend; scenarios that do: %s", scen, strings.Join(webScenarios(), ", "))
+		}
+		f.sets = append(f.sets, scen+".app="+f.app)
 	}
 	opts := f.options(scen, given)
 	if opts.Telemetry, err = parseTelemetry(f.tele); err != nil {

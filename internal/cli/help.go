@@ -74,7 +74,7 @@ type flagGroup struct {
 // listed under "Other".
 var runFlagGroups = []flagGroup{
 	{"Load", []string{"model", "users", "think", "duration", "ops", "rate", "arrivals", "phases", "warmup", "seed", "drain", "load-only"}},
-	{"Engine and tiers", []string{"engine", "target", "cluster", "set", "cache", "cache-target", "cache-cluster"}},
+	{"Engine and tiers", []string{"engine", "target", "cluster", "set", "cache", "cache-target", "cache-cluster", "app"}},
 	{"Output and checks", []string{"out", "progress", "samples", "telemetry", "slo", "audit", "cpuprofile"}},
 	{"Faults", []string{"fault", "recovery-wait"}},
 	{"Many load machines", []string{"segment", "start-at"}},

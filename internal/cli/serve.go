@@ -22,9 +22,9 @@ const serveUsage = `Usage: scalelab serve SCENARIO [--engine E] [--cluster NAME 
                       [--set key=value]... [--listen 127.0.0.1:8080]
                       [--max-inflight 16] [--request-timeout 30s] [--procs N]
 
-Runs a web scenario's backend (records) as an HTTP server on the engine, as
-its app tier: a run drives it with --set records.app=http://ADDR (or through a
-balancer in front of several). The run loads the data; serve never does.
+Runs a scenario's backend (records, mhealth) as an HTTP server on the engine,
+as its app tier: a run drives it with --app http://ADDR (or through a balancer
+in front of several). The run loads the data; serve never does.
 --max-inflight bounds the requests worked on at once (the others queue; a
 request that cannot start within --request-timeout gets 503), --procs sets
 GOMAXPROCS. SIGTERM or Ctrl-C stops accepting, lets in-flight requests finish
@@ -95,7 +95,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if eng.Name() == "sqlite" && *target == "" {
-		return usageErr("serve: the sqlite engine needs --target FILE: the database file, which a run loads with the same --target and --set records.app=URL")
+		return usageErr("serve: the sqlite engine needs --target FILE: the database file, which a run loads with the same --target and --app URL")
 	}
 	if *procs > 0 {
 		runtime.GOMAXPROCS(*procs)

@@ -12,6 +12,77 @@ import (
 	"time"
 )
 
+// startServe runs `scalelab serve args...` until the returned stop is
+// called (it then returns serve's exit code and output); it waits until
+// addr accepts connections.
+func startServe(t *testing.T, addr string, args ...string) (stop func() (int, string)) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb bytes.Buffer
+	var wg sync.WaitGroup
+	var code int
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		code = Main(ctx, append([]string{"serve"}, args...), &out, &errb)
+	}()
+	stop = func() (int, string) {
+		cancel()
+		wg.Wait()
+		return code, out.String() + errb.String()
+	}
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return stop
+		}
+		if time.Now().After(end) {
+			_, o := stop()
+			t.Fatalf("serve did not listen on %s: %s", addr, o)
+		}
+	}
+}
+
+// freeAddr is a loopback address nothing listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestServeMhealth: the mhealth backend over HTTP with the study's paths
+// (`scalelab serve mhealth`), driven by `run mhealth --app URL`: every
+// patient request goes over HTTP (counted by status), the load and the
+// totals check use the store, nothing differs.
+func TestServeMhealth(t *testing.T) {
+	t.Setenv("SCALELAB_HOME", t.TempDir())
+	db := filepath.Join(t.TempDir(), "mhealth.db")
+	addr := freeAddr(t)
+	stop := startServe(t, addr, "mhealth", "--target", db, "--listen", addr)
+	dir := filepath.Join(t.TempDir(), "r")
+	rc, rout, rerr := run(t, context.Background(), "run", "mhealth", "--target", db, "--app", "http://"+addr, "--users", "4", "--duration", "3s",
+		"--set", "mhealth.weeks=1", "--set", "mhealth.patients=4", "--out", dir, "--progress", "off")
+	code, sout := stop()
+	t.Logf("run: exit %d\n%s\nserve: %s", rc, rout, sout)
+	if rc != 0 || code != 0 {
+		t.Fatalf("run exit %d (%s), serve exit %d", rc, rerr, code)
+	}
+	r := readRun(t, dir)
+	http, _ := r.ScenarioReport["http"].(map[string]any)
+	by, _ := http["by_operation"].(map[string]any)
+	post, _ := by["activity.post"].(map[string]any)
+	if n, _ := post["204"].(float64); n == 0 || r.Totals.Errors != 0 || len(r.Failures) != 0 {
+		t.Errorf("activity.post responses %v, errors %d, failures %v", post, r.Totals.Errors, r.Failures)
+	}
+	if code, _, errs := run(t, context.Background(), "run", "ycsb", "--app", "http://"+addr); code != ExitUsage || !strings.Contains(errs, "no HTTP backend") {
+		t.Errorf("--app on ycsb: exit %d, %s", code, errs)
+	}
+}
+
 // TestServeRecords: `scalelab serve records` on a SQLite file is the app
 // tier of a run that loads the same file and drives the server over HTTP
 // (records.app); Ctrl-C (the context) stops the server after its in-flight
@@ -19,47 +90,22 @@ import (
 func TestServeRecords(t *testing.T) {
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	db := filepath.Join(t.TempDir(), "records.db")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	ctx, stop := context.WithCancel(context.Background())
-	var out, errb bytes.Buffer
-	var wg sync.WaitGroup
-	var code int
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		code = Main(ctx, []string{"serve", "records", "--target", db, "--listen", addr, "--max-inflight", "4", "--set", "records.bcrypt_cost=4"}, &out, &errb)
-	}()
-	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(end) {
-			stop()
-			wg.Wait()
-			t.Fatalf("serve did not listen: %s %s", out.String(), errb.String())
-		}
-	}
+	addr := freeAddr(t)
+	stop := startServe(t, addr, "records", "--target", db, "--listen", addr, "--max-inflight", "4", "--set", "records.bcrypt_cost=4")
 	dir := filepath.Join(t.TempDir(), "r")
 	rc, rout, rerr := run(t, context.Background(), "run", "records", "--target", db, "--duration", "3s", "--users", "4", "--out", dir, "--progress", "off",
-		"--set", "records.app=http://"+addr, "--set", "records.bcrypt_cost=4", "--set", "records.providers=200", "--set", "records.patients=100",
+		"--app", "http://"+addr, "--set", "records.bcrypt_cost=4", "--set", "records.providers=200", "--set", "records.patients=100",
 		"--set", "records.think_page=50ms", "--set", "records.think_form=100ms")
-	stop()
-	wg.Wait()
-	t.Logf("run: exit %d\n%s\nserve: %s", rc, rout, out.String())
+	code, sout := stop()
+	t.Logf("run: exit %d\n%s\nserve: %s", rc, rout, sout)
 	if rc != 0 {
 		t.Fatalf("run against the server: exit %d: %s", rc, rerr)
 	}
-	if code != 0 || !strings.Contains(out.String(), "serving records on http://"+addr) {
-		t.Fatalf("serve: exit %d\n%s\n%s", code, out.String(), errb.String())
+	if code != 0 || !strings.Contains(sout, "serving records on http://"+addr) {
+		t.Fatalf("serve: exit %d\n%s", code, sout)
 	}
 	r := readRun(t, dir)
-	served := strings.TrimSpace(out.String()[strings.LastIndex(out.String(), "stopped after ")+len("stopped after "):])
+	served := strings.TrimSpace(sout[strings.LastIndex(sout, "stopped after ")+len("stopped after "):])
 	n, _ := strconv.Atoi(strings.Fields(served)[0])
 	if r.Totals.Count == 0 || r.Totals.Errors != 0 || int64(n) < r.Totals.Count {
 		t.Errorf("run totals %+v; the server served %d", r.Totals, n)
@@ -69,7 +115,7 @@ func TestServeRecords(t *testing.T) {
 		args []string
 		says string
 	}{
-		{[]string{"serve", "ycsb"}, "not a web application; scenarios that are: records"},
+		{[]string{"serve", "ycsb"}, "not a web application; scenarios that are: mhealth, records"},
 		{[]string{"serve", "records"}, "needs --target FILE"},
 		{[]string{"serve"}, "one SCENARIO expected"},
 		{[]string{"serve", "records", "--target", db, "--max-inflight", "-1"}, "must be 0 or more"},

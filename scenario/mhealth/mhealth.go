@@ -22,8 +22,10 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/httpload"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/setting"
 )
@@ -57,6 +59,7 @@ const (
 	KeyRequireFresh   = "mhealth.require_fresh"
 	KeyVerify         = "mhealth.verify"
 	KeyLoad           = "mhealth.load"
+	KeyApp            = "mhealth.app"
 )
 
 func init() { scenario.Register(&Scenario{}) }
@@ -85,6 +88,7 @@ func (*Scenario) Settings() []setting.Spec {
 		{Key: KeyRequireFresh, Kind: setting.Bool, Default: "false", Description: "a read that misses the session's own earlier write is an integrity error instead of a counted stale_read"},
 		{Key: KeyVerify, Kind: setting.Bool, Default: "true", Description: "check totals, achievements and plans read back against an independent computation from the generated activity"},
 		{Key: KeyLoad, Kind: setting.Bool, Default: "true", Description: "recreate the data and create mhealth.patients patients before the run"},
+		{Key: KeyApp, Kind: setting.String, Default: "", Description: "URL of the backend over HTTP (scalelab serve mhealth, or a balancer in front of several): patients' requests go there; the load and the check use the store directly"},
 	}
 }
 
@@ -102,6 +106,7 @@ type config struct {
 	waitAfter    int64 // ns
 	requireFresh bool
 	verify, load bool
+	app          string
 }
 
 func configFrom(set *setting.Set) *config {
@@ -114,6 +119,7 @@ func configFrom(set *setting.Set) *config {
 		requireFresh: set.Get(KeyRequireFresh).Bool(),
 		verify:       set.Get(KeyVerify).Bool(),
 		load:         set.Get(KeyLoad).Bool(),
+		app:          set.Get(KeyApp).String(),
 	}
 }
 
@@ -137,7 +143,17 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 			return nil, fmt.Errorf("mhealth on %s: reset: %w", env.Engine, err)
 		}
 	}
-	return &Workload{cfg: cfg, st: st, seed: env.Seed, patients: map[int64]*patientState{}}, nil
+	w := &Workload{cfg: cfg, st: st, seed: env.Seed, patients: map[int64]*patientState{}}
+	if cfg.app != "" && !env.ReadBackOnly {
+		base, err := httpload.Base(cfg.app)
+		if err != nil {
+			st.close()
+			return nil, fmt.Errorf("%w: %s: %v", setting.ErrBadValue, KeyApp, err)
+		}
+		w.http = newHTTPStore(st, base, 30*time.Second)
+		w.st = w.http
+	}
+	return w, nil
 }
 
 // Workload is an opened mhealth workload.
@@ -145,6 +161,7 @@ type Workload struct {
 	cfg  *config
 	st   store
 	seed uint64
+	http *httpStore // mhealth.app: the backend over HTTP
 
 	mu       sync.Mutex
 	patients map[int64]*patientState // what each patient's acknowledged writes add up to
@@ -193,7 +210,7 @@ func (w *Workload) Load(ctx context.Context, workers int, progress func(n int64)
 					errs <- nil
 					return
 				}
-				if err := w.st.createPatient(ctx, Patient{ID: id, Created: Epoch.UnixMilli(), Goals: DefaultGoals}); err != nil {
+				if err := w.direct().createPatient(ctx, Patient{ID: id, Created: Epoch.UnixMilli(), Goals: DefaultGoals}); err != nil {
 					errs <- fmt.Errorf("create patient %d: %w", id, err)
 					return
 				}
@@ -213,6 +230,15 @@ func (w *Workload) Load(ctx context.Context, workers int, progress func(n int64)
 		return first
 	}
 	return w.st.settle(ctx)
+}
+
+// direct is the store itself (the load and the check use it, not the
+// backend over HTTP).
+func (w *Workload) direct() store {
+	if w.http != nil {
+		return w.http.direct
+	}
+	return w.st
 }
 
 // state returns the independent record of a patient, creating it.
@@ -244,8 +270,13 @@ func (w *Workload) Report() map[string]any {
 			fresh[operationNames[op]] = w.fresh[op].Load()
 		}
 	}
-	return map[string]any{"stale_reads": stale, "fresh_reads": fresh, "verified": w.cfg.verify,
+	r := map[string]any{"stale_reads": stale, "fresh_reads": fresh, "verified": w.cfg.verify,
 		"note": "a stale read is a read that missed the same patient's acknowledged earlier write"}
+	if w.http != nil {
+		r["http"] = w.http.counter.Report()
+		r["app"] = w.http.base
+	}
+	return r
 }
 
 // Check reads every patient's total back once the store has settled and
@@ -271,7 +302,7 @@ func (w *Workload) Check(ctx context.Context) error {
 	var bad []string
 	for _, id := range ids {
 		want := w.patients[id].total.Load()
-		got, err := w.st.totals(ctx, id)
+		got, err := w.direct().totals(ctx, id)
 		if errors.Is(err, engine.ErrNotFound) && want == 0 {
 			continue
 		}
