@@ -137,3 +137,26 @@ func TestRecordsPostgresReplica(t *testing.T) {
 		t.Errorf("settings %v", r.Settings)
 	}
 }
+
+// TestRecordsKeepSeed: a run with records.load=false after another keeps
+// the seed and removes what the earlier run added, so that its sign-ups,
+// grants and audit keys do not collide with the earlier run's.
+func TestRecordsKeepSeed(t *testing.T) {
+	t.Setenv("SCALELAB_HOME", t.TempDir())
+	db := filepath.Join(t.TempDir(), "records.db")
+	for i, load := range []string{"true", "false"} {
+		dir := filepath.Join(t.TempDir(), "r")
+		code, out, errs := runCLI(t, append([]string{"run", "records", "--target", db, "--duration", "3s", "--users", "6", "--out", dir, "--progress", "off",
+			"--set", "records.load=" + load}, fast...)...)
+		if code != 0 {
+			t.Fatalf("run %d (records.load=%s): exit %d\n%s\n%s", i+1, load, code, out, errs)
+		}
+		r, err := results.Read(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Totals.Errors != 0 || r.Audit == nil || r.Audit.Registers == nil || r.Audit.Registers.Lost != 0 {
+			t.Errorf("run %d (records.load=%s): %d errors, audit %+v", i+1, load, r.Totals.Errors, r.Audit)
+		}
+	}
+}

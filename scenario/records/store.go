@@ -320,6 +320,19 @@ func (s *store) deleteAccount(ctx context.Context, id int64) error {
 	})
 }
 
+// resetToSeed removes every user and grant added after the seed (the seed
+// itself is never changed by a run: patients revoke and answer only
+// grants made during the run).
+func (s *store) resetToSeed(ctx context.Context, users, grants int) error {
+	return s.db.tx(ctx, func(t txn) error {
+		if _, err := t.exec(ctx, `DELETE FROM rc_grants WHERE id > ?`, grants); err != nil {
+			return err
+		}
+		_, err := t.exec(ctx, `DELETE FROM rc_users WHERE id > ?`, users)
+		return err
+	})
+}
+
 // versions reads the audit versions of registers of a table: -1 for a key
 // the table does not hold, 0 for NULL.
 func (s *store) versions(ctx context.Context, table string, keys []int64, out []int64) error {
