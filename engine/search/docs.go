@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/metrics"
@@ -69,8 +70,25 @@ func (c *Conn) CreateIndex(ctx context.Context, index string, mappings json.RawM
 	if err != nil {
 		return fmt.Errorf("create index %s: %w", index, err)
 	}
-	if err := c.call(ctx, http.MethodPut, "/"+url.PathEscape(index), "wait_for_active_shards=1", b, nil); err != nil {
-		return fmt.Errorf("create index %s: %w", index, err)
+	// A node whose cluster state has not applied the deletion yet (the
+	// client goes round robin; right after a partition heals, nodes lag)
+	// answers that the index exists: delete again and retry a few times.
+	for attempt := 1; ; attempt++ {
+		err := c.call(ctx, http.MethodPut, "/"+url.PathEscape(index), "wait_for_active_shards=1", b, nil)
+		if err == nil {
+			break
+		}
+		if attempt == 10 || !strings.Contains(err.Error(), "resource_already_exists_exception") {
+			return fmt.Errorf("create index %s: %w", index, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("create index %s: %w", index, ctx.Err())
+		case <-time.After(time.Duration(attempt) * 300 * time.Millisecond):
+		}
+		if err := c.DeleteIndex(ctx, index); err != nil {
+			return err
+		}
 	}
 	return c.waitActive(ctx, index)
 }

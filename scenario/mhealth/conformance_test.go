@@ -54,7 +54,11 @@ func conformance(t *testing.T, name string, sets ...string) {
 				t.Fatalf("%s: session %d: %s: %v", name, id, operationNames[op], err)
 			}
 		}
-		// Independent computation: totals and achievements of the last post.
+		// Independent computation: totals and achievements of the last post,
+		// read once every acknowledged write is visible (a replica replays)
+		if err := w.st.settle(ctx); err != nil {
+			t.Fatal(err)
+		}
 		got, err := w.st.totals(ctx, int64(id))
 		if err != nil || got != s.total {
 			t.Fatalf("%s: patient %d total %d (%v), posted %d", name, id, got, err, s.total)
