@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sort"
@@ -105,7 +106,17 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
+// HealthPath is answered 200 by every app server, outside the bound on
+// requests at once and without being counted: a balancer's health check
+// asks whether the process serves, not whether it has a worker free.
+const HealthPath = "/healthz"
+
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == HealthPath {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, "ok\n")
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 	defer cancel()
 	sw := &statusWriter{ResponseWriter: w}

@@ -11,7 +11,8 @@ import (
 
 // TestLimitTimeoutAndShutdown: with one request at a time, a second
 // request waits; one that cannot start within the request timeout gets
-// 503; responses are counted by status; a graceful shutdown lets an
+// 503; the health check answers beside the busy worker and is not
+// counted; responses are counted by status; a graceful shutdown lets an
 // in-flight request finish.
 func TestLimitTimeoutAndShutdown(t *testing.T) {
 	t.Parallel()
@@ -42,6 +43,9 @@ func TestLimitTimeoutAndShutdown(t *testing.T) {
 	wg.Add(1)
 	go func() { defer wg.Done(); holdCode, _ = get("/hold") }()
 	<-started
+	if code, body := get(HealthPath); code != http.StatusOK || body != "ok\n" {
+		t.Errorf("health check beside a busy worker: %d %q, want 200 at once", code, body)
+	}
 	if code, body := get("/quick"); code != http.StatusServiceUnavailable {
 		t.Errorf("a request behind a busy worker: %d %s, want 503 after the timeout", code, body)
 	}

@@ -129,6 +129,13 @@ type Server interface {
 	Serves() string
 }
 
+// Tiered is an optional capability of a Provisioner whose clusters are a
+// tier other than the store (the app tier): no engine uses them, a run
+// reaches them through the tier.
+type Tiered interface {
+	Tier() string
+}
+
 // EngineOf returns the engine that uses p's clusters.
 func EngineOf(p Provisioner) string {
 	if s, ok := p.(Server); ok {

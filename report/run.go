@@ -145,6 +145,9 @@ func buildRunView(r *results.Run, dir string) *runView {
 	v.Audit = auditTable(r)
 	httpTables, httpCharts, rest := httpFigures(r.ScenarioReport)
 	v.Scenario, v.ScenCharts = scenarioFigures(rest)
+	if t := appTable(r); t != nil {
+		httpTables = append(httpTables, *t)
+	}
 	v.Scenario, v.ScenCharts = append(httpTables, v.Scenario...), append(httpCharts, v.ScenCharts...)
 	keys := make([]string, 0, len(r.Settings))
 	for k := range r.Settings {

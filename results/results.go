@@ -97,6 +97,9 @@ type Tier struct {
 	Server   *Server           `json:"server,omitempty"`
 	Settings map[string]string `json:"settings"`
 	Changed  []string          `json:"changed_settings"`
+	// App describes the app tier (role "app"): servers, balancer and the
+	// requests each server got.
+	App *AppTier `json:"app,omitempty"`
 }
 
 // Server describes the store that was measured.

@@ -64,7 +64,7 @@ type faultObserver struct {
 
 // withFaults wraps obs when the plan has faults.
 func (p *Plan) withFaults(ctx context.Context, obs Observer, doc *results.Run, stderr io.Writer) Observer {
-	if len(p.faults) == 0 || p.cluster == nil {
+	if len(p.faults) == 0 || p.faultCluster() == nil {
 		return obs
 	}
 	return &faultObserver{Observer: obs, ctx: ctx, p: p, doc: doc, stderr: stderr}
@@ -80,7 +80,7 @@ func (o *faultObserver) RunStarted(opts load.Options, run *load.Run, coll *metri
 		o.log, cfg.Log = f, f
 		o.doc.Files = append(o.doc.Files, results.FaultsLogFile)
 	}
-	o.sess = fault.Start(o.p.cluster, o.p.faults, coll.StartTime(), cfg)
+	o.sess = fault.Start(o.p.faultCluster(), o.p.faults, coll.StartTime(), cfg)
 }
 
 // RunDone ends the session: lifts stops, waits for health, records.
@@ -94,7 +94,7 @@ func (o *faultObserver) RunDone() {
 	if bound == 0 {
 		bound = DefaultRecoveryWait
 	}
-	fmt.Fprintf(o.stderr, "faults: waiting up to %s for cluster %s to be healthy (green) before the post-run checks\n", bound, o.p.cluster.Name)
+	fmt.Fprintf(o.stderr, "faults: waiting up to %s for cluster %s to be healthy (green) before the post-run checks\n", bound, o.p.faultCluster().Name)
 	var last time.Duration
 	waited, ok := o.sess.WaitHealthy(o.ctx, bound, func(w time.Duration, h cluster.Health) {
 		if w-last >= 5*time.Second {

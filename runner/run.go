@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/scalelab/scalelab/apptier"
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/fault"
@@ -33,7 +34,8 @@ type Plan struct {
 	model    load.Model
 	opts     load.Options
 	dir      string
-	cluster  *cluster.State // --cluster
+	cluster  *cluster.State // --cluster, or the store of an app cluster
+	app      *cluster.State // --cluster naming an app cluster (app.go)
 	faults   []fault.Spec   // --fault (fault.go)
 	tiers    []planTier     // connections beside the store (tiers.go)
 	autoDir  bool           // dir is the default name: take the next free one
@@ -56,7 +58,7 @@ func NewPlan(f *Options) (*Plan, error) {
 	if err != nil {
 		return nil, results.UsageErr("%v", err)
 	}
-	var cl *cluster.State
+	var cl, app *cluster.State
 	if f.Cluster != "" {
 		if f.Target != "" {
 			return nil, results.UsageErr("run: --cluster and --target are exclusive")
@@ -64,6 +66,14 @@ func NewPlan(f *Options) (*Plan, error) {
 		if cl, err = cluster.Load(f.Cluster); err != nil {
 			return nil, results.UsageErr("--cluster: %v", err)
 		}
+		if cl.Engine == apptier.Name {
+			app = cl
+			if cl, err = resolveApp(f, scen, app); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if cl != nil {
 		// A cluster has one engine: --cluster implies it, and an explicit
 		// --engine that disagrees is an error.
 		if f.Engine == "" {
@@ -114,7 +124,11 @@ func NewPlan(f *Options) (*Plan, error) {
 		return nil, err
 	}
 	opts.Segment = f.Segment
-	faults, err := planFaults(f, cl, opts.Duration)
+	fcl := cl
+	if app != nil {
+		fcl = app
+	}
+	faults, err := planFaults(f, fcl, opts.Duration)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +139,7 @@ func NewPlan(f *Options) (*Plan, error) {
 	if dir == "" {
 		dir = filepath.Join("scalelab-results", fmt.Sprintf("%s-%s-%s", scen.Name(), eng.Name(), time.Now().Format("20060102-150405")))
 	}
-	p := &Plan{flags: f, scen: scen, eng: eng, settings: set, model: model, opts: opts, dir: dir, cluster: cl, faults: faults, tiers: tiers, autoDir: f.Out == ""}
+	p := &Plan{flags: f, scen: scen, eng: eng, settings: set, model: model, opts: opts, dir: dir, cluster: cl, app: app, faults: faults, tiers: tiers, autoDir: f.Out == ""}
 	if err := checkSegmentShares(p); err != nil {
 		return nil, err
 	}
@@ -380,7 +394,9 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 		aud.close()
 		return finish(results.StatusInterrupted, results.WithCode(results.ExitInterrupted, err))
 	}
+	appBefore, appErr := p.appStats(ctx)
 	status, err := p.measure(ctx, aud.wrap(wl, classifiers(conn, tiers)), st, obs, telemetrySources(conn, tiers))
+	p.recordApp(ctx, doc, appBefore, appErr)
 	if err != nil {
 		aud.close()
 		return finish(results.StatusFailed, err)
@@ -407,6 +423,7 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	}
 	sort.Strings(doc.Files)
 	report.Terminal(stdout, doc)
+	report.TerminalApp(stdout, doc)
 	report.TerminalFaults(stdout, doc)
 	report.TerminalAudit(stdout, doc)
 	fmt.Fprintf(stdout, "results: %s\n", p.dir)

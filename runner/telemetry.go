@@ -3,6 +3,7 @@ package runner
 import (
 	"time"
 
+	"github.com/scalelab/scalelab/apptier"
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/results"
@@ -11,7 +12,8 @@ import (
 )
 
 // telemetryNodes lists the processes of the run's local clusters: the
-// store's nodes (tier "store") and every other tier's, by role.
+// store's nodes (tier "store"), the app cluster's servers (tier "app") and
+// balancer (tier "balancer"), and every other tier's, by role.
 func (p *Plan) telemetryNodes() []telemetry.Node {
 	var out []telemetry.Node
 	add := func(tier string, st *cluster.State) {
@@ -20,7 +22,11 @@ func (p *Plan) telemetryNodes() []telemetry.Node {
 		}
 		for _, n := range st.Nodes {
 			name, clusterName := n.Name, st.Name
-			tn := telemetry.Node{Tier: tier, Name: name, Role: n.Role, PID: n.PID, Cgroup: n.Cgroup,
+			nodeTier := tier
+			if n.Role == apptier.RoleBalancer {
+				nodeTier = apptier.RoleBalancer
+			}
+			tn := telemetry.Node{Tier: nodeTier, Name: name, Role: n.Role, PID: n.PID, Cgroup: n.Cgroup,
 				Refresh: func() int { return currentPID(clusterName, name) }}
 			if st.Limits != nil && !st.Limits.IsZero() {
 				tn.Limits = &results.Limits{CPUs: st.Limits.CPUs, MemoryBytes: st.Limits.MemoryBytes, CPUSet: st.Limits.CPUSet, Cgroup: st.LimitsCgroup}
@@ -29,6 +35,7 @@ func (p *Plan) telemetryNodes() []telemetry.Node {
 		}
 	}
 	add(scenario.RoleStore, p.cluster)
+	add(scenario.RoleApp, p.app)
 	for _, t := range p.tiers {
 		add(t.role, t.cluster)
 	}

@@ -71,6 +71,9 @@ const (
 	RoleStore = "store"
 	// RoleCache is a cache in front of the store.
 	RoleCache = "cache"
+	// RoleApp is the app tier: a web scenario's servers behind a balancer,
+	// which the load generator drives over HTTP (run --cluster APP).
+	RoleApp = "app"
 )
 
 // TierSpec is a tier a scenario can use: its role and what the scenario

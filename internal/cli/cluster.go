@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/scalelab/scalelab/apptier"
 	"github.com/scalelab/scalelab/cgroup"
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
@@ -26,6 +27,12 @@ const clusterUsage = `Usage:
                                   postgres, opensearch, elasticsearch, cassandra)
                      [--link [NODE:]delay=1ms,jitter=1ms,loss=0.5%,rate=100mbit]
                                  (emulated links, with --netns; repeatable)
+  scalelab cluster up app --name NAME --scenario records [--servers 2]
+                     [--cluster STORE] [--set records.eager=true]...
+                     [--opt max_inflight=16] [--opt procs=1] [--opt request_timeout=30s]
+                     [--opt balance=roundrobin|leastconn] [--opt check_interval=1s]
+                     [--cpus 1] [--memory 512m]   (per app server)
+                                 (N scalelab serve processes behind HAProxy)
   scalelab cluster status [NAME] [--json]
   scalelab cluster down NAME [--keep]
   scalelab cluster list
@@ -92,8 +99,12 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	memory := fs.String("memory", "", "memory limit per node, e.g. 512m or 1g (a cgroup per node)")
 	cpuset := fs.String("cpuset", "", "CPUs each node may run on, e.g. 0 or 0-1 (pinning)")
 	netnsFlag := fs.Bool("netns", false, "each node in its own network namespace on a bridge scalelab creates (root)")
-	var opts, linkFlags multiFlag
+	var opts, linkFlags, sets multiFlag
 	fs.Var(&opts, "opt", "engine-specific option key=value (repeatable)")
+	scen := fs.String("scenario", "", "app: the web scenario the servers serve (records, mhealth)")
+	servers := fs.Int("servers", 0, "app: the number of app servers behind the balancer (default 2)")
+	store := fs.String("cluster", "", "app: the store cluster the servers use (default: a SQLite file of the app cluster's own)")
+	fs.Var(&sets, "set", "app: a scenario setting for every server, key=value (repeatable)")
 	fs.Var(&linkFlags, "link", "emulated link, with --netns: [NODE:]delay=1ms,jitter=1ms,loss=0.5%,rate=100mbit (repeatable)")
 	pos, err := splitPositional(fs, args)
 	if err != nil {
@@ -107,8 +118,14 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageErr("cluster up: %v", err)
 	}
 	engName := cluster.EngineOf(prov)
-	if _, err := engine.Lookup(engName); err != nil {
-		return usageErr("cluster up: %v", err)
+	_, tiered := prov.(cluster.Tiered)
+	if !tiered {
+		if _, err := engine.Lookup(engName); err != nil {
+			return usageErr("cluster up: %v", err)
+		}
+		if *scen != "" || *servers != 0 || *store != "" || len(sets) > 0 {
+			return usageErr("cluster up: --scenario, --servers, --cluster and --set are for `cluster up app` (the app tier); a %s cluster takes --nodes, --replicas and --opt", pos[0])
+		}
 	}
 	if *name == "" {
 		return usageErr("cluster up: --name is required")
@@ -139,6 +156,11 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if *backend != "" {
 		spec.Options["backend"] = *backend
+	}
+	if tiered {
+		if err := appSpec(&spec, *scen, *store, *servers, sets); err != nil {
+			return err
+		}
 	}
 	st := &cluster.State{Name: *name, Engine: engName, Created: time.Now().UTC(), Dir: cluster.Dir(*name), Params: map[string]string{}}
 	if engName != pos[0] {
@@ -207,6 +229,10 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "cluster %s (%s) is up in %.1fs\n", *name, pos[0], time.Since(start).Seconds())
 	printState(stdout, st)
+	if tiered {
+		fmt.Fprintf(stdout, "use it: scalelab run %s --cluster %s (the servers' store and the balancer's URL)\n", st.Params[apptier.ParamScenario], *name)
+		return nil
+	}
 	fmt.Fprintf(stdout, "use it: scalelab run SCENARIO --cluster %s (engine %s)\n", *name, engName)
 	return nil
 }
@@ -225,8 +251,11 @@ func linksText(st *cluster.State) string {
 }
 
 func printState(w io.Writer, st *cluster.State) {
+	if st.Engine == apptier.Name {
+		fmt.Fprintf(w, "app tier: %s\n", apptier.Describe(st))
+	}
 	fmt.Fprintf(w, "target: %s\n", st.Target)
-	if st.SecretFile != "" {
+	if st.SecretFile != "" && st.Engine != apptier.Name {
 		fmt.Fprintf(w, "user: %s, password in %s (mode 0600)\n", st.User, st.SecretFile)
 	}
 	fmt.Fprintf(w, "auth: %s\n", st.Auth)

@@ -1,8 +1,9 @@
 package cli
 
-// Engines and scenarios register themselves from init; importing them here
+// Engines, scenarios and the app tier's provisioner register themselves from init; importing them here
 // is the only edit adding one needs outside its own package.
 import (
+	_ "github.com/scalelab/scalelab/apptier"
 	_ "github.com/scalelab/scalelab/engine/cassandra"
 	_ "github.com/scalelab/scalelab/engine/memory"
 	_ "github.com/scalelab/scalelab/engine/mongodb"

@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scalelab/scalelab/apptier"
+	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/engine/postgres"
+	"github.com/scalelab/scalelab/internal/testenv"
+	"github.com/scalelab/scalelab/results"
+)
+
+// TestAppTierBehindHAProxy: a PostgreSQL primary and replica, two records
+// app servers behind HAProxy (`cluster up app`), a phases run of records
+// through the balancer with app2 killed mid-run: the balancer marks it
+// down and sends the rest to app1, run.json and the report show the app
+// tier with the requests per server, HTTP statuses are counted, nothing
+// acknowledged is lost, and `cluster down` stops every process.
+func TestAppTierBehindHAProxy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL, app servers and HAProxy")
+	}
+	if _, err := postgres.BinDir(); err != nil {
+		testenv.Unavailable(t, "PostgreSQL", err, "apt-get install postgresql")
+	}
+	if _, err := apptier.HAProxyPath(); err != nil {
+		testenv.Unavailable(t, "HAProxy", err, "apt-get install haproxy")
+	}
+	t.Setenv("SCALELAB_HOME", t.TempDir())
+	ctx := context.Background()
+	if code, out, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgapp", "--replicas", "1"); code != 0 {
+		t.Fatalf("cluster up postgres: %d %s %s", code, out, errs)
+	}
+	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "pgapp") })
+	code, out, errs := run(t, ctx, "cluster", "up", "app", "--name", "web", "--scenario", "records", "--servers", "2", "--cluster", "pgapp",
+		"--set", "records.bcrypt_cost=4", "--opt", "check_interval=500ms")
+	if code != 0 {
+		t.Fatalf("cluster up app: %d %s %s", code, out, errs)
+	}
+	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "web") })
+	if !strings.Contains(out, "2 servers of records behind HAProxy") || !strings.Contains(out, "store: cluster pgapp (postgres)") {
+		t.Errorf("cluster up app says:\n%s", out)
+	}
+	_, status, _ := run(t, ctx, "cluster", "status", "web")
+	if strings.Count(status, "balancer=UP") != 2 || !strings.Contains(status, "lb") {
+		t.Errorf("status before the run:\n%s", status)
+	}
+	st, err := cluster.Load("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dir := filepath.Join(t.TempDir(), "r")
+	code, out, errs = run(t, ctx, "run", "records", "--cluster", "web", "--phases", "3s@2/s,3s@4/s,3s@8/s", "--fault", "kill:app2@4s",
+		"--set", "records.providers=300", "--set", "records.patients=150", "--set", "records.think_page=100ms", "--set", "records.think_form=200ms",
+		"--out", dir, "--progress", "off")
+	t.Logf("run: exit %d\n%s", code, out)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, errs)
+	}
+	r := readRun(t, dir)
+	var at *results.AppTier
+	for _, tier := range r.Tiers {
+		if tier.Role == "app" {
+			at = tier.App
+		}
+	}
+	if at == nil || len(at.Servers) != 2 {
+		t.Fatalf("app tier in run.json: %+v", r.Tiers)
+	}
+	app1, app2 := at.Servers[0], at.Servers[1]
+	if app1.Requests == 0 || app2.Requests == 0 || app1.Requests <= app2.Requests || app1.StatusEnd != "UP" {
+		t.Errorf("requests per server: app1 %+v, app2 %+v", app1, app2)
+	}
+	if app2.Downs != 1 || !strings.HasPrefix(app2.StatusEnd, "DOWN") {
+		t.Errorf("the balancer did not mark the killed app2 down: %+v", app2)
+	}
+	if at.Requests < app1.Requests+app2.Requests || r.Engine != "postgres" || r.Cluster == nil || r.Cluster.Name != "pgapp" {
+		t.Errorf("frontend %d requests, servers %d + %d; engine %s, cluster %+v", at.Requests, app1.Requests, app2.Requests, r.Engine, r.Cluster)
+	}
+	http, _ := r.ScenarioReport["http"].(map[string]any)
+	by, _ := http["by_operation"].(map[string]any)
+	signup, _ := by["signup"].(map[string]any)
+	if len(signup) == 0 {
+		t.Errorf("no HTTP statuses counted for signup: %v", by)
+	}
+	var marked bool
+	for _, e := range r.Events {
+		marked = marked || strings.Contains(e.Detail, "app2 DOWN")
+	}
+	if !marked || len(r.Faults) != 1 || r.Faults[0].Outcome != "done" {
+		t.Errorf("faults %+v, events %+v", r.Faults, r.Events)
+	}
+	if a := r.Audit; a == nil || a.Registers == nil || !a.Registers.Checked || a.Registers.Lost != 0 || a.Registers.Resurrected != 0 || a.Registers.Acknowledged == 0 {
+		t.Errorf("audit %+v", a)
+	}
+	tiers := map[string]bool{}
+	if r.Telemetry != nil {
+		for _, tu := range r.Telemetry.Tiers {
+			tiers[tu.Tier] = true
+		}
+	}
+	if !tiers["app"] || !tiers["balancer"] || !tiers["store"] {
+		t.Errorf("telemetry tiers %v", tiers)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, results.ReportFile))
+	if err != nil || !strings.Contains(string(html), "App tier: requests per server") {
+		t.Errorf("report.html lacks the app tier table (%v)", err)
+	}
+	if !strings.Contains(out, "app tier: ") || !strings.Contains(out, "app2 ") {
+		t.Errorf("the summary does not show the app tier:\n%s", out)
+	}
+
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"run", "mhealth", "--cluster", "web"}, "an app cluster serving records, not mhealth"},
+		{[]string{"run", "records", "--cluster", "web", "--engine", "sqlite"}, "its servers use engine postgres"},
+		{[]string{"run", "records", "--cluster", "web", "--set", "records.app=http://x"}, "sets it to its balancer"},
+		{[]string{"cluster", "up", "app", "--name", "w2", "--scenario", "ycsb"}, "not a web application"},
+		{[]string{"cluster", "up", "app", "--name", "w2"}, "--scenario is required"},
+		{[]string{"cluster", "up", "app", "--name", "w2", "--scenario", "records", "--set", "records.eager=maybe"}, "records.eager"},
+		{[]string{"cluster", "up", "app", "--name", "w2", "--scenario", "records", "--cluster", "web"}, "is an app cluster"},
+		{[]string{"cluster", "up", "postgres", "--name", "w2", "--servers", "2"}, "are for `cluster up app`"},
+	} {
+		if code, _, errs := run(t, ctx, c.args...); code != ExitUsage || !strings.Contains(errs, c.says) {
+			t.Errorf("%v: exit %d, %s (want %q)", c.args, code, errs, c.says)
+		}
+	}
+
+	if code, _, errs := run(t, ctx, "cluster", "down", "web"); code != 0 {
+		t.Fatalf("cluster down: %s", errs)
+	}
+	for _, n := range st.Nodes {
+		if cluster.Alive(n.PID) {
+			t.Errorf("%s (pid %d) still runs after cluster down", n.Name, n.PID)
+		}
+	}
+}
