@@ -86,6 +86,9 @@ func (c *Closed) user(r *Run, id int) {
 		}
 		rec.Start(op)
 		err := sess.Do(ctx)
+		if r.cutByDrain(err) {
+			return // in flight at the stop: the recorder keeps it started
+		}
 		end := metrics.Now()
 		lat := end - start
 		rec.Record(op, metrics.ClassOf(err), lat, lat, end-base)

@@ -97,6 +97,15 @@ func (r *Run) StopReason() string {
 	return s
 }
 
+// cutByDrain reports whether err is the cancellation the drain gave an
+// operation still running when it ended (an overloaded server's queue at
+// the end of the phases): it has no outcome, so it is neither a
+// completion nor an error but in flight at the stop, as an operation that
+// does not return at all is.
+func (r *Run) cutByDrain(err error) bool {
+	return err != nil && r.opCtx.Err() != nil && errors.Is(err, context.Canceled)
+}
+
 // Claimed returns how many operations workers have claimed (for progress
 // with --ops).
 func (r *Run) Claimed() int64 { return r.ops - max(r.remain.Load(), 0) }

@@ -129,6 +129,9 @@ func (m *Phases) session(r *Run, id uint64) {
 		start := metrics.Now()
 		r.coll.OpStarted(op)
 		err := sess.Do(r.opCtx)
+		if r.cutByDrain(err) {
+			return // in flight at the stop: never ended in the collector
+		}
 		end := metrics.Now()
 		rec := m.pool.Get(hint)
 		rec.RecordLag(op, start-intended)

@@ -102,6 +102,9 @@ func (m *Rate) worker(r *Run, id int) {
 		rec.RecordLag(op, start-intended)
 		rec.Start(op)
 		err := sess.Do(ctx)
+		if r.cutByDrain(err) {
+			return // in flight at the stop: the recorder keeps it started
+		}
 		end := metrics.Now()
 		rec.Record(op, metrics.ClassOf(err), end-intended, end-start, end-base)
 		if err != nil {
