@@ -256,12 +256,7 @@ func (s *Session) schedule(ctx context.Context, i int) {
 			l.LossPct = sp.LossPct
 			what = fmt.Sprintf("%g%% of packets lost each way", sp.LossPct)
 		}
-		if sp.Kind == Delay {
-			err = s.st.SetDelay(sp.Node, l)
-		} else {
-			err = s.st.Net.SetLoss(sp.Node, l.LossPct)
-		}
-		if err == nil {
+		if err = s.setLink(sp, l); err == nil {
 			s.stopped[i] = true
 		}
 		s.event(results.EventFault, sp.Node, fmt.Sprintf("%s: %s on its link for %s", sp.Text, what, sp.For))
@@ -326,11 +321,7 @@ func (s *Session) resume(i int) {
 		}
 	case Delay, Loss:
 		what = "link as before (" + s.st.Links.Of(sp.Node).String() + ")"
-		if l := s.st.Links.Of(sp.Node); sp.Kind == Delay {
-			err = s.st.SetDelay(sp.Node, l)
-		} else {
-			err = s.st.Net.SetLoss(sp.Node, l.LossPct)
-		}
+		err = s.setLink(sp, s.st.Links.Of(sp.Node))
 	default:
 		err = signal(pid, syscall.SIGCONT)
 	}
@@ -359,6 +350,15 @@ func gone(n cluster.Node, pid int) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// setLink gives the node of a delay or loss fault the delay (its
+// proxies) or the loss (its namespace's rules) of l.
+func (s *Session) setLink(sp Spec, l cluster.Link) error {
+	if sp.Kind == Delay {
+		return s.st.SetDelay(sp.Node, l)
+	}
+	return s.st.Net.SetLoss(sp.Node, l.LossPct)
 }
 
 // startAgain starts a node with its recorded command, retrying (3 tries,

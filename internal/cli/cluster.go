@@ -166,9 +166,6 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if engName != pos[0] {
 		st.Kind = pos[0]
 	}
-	if err := st.PrepareLimits(limits); err != nil {
-		return withCode(ExitUnfinished, fmt.Errorf("cluster up %s: %w", *name, err))
-	}
 	var links *cluster.Links
 	if len(linkFlags) > 0 {
 		if !*netnsFlag {
@@ -183,49 +180,15 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return usageErr("cluster up: --netns: the %s provisioner binds its nodes to loopback only; provisioners that support --netns: %s", pos[0], strings.Join(cluster.NetnsCapable(), ", "))
 		}
 	}
-	if err := os.MkdirAll(st.Dir, 0o700); err != nil {
-		return withCode(ExitUnfinished, fmt.Errorf("cluster up: %w", err))
-	}
-	if err := st.Save(); err != nil {
-		return withCode(ExitUnfinished, err)
-	}
-	if *netnsFlag {
-		if err := st.PrepareNet(prov); err != nil {
-			_ = os.RemoveAll(st.Dir)
-			return withCode(ExitUnfinished, fmt.Errorf("cluster up %s: %w", *name, err))
-		}
-		if err := st.PrepareLinks(links); err != nil {
-			_ = cluster.StopAll(st, time.Second)
-			_ = os.RemoveAll(st.Dir)
-			return withCode(ExitUnfinished, fmt.Errorf("cluster up %s: %w", *name, err))
-		}
-		if err := st.Save(); err != nil {
-			return withCode(ExitUnfinished, err)
-		}
-	}
+	spec.Netns = *netnsFlag
 	fmt.Fprintf(stderr, "starting %s cluster %s in %s ...\n", pos[0], *name, st.Dir)
 	start := time.Now()
-	upCtx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-	err = prov.Up(upCtx, spec, st)
-	if err == nil {
-		err = st.ApplyLinks()
-	}
-	if serr := st.Save(); serr != nil && err == nil {
-		err = serr
-	}
-	if err != nil {
-		_ = cluster.StopAll(st, 10*time.Second)
-		_ = os.RemoveAll(st.Dir)
+	if err := cluster.Launch(ctx, prov, spec, st, links, *timeout); err != nil {
 		code := ExitUnfinished
 		if errors.Is(err, context.Canceled) {
 			code = ExitInterrupted
 		}
-		return withCode(code, fmt.Errorf("cluster up %s: %w (stopped what had started)", *name, err))
-	}
-	st.Params["up_seconds"] = fmt.Sprintf("%.1f", time.Since(start).Seconds())
-	if err := st.Save(); err != nil {
-		return withCode(ExitUnfinished, err)
+		return withCode(code, fmt.Errorf("cluster up %s: %w", *name, err))
 	}
 	fmt.Fprintf(stdout, "cluster %s (%s) is up in %.1fs\n", *name, pos[0], time.Since(start).Seconds())
 	printState(stdout, st)
@@ -343,16 +306,7 @@ func clusterDown(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	var stopErr error
-	if prov, err := cluster.ProvisionerOf(st); err == nil {
-		if d, ok := prov.(cluster.Downer); ok {
-			stopErr = d.Down(ctx, st)
-		}
-	}
-	if err := cluster.StopAll(st, *grace); err != nil && stopErr == nil {
-		stopErr = err
-	}
-	if stopErr != nil {
+	if stopErr := cluster.Teardown(ctx, st, *grace); stopErr != nil {
 		return withCode(ExitUnfinished, fmt.Errorf("cluster down %s: %w", st.Name, stopErr))
 	}
 	if *keep {

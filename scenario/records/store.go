@@ -174,21 +174,11 @@ type ProviderRow struct {
 // N+1 queries (one per provider, as the study's first version) or one.
 func (s *store) firstProviders(ctx context.Context, r *reader, patient int64, n int) ([]ProviderRow, error) {
 	if s.eager {
-		rs, err := s.db.query(ctx, r, `SELECT u.id, u.name, EXISTS (SELECT 1 FROM rc_grants g WHERE g.provider = u.id AND g.patient = ? AND g.status = 'granted')
+		return scanAll(ctx, s.db, r, func(rs rows) (p ProviderRow, err error) {
+			err = rs.Scan(&p.ID, &p.Name, &p.Shared)
+			return p, err
+		}, `SELECT u.id, u.name, EXISTS (SELECT 1 FROM rc_grants g WHERE g.provider = u.id AND g.patient = ? AND g.status = 'granted')
   FROM rc_users u WHERE u.role = 'provider' ORDER BY u.id LIMIT ?`, patient, n)
-		if err != nil {
-			return nil, err
-		}
-		defer rs.Close()
-		var out []ProviderRow
-		for rs.Next() {
-			var p ProviderRow
-			if err := rs.Scan(&p.ID, &p.Name, &p.Shared); err != nil {
-				return nil, err
-			}
-			out = append(out, p)
-		}
-		return out, rs.Err()
 	}
 	out, err := s.providers(ctx, r, `SELECT id, name FROM rc_users WHERE role = 'provider' ORDER BY id LIMIT ?`, n)
 	if err != nil {
@@ -205,18 +195,26 @@ func (s *store) firstProviders(ctx context.Context, r *reader, patient int64, n 
 }
 
 func (s *store) providers(ctx context.Context, r *reader, q string, args ...any) ([]ProviderRow, error) {
-	rs, err := s.db.query(ctx, r, q, args...)
+	return scanAll(ctx, s.db, r, func(rs rows) (p ProviderRow, err error) {
+		err = rs.Scan(&p.ID, &p.Name)
+		return p, err
+	}, q, args...)
+}
+
+// scanAll runs a query where r says and scans every row with scan.
+func scanAll[T any](ctx context.Context, d db, r *reader, scan func(rows) (T, error), q string, args ...any) ([]T, error) {
+	rs, err := d.query(ctx, r, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rs.Close()
-	var out []ProviderRow
+	var out []T
 	for rs.Next() {
-		var p ProviderRow
-		if err := rs.Scan(&p.ID, &p.Name); err != nil {
+		v, err := scan(rs)
+		if err != nil {
 			return nil, err
 		}
-		out = append(out, p)
+		out = append(out, v)
 	}
 	return out, rs.Err()
 }
@@ -263,20 +261,10 @@ func (s *store) grantsOf(ctx context.Context, r *reader, u User) ([]Grant, error
 	if u.Role == RoleProvider {
 		q = `SELECT g.id, g.patient, g.provider, g.status, g.asked_by, u.name FROM rc_grants g JOIN rc_users u ON u.id = g.patient WHERE g.provider = ? ORDER BY g.id`
 	}
-	rs, err := s.db.query(ctx, r, q, u.ID)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []Grant
-	for rs.Next() {
-		var g Grant
-		if err := rs.Scan(&g.ID, &g.Patient, &g.Provider, &g.Status, &g.AskedBy, &g.Name); err != nil {
-			return nil, err
-		}
-		out = append(out, g)
-	}
-	return out, rs.Err()
+	return scanAll(ctx, s.db, r, func(rs rows) (g Grant, err error) {
+		err = rs.Scan(&g.ID, &g.Patient, &g.Provider, &g.Status, &g.AskedBy, &g.Name)
+		return g, err
+	}, q, u.ID)
 }
 
 // recordFor returns a patient's record for a provider, read from the
@@ -346,22 +334,16 @@ func (s *store) versions(ctx context.Context, table string, keys []int64, out []
 		out[i] = -1
 		args[i] = k
 	}
-	rs, err := s.db.query(ctx, nil, `SELECT akey, COALESCE(aver, 0) FROM `+table+` WHERE akey IN (`+
-		strings.TrimSuffix(strings.Repeat("?, ", len(keys)), ", ")+`)`, args...)
-	if err != nil {
-		return err
-	}
-	defer rs.Close()
-	for rs.Next() {
-		var k, v int64
-		if err := rs.Scan(&k, &v); err != nil {
-			return err
-		}
-		if i, ok := at[k]; ok {
-			out[i] = v
+	kv, err := scanAll(ctx, s.db, nil, func(rs rows) (p [2]int64, err error) {
+		err = rs.Scan(&p[0], &p[1])
+		return p, err
+	}, `SELECT akey, COALESCE(aver, 0) FROM `+table+` WHERE akey IN (`+strings.TrimSuffix(strings.Repeat("?, ", len(keys)), ", ")+`)`, args...)
+	for _, p := range kv {
+		if i, ok := at[p[0]]; ok {
+			out[i] = p[1]
 		}
 	}
-	return rs.Err()
+	return err
 }
 
 // nullable is NULL for 0.

@@ -1,0 +1,74 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// Launch starts a cluster as `scalelab cluster up` does: the state
+// directory and the state saved first (so that `cluster down` finds
+// whatever a crash leaves), the nodes' cgroups, their own network and
+// emulated links when spec.Netns or links ask for them, the provisioner's
+// Up within timeout, the links applied, and the state saved with how long
+// it took to come up. On error, whatever started is stopped and the
+// directory removed.
+func Launch(ctx context.Context, prov Provisioner, spec Spec, st *State, links *Links, timeout time.Duration) error {
+	if err := st.PrepareLimits(spec.Limits); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(st.Dir, 0o700); err != nil {
+		return fmt.Errorf("cluster %s: %w", st.Name, err)
+	}
+	fail := func(err error) error {
+		_ = StopAll(st, 10*time.Second)
+		_ = os.RemoveAll(st.Dir)
+		return err
+	}
+	if err := st.Save(); err != nil {
+		return fail(err)
+	}
+	if spec.Netns || links != nil {
+		if err := st.PrepareNet(prov); err != nil {
+			return fail(err)
+		}
+		if err := st.PrepareLinks(links); err != nil {
+			return fail(err)
+		}
+		if err := st.Save(); err != nil {
+			return fail(err)
+		}
+	}
+	upCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	err := prov.Up(upCtx, spec, st)
+	if err == nil {
+		err = st.ApplyLinks()
+	}
+	if serr := st.Save(); serr != nil && err == nil {
+		err = serr
+	}
+	if err != nil {
+		return fail(fmt.Errorf("%w (stopped what had started)", err))
+	}
+	st.Params["up_seconds"] = fmt.Sprintf("%.1f", time.Since(start).Seconds())
+	return st.Save()
+}
+
+// Teardown stops every node of st: through the provisioner's Down when it
+// has one (replicas before the primary), then each node left with TERM,
+// grace and KILL, and removes the cluster's cgroups, network and links. It
+// leaves the state directory to the caller.
+func Teardown(ctx context.Context, st *State, grace time.Duration) error {
+	var errs []error
+	if prov, err := ProvisionerOf(st); err == nil {
+		if d, ok := prov.(Downer); ok {
+			errs = append(errs, d.Down(ctx, st))
+		}
+	}
+	errs = append(errs, StopAll(st, grace))
+	return errors.Join(errs...)
+}
