@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/scalelab/scalelab/cgroup"
 	"os"
 	"sort"
 	"strings"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
+	"github.com/scalelab/scalelab/cgroup"
 	"github.com/scalelab/scalelab/cluster"
 )
 
@@ -17,6 +19,7 @@ import (
 type group struct {
 	key    string
 	spec   *ClusterSpec // nil: no cluster
+	app    *ClusterSpec // the app cluster in front of it; nil: none
 	combos []int        // indexes into the matrix
 }
 
@@ -34,18 +37,19 @@ func clusterKey(c *ClusterSpec) string {
 		c.CPUs, c.Memory, c.CPUSet, strings.Join(c.Roles, ","), strings.Join(opts, ","), c.Netns, c.Link)
 }
 
-// groups partitions the combinations by cluster, in matrix order of first
-// appearance; combinations without a cluster form one group.
+// groups partitions the combinations by their clusters (store and app),
+// in matrix order of first appearance; combinations without a cluster
+// form one group.
 func groups(combos []*Combination) []group {
 	var out []group
 	at := map[string]int{}
 	for i, c := range combos {
-		k := clusterKey(c.Cluster)
+		k := groupKey(c)
 		j, ok := at[k]
 		if !ok {
 			j = len(out)
 			at[k] = j
-			out = append(out, group{key: k, spec: c.Cluster})
+			out = append(out, group{key: k, spec: c.Cluster, app: c.App})
 		}
 		out[j].combos = append(out[j].combos, i)
 	}
@@ -66,16 +70,16 @@ func clusterName(engine string, n int) string {
 	}
 }
 
-// startCluster starts a group's cluster as `scalelab cluster up` does:
-// state saved before and after Up; on failure, whatever started is stopped
-// and the state removed.
+// startCluster starts a group's cluster as `scalelab cluster up` does
+// (cluster.Launch): on failure, whatever started is stopped and the state
+// removed.
 func startCluster(ctx context.Context, cs *ClusterSpec, name string) (*cluster.State, error) {
 	prov, err := cluster.ForEngine(cs.Engine)
 	if err != nil {
 		return nil, err
 	}
-	spec := cluster.Spec{Engine: cs.Engine, Name: name, Nodes: cs.Nodes, Replicas: cs.Replicas, Heap: cs.Heap,
-		Roles: cs.Roles, Options: map[string]string{}}
+	spec := cluster.Spec{Engine: prov.Engine(), Name: name, Nodes: cs.Nodes, Replicas: cs.Replicas, Heap: cs.Heap,
+		Roles: cs.Roles, Options: map[string]string{}, Netns: cs.Netns}
 	for k, v := range cs.Options {
 		spec.Options[k] = v
 	}
@@ -83,80 +87,33 @@ func startCluster(ctx context.Context, cs *ClusterSpec, name string) (*cluster.S
 	if prov.Engine() != cs.Engine {
 		st.Kind = prov.Engine()
 	}
-	spec.Engine = prov.Engine()
 	if spec.Limits, err = cs.limits(); err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", name, err)
 	}
-	if err := st.PrepareLimits(spec.Limits); err != nil {
-		return nil, fmt.Errorf("cluster %s: %w", name, err)
-	}
-	if err := os.MkdirAll(st.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("cluster %s: %w", name, err)
-	}
-	if err := st.Save(); err != nil {
-		_ = os.RemoveAll(st.Dir)
-		return nil, err
-	}
-	if err := prepareNet(cs, prov, st); err != nil {
-		_ = stopCluster(st)
-		return nil, fmt.Errorf("cluster %s: %w", name, err)
+	var links *cluster.Links
+	if l := cs.LinkSpecs(); len(l) > 0 {
+		spec.Netns = true
+		if links, err = cluster.ParseLinks(l); err != nil {
+			return nil, fmt.Errorf("cluster %s: %w", name, err)
+		}
 	}
 	timeout := cs.Timeout
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
-	upCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	start := time.Now()
-	err = prov.Up(upCtx, spec, st)
-	if err == nil {
-		err = st.ApplyLinks()
+	if err := cluster.Launch(ctx, prov, spec, st, links, timeout); err != nil {
+		return nil, fmt.Errorf("start %s cluster %s: %w", cs.Engine, name, err)
 	}
-	if serr := st.Save(); serr != nil && err == nil {
-		err = serr
-	}
-	if err != nil {
-		_ = stopCluster(st)
-		return nil, fmt.Errorf("start %s cluster %s: %w (stopped what had started)", cs.Engine, name, err)
-	}
-	st.Params["up_seconds"] = fmt.Sprintf("%.1f", time.Since(start).Seconds())
-	_ = st.Save()
 	return st, nil
 }
 
-// prepareNet gives the cluster its own network and links when it asks
-// for them (netns, link), as cluster up --netns --link does.
-func prepareNet(cs *ClusterSpec, prov cluster.Provisioner, st *cluster.State) error {
-	links := cs.LinkSpecs()
-	if !cs.Netns && len(links) == 0 {
-		return nil
-	}
-	if err := st.PrepareNet(prov); err != nil {
-		return err
-	}
-	if len(links) == 0 {
-		return st.Save()
-	}
-	ls, err := cluster.ParseLinks(links)
-	if err != nil {
-		return err
-	}
-	return st.PrepareLinks(ls)
-}
-
-// stopCluster stops every node (through the provisioner's Down when it has
-// one) and removes the cluster's state and data. It does not depend on the
-// experiment's context: a cluster is stopped even after Ctrl-C.
+// stopCluster stops every node (cluster.Teardown) and removes the
+// cluster's state and data. It does not depend on the experiment's
+// context: a cluster is stopped even after Ctrl-C.
 func stopCluster(st *cluster.State) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var errs []error
-	if prov, err := cluster.ProvisionerOf(st); err == nil {
-		if d, ok := prov.(cluster.Downer); ok {
-			errs = append(errs, d.Down(ctx, st))
-		}
-	}
-	errs = append(errs, cluster.StopAll(st, 20*time.Second))
+	errs := []error{cluster.Teardown(ctx, st, 20*time.Second)}
 	for _, n := range st.Nodes {
 		if cluster.Alive(n.PID) {
 			errs = append(errs, fmt.Errorf("node %s (pid %d) still runs", n.Name, n.PID))
@@ -191,4 +148,63 @@ func (c *ClusterSpec) limits() (cgroup.Limits, error) {
 		}
 	}
 	return l, nil
+}
+
+// clusters decodes the file's `clusters:` mapping, one per engine.
+func (d *decoder) clusters(s *Spec, n *yaml.Node) {
+	for _, e := range d.fields(n, "clusters", nil) {
+		field := join("clusters", e.key)
+		c := ClusterSpec{Engine: e.key, Pos: posOf(e.k), Options: map[string]string{}, Timeout: 10 * time.Minute}
+		for _, f := range d.fields(e.v, field, clusterFields) {
+			ff := join(field, f.key)
+			switch f.key {
+			case "nodes":
+				c.Nodes, _ = d.integer(f.v, ff, 1, 16)
+			case "replicas":
+				c.Replicas, _ = d.integer(f.v, ff, 0, 8)
+			case "heap":
+				if v := d.str(f.v, ff); v.Set {
+					if err := checkCluster("heap", v.Text); err != nil {
+						d.errorf(f.v, ff, "%v", err)
+					}
+					c.Heap = v.Text
+				}
+			case "cpus", "memory", "cpuset":
+				if v := d.str(f.v, ff); v.Set {
+					if err := checkCluster(f.key, v.Text); err != nil {
+						d.errorf(f.v, ff, "%v", err)
+					}
+					*map[string]*string{"cpus": &c.CPUs, "memory": &c.Memory, "cpuset": &c.CPUSet}[f.key] = v.Text
+				}
+			case "netns":
+				c.Netns = d.enum(f.v, ff, "true", "false").Text == "true"
+			case "link":
+				if v := d.str(f.v, ff); v.Set {
+					if err := checkCluster("link", v.Text); err != nil {
+						d.errorf(f.v, ff, "%v", err)
+					}
+					c.Link = v.Text
+				}
+			case "roles":
+				for _, v := range d.strList(f.v, ff) {
+					c.Roles = append(c.Roles, v.Text)
+				}
+			case "options":
+				for _, o := range d.fields(f.v, ff, nil) {
+					if v := d.str(o.v, join(ff, o.key)); v.Set {
+						c.Options[o.key] = v.Text
+					}
+				}
+			case "timeout":
+				if v := d.str(f.v, ff); v.Set {
+					t, err := time.ParseDuration(v.Text)
+					if err != nil || t <= 0 {
+						d.errorf(f.v, ff, "%q: allowed: a duration such as 10m", v.Text)
+					}
+					c.Timeout = t
+				}
+			}
+		}
+		s.Clusters = append(s.Clusters, c)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scalelab/scalelab/apptier"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/runner"
 	"github.com/scalelab/scalelab/slo"
@@ -223,64 +224,100 @@ func (x *executor) describeRepeats(knee bool, s Search) string {
 
 func (x *executor) save() error { return writeResult(x.res, x.dir) }
 
-// withClusters starts the clusters of groups (those that need one), runs
-// fn with the cluster name of each cluster key, and stops every cluster
-// it started whatever happened.
+// withClusters starts the clusters of groups (those that need one: a
+// store cluster, then the app cluster in front of it), runs fn with the
+// name of the cluster each group key's runs name (the app cluster's when
+// there is one), and stops every cluster it started whatever happened,
+// the app cluster first.
 func (x *executor) withClusters(ctx context.Context, gs []group, fn func(map[string]string) error) (err error) {
 	names := map[string]string{}
 	for _, g := range gs {
-		if g.spec == nil {
-			continue
-		}
-		name := clusterName(g.spec.Engine, len(x.res.Clusters)+1)
-		use := ClusterUse{Name: name, Engine: g.spec.Engine, Nodes: max(g.spec.Nodes, 1)}
-		for _, ci := range g.combos {
-			use.Combinations = append(use.Combinations, x.combos[ci].ID)
-		}
-		shape := fmt.Sprintf("%d nodes", use.Nodes)
-		if use.Nodes == 1 {
-			shape = "1 node"
-		}
-		if g.spec.Replicas > 0 {
-			shape += fmt.Sprintf(" + %d replicas", g.spec.Replicas)
-		}
-		if l := g.spec.LinkSpecs(); len(l) > 0 {
-			shape += ", links " + strings.Join(l, " ")
-		} else if g.spec.Netns {
-			shape += ", own network"
-		}
-		fmt.Fprintf(x.o.Stderr, "starting a local %s cluster (%s) for %s ...\n", g.spec.Engine, shape, strings.Join(use.Combinations, ", "))
-		start := time.Now()
-		st, serr := startCluster(ctx, g.spec, name)
-		use.UpSeconds = time.Since(start).Seconds()
-		if serr != nil {
-			use.Error, use.Stopped = serr.Error(), true
-			x.res.Clusters = append(x.res.Clusters, use)
-			code := results.ExitUnfinished
-			if ctx.Err() != nil {
-				code = results.ExitInterrupted
+		store := ""
+		if g.spec != nil {
+			shape := fmt.Sprintf("%d nodes", max(g.spec.Nodes, 1))
+			if max(g.spec.Nodes, 1) == 1 {
+				shape = "1 node"
 			}
-			return &errAbort{results.WithCode(code, serr)}
-		}
-		x.res.Clusters = append(x.res.Clusters, use)
-		idx := len(x.res.Clusters) - 1
-		names[g.key] = name
-		_ = x.save()
-		defer func() {
-			serr := stopCluster(st)
-			x.res.Clusters[idx].Stopped = serr == nil
-			if serr != nil {
-				x.res.Clusters[idx].Error = serr.Error()
-				fmt.Fprintf(x.o.Stderr, "warning: %v; stop it with `scalelab cluster down %s`\n", serr, name)
-				if err == nil {
-					err = &errAbort{results.WithCode(results.ExitUnfinished, serr)}
+			if g.spec.Replicas > 0 {
+				shape += fmt.Sprintf(" + %d replicas", g.spec.Replicas)
+			}
+			if l := g.spec.LinkSpecs(); len(l) > 0 {
+				shape += ", links " + strings.Join(l, " ")
+			} else if g.spec.Netns {
+				shape += ", own network"
+			}
+			name, stop, uerr := x.upCluster(ctx, g, g.spec, shape)
+			if uerr != nil {
+				return uerr
+			}
+			defer func() {
+				if serr := stop(); serr != nil && err == nil {
+					err = serr
 				}
-				return
+			}()
+			store, names[g.key] = name, name
+		}
+		if g.app != nil {
+			app := *g.app
+			app.Options = map[string]string{}
+			for k, v := range g.app.Options {
+				app.Options[k] = v
 			}
-			fmt.Fprintf(x.o.Stderr, "stopped cluster %s\n", name)
-		}()
+			if store != "" {
+				app.Options[apptier.OptStore] = store
+			}
+			name, stop, uerr := x.upCluster(ctx, g, &app, appShape(&app, store))
+			if uerr != nil {
+				return uerr
+			}
+			defer func() {
+				if serr := stop(); serr != nil && err == nil {
+					err = serr
+				}
+			}()
+			names[g.key] = name
+		}
 	}
 	return fn(names)
+}
+
+// upCluster starts one cluster of group g, recording it in the result,
+// and returns its name and how to stop it (which records that too).
+func (x *executor) upCluster(ctx context.Context, g group, cs *ClusterSpec, shape string) (string, func() error, error) {
+	name := clusterName(cs.Engine, len(x.res.Clusters)+1)
+	use := ClusterUse{Name: name, Engine: cs.Engine, Nodes: max(cs.Nodes, 1)}
+	for _, ci := range g.combos {
+		use.Combinations = append(use.Combinations, x.combos[ci].ID)
+	}
+	fmt.Fprintf(x.o.Stderr, "starting a local %s cluster (%s) for %s ...\n", cs.Engine, shape, strings.Join(use.Combinations, ", "))
+	start := time.Now()
+	st, serr := startCluster(ctx, cs, name)
+	use.UpSeconds = time.Since(start).Seconds()
+	if serr != nil {
+		use.Error, use.Stopped = serr.Error(), true
+		x.res.Clusters = append(x.res.Clusters, use)
+		code := results.ExitUnfinished
+		if ctx.Err() != nil {
+			code = results.ExitInterrupted
+		}
+		return "", nil, &errAbort{results.WithCode(code, serr)}
+	}
+	use.Nodes = len(st.Nodes)
+	x.res.Clusters = append(x.res.Clusters, use)
+	idx := len(x.res.Clusters) - 1
+	_ = x.save()
+	stop := func() error {
+		serr := stopCluster(st)
+		x.res.Clusters[idx].Stopped = serr == nil
+		if serr != nil {
+			x.res.Clusters[idx].Error = serr.Error()
+			fmt.Fprintf(x.o.Stderr, "warning: %v; stop it with `scalelab cluster down %s`\n", serr, name)
+			return &errAbort{results.WithCode(results.ExitUnfinished, serr)}
+		}
+		fmt.Fprintf(x.o.Stderr, "stopped cluster %s\n", name)
+		return nil
+	}
+	return name, stop, nil
 }
 
 // matrixGroup runs a group's combinations with the repeat rule, in the
@@ -296,7 +333,7 @@ func (x *executor) matrixGroup(ctx context.Context, g group, names map[string]st
 	}
 	one := func(ci int) error {
 		attempts[ci]++
-		return x.runRepeat(ctx, ci, attempts[ci], names[clusterKey(x.combos[ci].Cluster)])
+		return x.runRepeat(ctx, ci, attempts[ci], names[groupKey(x.combos[ci])])
 	}
 	if x.s.Order == OrderGrouped {
 		for _, ci := range g.combos {

@@ -113,7 +113,7 @@ func applySearchLoad(o *runner.Options, on string, load float64) {
 
 func (x *executor) kneeGroup(ctx context.Context, g group, names map[string]string, sr Search) error {
 	for _, ci := range g.combos {
-		if err := x.knee(ctx, ci, names[clusterKey(x.combos[ci].Cluster)], sr); err != nil {
+		if err := x.knee(ctx, ci, names[groupKey(x.combos[ci])], sr); err != nil {
 			return err
 		}
 	}

@@ -26,6 +26,7 @@ type Combination struct {
 	Load     []Assign     // load fields (file's, then levels')
 	Tiers    []Assign     // tiers beside the store (cache, cache_target)
 	Cluster  *ClusterSpec // local cluster its runs need; nil for none
+	App      *ClusterSpec // the app cluster its runs drive (app.go); nil for none
 	Baseline bool         // a reference others are compared with
 	// ComparedTo is the ID of the combination this one is compared with
 	// (its own for a reference).
@@ -289,6 +290,7 @@ func (s *Spec) combination(d *decoder, v []int, name string, pos Pos) *Combinati
 		c.Sets = append(c.Sets, a.Key+"="+a.Value)
 	}
 	var cl map[string]string
+	appLevels := map[string]string{}
 	for _, k := range order {
 		e := set[k]
 		switch keyKind(k) {
@@ -302,6 +304,8 @@ func (s *Spec) combination(d *decoder, v []int, name string, pos Pos) *Combinati
 			c.Load = append(c.Load, e.a)
 		case "tier":
 			c.Tiers = append(c.Tiers, e.a)
+		case "app":
+			appLevels[appField(k)] = e.a.Value
 		case "cluster":
 			if cl == nil {
 				cl = map[string]string{}
@@ -334,6 +338,7 @@ func (s *Spec) combination(d *decoder, v []int, name string, pos Pos) *Combinati
 			}
 		}
 	}
+	c.App = s.appCluster(c, appLevels)
 	return c
 }
 

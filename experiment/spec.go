@@ -49,6 +49,7 @@ type Spec struct {
 	Settings    []Assign // applied to every run (engine.* keys only to that engine's runs)
 	Load        []Assign // load fields: model, users, think, duration, ...
 	Clusters    []ClusterSpec
+	App         *AppSpec // the app tier in front of the store (app.go); nil: none
 	Factors     []Factor
 	Combos      Combinations
 	Repeats     Repeats
@@ -163,7 +164,7 @@ const (
 	OrderGrouped     = "grouped"
 )
 
-var topKeys = []string{"name", "description", "scenario", "engine", "target", "settings", "load", "clusters",
+var topKeys = []string{"name", "description", "scenario", "engine", "target", "settings", "load", "clusters", "app",
 	"factors", "combinations", "repeats", "order", "baseline", "slo", "results", "search", "profiles", "cluster_lifetime"}
 
 // LoadKeys are the load fields a file, a factor or a level may set.
@@ -262,6 +263,8 @@ func Parse(file string, data []byte, profile string) (*Spec, error) {
 			}
 		case "clusters":
 			d.clusters(s, e.v)
+		case "app":
+			d.app(s, e.v)
 		case "factors":
 			d.factors(s, e.v)
 		case "combinations":
@@ -525,6 +528,8 @@ func keyKind(key string) string {
 		return "load"
 	case contains(TierKeys, key):
 		return "tier"
+	case appField(key) != "":
+		return "app"
 	case strings.Contains(key, "."):
 		return "setting"
 	}
@@ -533,7 +538,11 @@ func keyKind(key string) string {
 
 // knownKeys lists the non-setting keys, for did-you-mean.
 func knownKeys() []string {
-	return append(append(append([]string{"engine"}, ClusterKeys...), LoadKeys...), TierKeys...)
+	keys := append(append(append([]string{"engine"}, ClusterKeys...), LoadKeys...), TierKeys...)
+	for _, f := range AppKeys {
+		keys = append(keys, "app."+f)
+	}
+	return keys
 }
 
 // checkAssign checks one key=value a factor level sets.
@@ -546,9 +555,11 @@ func (d *decoder) checkAssign(n *yaml.Node, field, key, raw string) bool {
 		err = checkCluster(key, raw)
 	case "tier":
 		err = checkTier(key, raw)
+	case "app":
+		err = checkApp(appField(key), raw)
 	case "engine", "setting":
 	default:
-		msg := fmt.Sprintf("%q is not something a level can set; allowed: engine, %s, %s, %s, or a setting engine.key / scenario.key / cache.engine.key", key, strings.Join(ClusterKeys, ", "), strings.Join(LoadKeys, ", "), strings.Join(TierKeys, ", "))
+		msg := fmt.Sprintf("%q is not something a level can set; allowed: engine, %s, %s, %s, app.FIELD (an app tier field), or a setting engine.key / scenario.key / cache.engine.key", key, strings.Join(ClusterKeys, ", "), strings.Join(LoadKeys, ", "), strings.Join(TierKeys, ", "))
 		if near := setting.Nearest(key, knownKeys()); near != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", near)
 		}
@@ -610,7 +621,7 @@ func (d *decoder) factors(s *Spec, n *yaml.Node) {
 					continue
 				}
 				if kind == "" {
-					msg := fmt.Sprintf("unknown factor %q: a factor is engine, %s, %s, a setting engine.key / scenario.key, or a named bundle whose levels are mappings", e.key, strings.Join(ClusterKeys, ", "), strings.Join(LoadKeys, ", "))
+					msg := fmt.Sprintf("unknown factor %q: a factor is engine, %s, %s, app.FIELD (an app tier field), a setting engine.key / scenario.key, or a named bundle whose levels are mappings", e.key, strings.Join(ClusterKeys, ", "), strings.Join(LoadKeys, ", "))
 					if near := setting.Nearest(e.key, knownKeys()); near != "" {
 						msg += fmt.Sprintf(" (did you mean %q?)", near)
 					}
@@ -775,62 +786,4 @@ func (d *decoder) search(s *Spec, n *yaml.Node) {
 		d.errorf(n, "search", "start %g is above max %g", sr.Start, sr.Max)
 	}
 	s.Search = sr
-}
-
-func (d *decoder) clusters(s *Spec, n *yaml.Node) {
-	for _, e := range d.fields(n, "clusters", nil) {
-		field := join("clusters", e.key)
-		c := ClusterSpec{Engine: e.key, Pos: posOf(e.k), Options: map[string]string{}, Timeout: 10 * time.Minute}
-		for _, f := range d.fields(e.v, field, clusterFields) {
-			ff := join(field, f.key)
-			switch f.key {
-			case "nodes":
-				c.Nodes, _ = d.integer(f.v, ff, 1, 16)
-			case "replicas":
-				c.Replicas, _ = d.integer(f.v, ff, 0, 8)
-			case "heap":
-				if v := d.str(f.v, ff); v.Set {
-					if err := checkCluster("heap", v.Text); err != nil {
-						d.errorf(f.v, ff, "%v", err)
-					}
-					c.Heap = v.Text
-				}
-			case "cpus", "memory", "cpuset":
-				if v := d.str(f.v, ff); v.Set {
-					if err := checkCluster(f.key, v.Text); err != nil {
-						d.errorf(f.v, ff, "%v", err)
-					}
-					*map[string]*string{"cpus": &c.CPUs, "memory": &c.Memory, "cpuset": &c.CPUSet}[f.key] = v.Text
-				}
-			case "netns":
-				c.Netns = d.enum(f.v, ff, "true", "false").Text == "true"
-			case "link":
-				if v := d.str(f.v, ff); v.Set {
-					if err := checkCluster("link", v.Text); err != nil {
-						d.errorf(f.v, ff, "%v", err)
-					}
-					c.Link = v.Text
-				}
-			case "roles":
-				for _, v := range d.strList(f.v, ff) {
-					c.Roles = append(c.Roles, v.Text)
-				}
-			case "options":
-				for _, o := range d.fields(f.v, ff, nil) {
-					if v := d.str(o.v, join(ff, o.key)); v.Set {
-						c.Options[o.key] = v.Text
-					}
-				}
-			case "timeout":
-				if v := d.str(f.v, ff); v.Set {
-					t, err := time.ParseDuration(v.Text)
-					if err != nil || t <= 0 {
-						d.errorf(f.v, ff, "%q: allowed: a duration such as 10m", v.Text)
-					}
-					c.Timeout = t
-				}
-			}
-		}
-		s.Clusters = append(s.Clusters, c)
-	}
 }

@@ -144,6 +144,11 @@ func (s *Spec) Validate() error {
 			}
 		}
 	}
+	if s.App != nil && scenErr == nil {
+		if _, ok := scen.(scenario.Server); !ok {
+			d.errAt(s.App.Pos, "app", "scenario %s is not a web application: an app tier serves records or mhealth", scen.Name())
+		}
+	}
 	if len(s.SLO) == 0 && s.Search != nil {
 		d.errAt(s.Search.Pos, "search", "a knee search needs an slo to find where it breaks, e.g. `slo: p95 < 1s`")
 	}
@@ -178,8 +183,14 @@ func (s *Spec) Validate() error {
 				continue
 			}
 		}
+		if c.App != nil && s.App == nil && scenErr == nil {
+			if _, ok := scen.(scenario.Server); !ok {
+				d.errAt(c.pos, "combination "+c.Label, "app.* factors: scenario %s is not a web application: an app tier serves records or mhealth", scen.Name())
+				continue
+			}
+		}
 		o := s.RunOptions(c, 1, filepath.Join("validate", c.ID), "")
-		if c.Cluster != nil {
+		if c.Cluster != nil || c.App != nil {
 			o.Faults = nil // node names exist once the cluster is up; the run checks them
 		}
 		if s.Search != nil {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,6 +140,81 @@ func TestAppTierBehindHAProxy(t *testing.T) {
 	for _, n := range st.Nodes {
 		if cluster.Alive(n.PID) {
 			t.Errorf("%s (pid %d) still runs after cluster down", n.Name, n.PID)
+		}
+	}
+}
+
+// TestAppTierExperiment: an experiment with an app tier varies the number
+// of app servers (app.servers) and a scenario setting that the servers
+// must get (records.eager): each combination runs against its own app
+// cluster of that many servers with that setting, on a SQLite file, and
+// every cluster is stopped at the end; bad app fields are refused with
+// their place in the file.
+func TestAppTierExperiment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts app servers and HAProxy")
+	}
+	if _, err := apptier.HAProxyPath(); err != nil {
+		testenv.Unavailable(t, "HAProxy", err, "apt-get install haproxy")
+	}
+	t.Setenv("SCALELAB_HOME", t.TempDir())
+	ctx := context.Background()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "xp.yaml")
+	src := `scenario: records
+settings: {records.providers: 200, records.patients: 100, records.bcrypt_cost: 4, records.think_page: 50ms, records.think_form: 100ms}
+load: {phases: 2s@2/s}
+app: {max_inflight: 8, check_interval: 500ms}
+combinations: [{app.servers: 1}, {app.servers: 2, records.eager: true}]
+factors:
+  app.servers: [1, 2]
+  records.eager: [false, true]
+repeats: 1
+`
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	xp := filepath.Join(dir, "out")
+	code, out, errs := run(t, ctx, "experiment", "run", file, "--out", xp)
+	t.Logf("experiment: exit %d\n%s\n%s", code, out, errs)
+	if code != 0 {
+		t.Fatalf("experiment run: exit %d", code)
+	}
+	if !strings.Contains(errs, "1 servers of records on a SQLite file behind HAProxy") || !strings.Contains(errs, "2 servers of records on a SQLite file behind HAProxy, records.bcrypt_cost=4 records.eager=true") {
+		t.Errorf("the experiment did not say which app clusters it started:\n%s", errs)
+	}
+	for i, want := range []struct {
+		servers int
+		eager   string
+	}{{1, "false"}, {2, "true"}} {
+		r := readRun(t, filepath.Join(xp, "runs", fmt.Sprintf("c%02d-r01", i+1)))
+		var at *results.AppTier
+		var settings map[string]string
+		for _, tier := range r.Tiers {
+			if tier.Role == "app" {
+				at, settings = tier.App, tier.Settings
+			}
+		}
+		if at == nil || len(at.Servers) != want.servers || at.Requests == 0 || r.Engine != "sqlite" {
+			t.Errorf("c%02d: app tier %+v", i+1, at)
+			continue
+		}
+		if got := strings.Contains(settings["settings"], "records.eager=true"); got != (want.eager == "true") {
+			t.Errorf("c%02d: the servers' settings %q, want records.eager=%s", i+1, settings["settings"], want.eager)
+		}
+	}
+	names, err := cluster.List()
+	if err != nil || len(names) != 0 {
+		t.Errorf("clusters left after the experiment: %v %v", names, err)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("scenario: ycsb\napp: {servers: 40, balance: random}\nfactors:\n  app.procs: [-1]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = run(t, ctx, "experiment", "validate", bad)
+	for _, want := range []string{"bad.yaml:2:16: app.servers: \"40\": allowed: an integer in [1, 16]", "app.balance: \"random\": allowed: roundrobin, leastconn", "factors.app.procs", "allowed: an integer, 0 or more"} {
+		if code != ExitUsage || !strings.Contains(errs, want) {
+			t.Errorf("bad app fields: exit %d, %s (want %q)", code, errs, want)
 		}
 	}
 }

@@ -207,6 +207,16 @@ func printPlan(w io.Writer, s *experiment.Spec, repeats int) error {
 		cl := "-"
 		if c.Cluster != nil {
 			cl = fmt.Sprintf("%d nodes", max(c.Cluster.Nodes, 1))
+			if c.Cluster.Replicas > 0 {
+				cl += fmt.Sprintf(" + %d replicas", c.Cluster.Replicas)
+			}
+		}
+		if c.App != nil {
+			n := c.App.Nodes
+			if n == 0 {
+				n = 2
+			}
+			cl += fmt.Sprintf(", %d app servers", n)
 		}
 		o := s.RunOptions(c, 1, "DIR", "")
 		vs := c.ComparedTo
