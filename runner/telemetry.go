@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/scalelab/scalelab/apptier"
@@ -30,6 +31,16 @@ func (p *Plan) telemetryNodes() []telemetry.Node {
 				Refresh: func() int { return currentPID(clusterName, name) }}
 			if st.Limits != nil && !st.Limits.IsZero() {
 				tn.Limits = &results.Limits{CPUs: st.Limits.CPUs, MemoryBytes: st.Limits.MemoryBytes, CPUSet: st.Limits.CPUSet, Cgroup: st.LimitsCgroup}
+			}
+			// an app server runs at most GOMAXPROCS (--opt procs) threads
+			// of Go code at once: that is its CPU limit when lower
+			if procs, _ := strconv.Atoi(st.Params[apptier.OptProcs]); n.Role == apptier.RoleServer && procs > 0 {
+				if tn.Limits == nil {
+					tn.Limits = &results.Limits{}
+				}
+				if tn.Limits.CPUs == 0 || float64(procs) < tn.Limits.CPUs {
+					tn.Limits.CPUs = float64(procs)
+				}
 			}
 			out = append(out, tn)
 		}

@@ -68,7 +68,7 @@ func judge(t *results.Telemetry) {
 		t.Saturation = fmt.Sprintf("no single node at its limit, but the host's %d CPUs were busy (mean %.2f cores): the tiers share one machine, and it saturated", t.HostCPUs, t.HostCPUMean)
 		return
 	}
-	t.Saturation = "no tier saturated: the generator or the network did"
+	t.Saturation = "no tier saturated over the measured window: the pace came from the load itself, the client or the network, or a limit held only part of the run (see the CPU charts)"
 	if t.Samples == 0 {
 		t.Saturation = "not judged: no sample in the measured window"
 	}

@@ -192,7 +192,7 @@ func TestJudge(t *testing.T) {
 			{Tier: "store", Name: "cass.127_0_0_1.mutationstage.pending", First: 0, Last: 3, Max: 250},
 		}}, "store tier saturated: cass.127_0_0_1.mutationstage.pending reached 250 queued tasks"},
 		{"host", results.Telemetry{HostCPUs: 2, Samples: 10, HostCPUMean: 1.95}, "the host's 2 CPUs were busy"},
-		{"none", results.Telemetry{HostCPUs: 2, Samples: 10, HostCPUMean: 0.5}, "no tier saturated: the generator or the network did"},
+		{"none", results.Telemetry{HostCPUs: 2, Samples: 10, HostCPUMean: 0.5}, "no tier saturated over the measured window: the pace came from the load itself, the client or the network, or a limit held only part of the run (see the CPU charts)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			judge(&c.tel)
