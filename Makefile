@@ -10,19 +10,23 @@ all: build
 
 # setup: check the toolchain, fetch the Go modules (from the Go module proxy)
 # and install, when missing, Debian's PostgreSQL 15 server binaries (the
-# postgres engine's local clusters) and HAProxy (the app tier's balancer).
+# postgres engine's local clusters), HAProxy (the app tier's balancer),
+# redis-server and memcached (the redis and memcached engines' local
+# clusters).
 PG_BIN ?= /usr/lib/postgresql/15/bin
 setup:
 	@command -v $(GO) >/dev/null || { echo "scalelab needs Go 1.26+ (https://go.dev/dl) on PATH" >&2; exit 2; }
 	$(GO) mod download
 	@missing=""; [ -x $(PG_BIN)/initdb ] || missing="$$missing postgresql"; \
 	command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || missing="$$missing haproxy"; \
+	command -v redis-server >/dev/null || [ -x /usr/bin/redis-server ] || missing="$$missing redis-server"; \
+	command -v memcached >/dev/null || [ -x /usr/bin/memcached ] || missing="$$missing memcached"; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-			echo "installing$$missing (apt-get) for the postgres engine's clusters and the app tier"; \
+			echo "installing$$missing (apt-get) for the local clusters and the app tier"; \
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 		else \
-			echo "note: local PostgreSQL clusters and the app tier need:$$missing; run  sudo apt-get install -y$$missing" >&2; \
+			echo "note: local PostgreSQL, Redis and memcached clusters and the app tier need:$$missing; run  sudo apt-get install -y$$missing" >&2; \
 		fi; \
 	fi
 
@@ -66,9 +70,10 @@ tools: test-deps
 # Maven for the search-engine nodes and HdrHistogram's tool, Chromium for
 # the report's browser test, iproute2's ip and tc for the network
 # namespaces and links of package netns, nftables' nft for packet loss and
-# partitions between groups, HAProxy for the app tier's balancer), installed when missing and running as root; otherwise it
+# partitions between groups, HAProxy for the app tier's balancer, redis-server
+# and memcached for the redis and memcached engines' servers), installed when missing and running as root; otherwise it
 # prints the command to run.
-TEST_PKGS_CHECK := java:default-jdk-headless mvn:maven chromium:chromium ip:iproute2 nft:nftables haproxy:haproxy
+TEST_PKGS_CHECK := java:default-jdk-headless mvn:maven chromium:chromium ip:iproute2 nft:nftables haproxy:haproxy redis-server:redis-server memcached:memcached
 test-deps:
 	@missing=""; for pair in $(TEST_PKGS_CHECK); do cmd=$${pair%%:*}; pkg=$${pair#*:}; \
 		command -v $$cmd >/dev/null || [ -x /usr/sbin/$$cmd ] || missing="$$missing $$pkg"; done; \

@@ -91,6 +91,11 @@ type Traits struct {
 	// ScansLag: Scan and Count see writes only after a refresh (a search
 	// index); Get is real time.
 	ScansLag bool
+	// NoScans: the store reads and writes by key only (memcached cannot
+	// list its keys): Scan, Count and MaxKey fail wrapping
+	// errors.ErrUnsupported, and a scenario that needs them refuses the
+	// engine when it opens, before any load.
+	NoScans bool
 }
 
 // Rows is a reusable buffer of records that Get, Scan and ReadBack fill.

@@ -5,10 +5,12 @@ package cli
 import (
 	_ "github.com/scalelab/scalelab/apptier"
 	_ "github.com/scalelab/scalelab/engine/cassandra"
+	_ "github.com/scalelab/scalelab/engine/memcached"
 	_ "github.com/scalelab/scalelab/engine/memory"
 	_ "github.com/scalelab/scalelab/engine/mongodb"
 	_ "github.com/scalelab/scalelab/engine/null"
 	_ "github.com/scalelab/scalelab/engine/postgres"
+	_ "github.com/scalelab/scalelab/engine/redis"
 	_ "github.com/scalelab/scalelab/engine/search"
 	_ "github.com/scalelab/scalelab/engine/sqlite"
 	_ "github.com/scalelab/scalelab/scenario/logs"

@@ -224,6 +224,10 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 	if err != nil {
 		return nil, err
 	}
+	if cfg.props[OpScan] > 0 && st.Traits().NoScans {
+		st.Close()
+		return nil, fmt.Errorf("ycsb workload %s scans, and %s cannot (it reads and writes by key only): %w; use workload a, b, c, d or f, or an engine that scans", cfg.workload, env.Engine, scenario.ErrEngineNotSupported)
+	}
 	if cfg.verify && errors.Is(st.ReadBack(ctx, nil, engine.AllFields, new(engine.Rows)), errors.ErrUnsupported) {
 		st.Close()
 		return nil, fmt.Errorf("ycsb on %s: %w", env.Engine, errVerifyNothing)

@@ -1,5 +1,7 @@
 // Package all registers the test provider of every engine: a scenario's
 // conformance suite imports it and loops over enginetest.Providers().
+// memcached has none (memcachedtest): the suites scan and count, which it
+// cannot.
 package all
 
 import (
@@ -8,6 +10,7 @@ import (
 	_ "github.com/scalelab/scalelab/engine/cassandra/cassandratest"
 	_ "github.com/scalelab/scalelab/engine/mongodb/mongotest"
 	_ "github.com/scalelab/scalelab/engine/postgres/pgtest"
+	_ "github.com/scalelab/scalelab/engine/redis/redistest"
 	_ "github.com/scalelab/scalelab/engine/search/searchtest"
 	// A test-only engine: the proof that registering an engine with
 	// records and a provider is all a scenario's suite needs.

@@ -1,0 +1,75 @@
+// Package memcachedtest gives tests a memcached server for the memcached
+// engine, started once per test binary as `scalelab cluster up memcached`
+// starts one, and stores of their own on it: a namespace per store.
+//
+// It registers no enginetest.Provider: the scenarios' conformance suites
+// that loop over the providers scan, count and find the highest key,
+// which memcached cannot (engine.Traits NoScans). The engine's tests use
+// Open directly.
+package memcachedtest
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/engine/enginetest"
+	"github.com/scalelab/scalelab/engine/memcached"
+	"github.com/scalelab/scalelab/setting"
+)
+
+// UpTimeout bounds the server's start.
+const UpTimeout = time.Minute
+
+var shared enginetest.Shared[string, *cluster.State]
+
+// Shared returns the test binary's memcached server, started on first use
+// and stopped when the test binary ends (enginetest.Main). Without the
+// server binary the error wraps memcached.ErrNoServer.
+func Shared() (*cluster.State, error) {
+	return shared.Get("memcached", func() (*cluster.State, error) {
+		if _, err := memcached.Binary(); err != nil {
+			return nil, err
+		}
+		dir, err := enginetest.SharedDir("memcachedtest", "server")
+		if err != nil {
+			return nil, fmt.Errorf("shared memcached test server: %w", err)
+		}
+		spec := cluster.Spec{Engine: memcached.Name, Options: map[string]string{"memory_mb": "64", "threads": "2"}}
+		st, err := enginetest.UpCluster(dir, spec, "", UpTimeout)
+		if err != nil {
+			if st != nil {
+				_ = cluster.StopAll(st, 10*time.Second)
+			}
+			return nil, fmt.Errorf("shared memcached test server: %w", err)
+		}
+		enginetest.AtExit(func() { _ = cluster.StopAll(st, 10*time.Second) })
+		return st, nil
+	})
+}
+
+// Server returns the shared server, failing t under CI and skipping it
+// elsewhere when it cannot run.
+func Server(t testing.TB) *cluster.State {
+	t.Helper()
+	st, err := Shared()
+	if err != nil {
+		enginetest.Unavailable(t, memcached.Name, err, "make setup")
+	}
+	return st
+}
+
+// Open connects to the shared server with set, under a namespace of its
+// own (set's memcached.namespace). Its items stay until the server stops:
+// memcached cannot list them to delete them.
+func Open(t testing.TB, set *setting.Set) *memcached.Conn {
+	t.Helper()
+	st := Server(t)
+	if err := set.Apply(memcached.KeyNamespace + "=" + strings.ReplaceAll(enginetest.Name(), "_", "-")); err != nil {
+		t.Fatal(err)
+	}
+	return enginetest.OpenEngine(t, memcached.Name, engine.Config{Settings: set, Cluster: st}).(*memcached.Conn)
+}
