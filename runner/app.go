@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/scalelab/scalelab/apptier"
 	"github.com/scalelab/scalelab/cluster"
@@ -69,7 +70,10 @@ func (p *Plan) recordApp(ctx context.Context, doc *results.Run, before []apptier
 	st := p.app
 	at := &results.AppTier{URL: st.Target, Scenario: st.Params[apptier.ParamScenario], Balancer: st.Params["balancer"], Algorithm: st.Params[apptier.OptBalance],
 		HealthCheck: fmt.Sprintf("GET /healthz every %s; down after 2 failures, up after 2 successes", st.Params[apptier.OptCheck])}
-	after, err := p.appStats(ctx)
+	// read even when the run was interrupted: its counters belong in run.json
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	after, err := p.appStats(sctx)
 	if err == nil {
 		err = beforeErr
 	}
