@@ -197,6 +197,10 @@ func docQuery(routing, refresh, extra string) string {
 	return strings.Join(q, "&")
 }
 
+// updateRetries is how often the server retries a partial update that lost
+// a race with another write of the same document.
+const updateRetries = "5"
+
 func docPath(index, id, endpoint string) string {
 	return "/" + url.PathEscape(index) + "/" + endpoint + "/" + url.PathEscape(id)
 }
@@ -213,13 +217,15 @@ func (c *Conn) CreateDoc(ctx context.Context, index, id, routing string, doc []b
 }
 
 // UpdateDoc merges partial (a JSON object) into the document id; a missing
-// document is engine.ErrNotFound.
+// document is engine.ErrNotFound. The merge does not depend on what it
+// replaces, so the server retries it on a version conflict with another
+// writer of the same document (retry_on_conflict) rather than failing it.
 func (c *Conn) UpdateDoc(ctx context.Context, index, id, routing string, partial []byte) error {
 	body := make([]byte, 0, len(partial)+8)
 	body = append(body, `{"doc":`...)
 	body = append(body, partial...)
 	body = append(body, '}')
-	err := c.call(ctx, http.MethodPost, docPath(index, id, "_update"), docQuery(routing, c.opts.Refresh.Param, ""), body, nil)
+	err := c.call(ctx, http.MethodPost, docPath(index, id, "_update"), docQuery(routing, c.opts.Refresh.Param, "retry_on_conflict="+updateRetries), body, nil)
 	// A delete between the update's read and its write is a version
 	// conflict "but no document was found": the document is gone.
 	if metrics.ClassOf(err) == metrics.NotFound || (err != nil && strings.Contains(err.Error(), "no document was found")) {

@@ -464,7 +464,7 @@ func TestWriteParameters(t *testing.T) {
 	_ = c.Bulk(ctx, &b, true)
 	want := []string{
 		"PUT /p-activity-user7/_doc/a/b?routing=User7&refresh=wait_for",
-		"POST /p-activity-user7/_update/1?routing=User7&refresh=wait_for",
+		"POST /p-activity-user7/_update/1?routing=User7&refresh=wait_for&retry_on_conflict=5",
 		"POST /_bulk?refresh=wait_for",
 		"POST /_bulk?",
 	}
