@@ -33,6 +33,7 @@ const EnvCLI = "SCALELAB_CLI"
 const (
 	OptScenario       = "scenario"        // the web scenario served (records, mhealth)
 	OptStore          = "store"           // the store cluster's name; "" for a SQLite file of the app cluster's own
+	OptCache          = "cache_cluster"   // the cache tier's cluster (redis, memcached); "" for none
 	OptMaxInFlight    = "max_inflight"    // requests each server works on at once
 	OptProcs          = "procs"           // GOMAXPROCS of each server; 0: the machine's CPUs
 	OptRequestTimeout = "request_timeout" // each server's request timeout
@@ -48,7 +49,8 @@ const (
 	ParamScenario    = "scenario"
 	ParamStore       = "store_cluster" // the store cluster; "" with a SQLite file
 	ParamStoreEngine = "store_engine"
-	ParamStoreTarget = "store_target" // the SQLite file when there is no store cluster
+	ParamStoreTarget = "store_target"  // the SQLite file when there is no store cluster
+	ParamCache       = "cache_cluster" // the cache tier's cluster; "" for none
 	ParamSocket      = "stats_socket"
 )
 
@@ -100,6 +102,10 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 		file := filepath.Join(st.Dir, o.scenario+".db")
 		base = append(base, "--engine", "sqlite", "--target", file)
 		st.Params[ParamStoreEngine], st.Params[ParamStoreTarget] = "sqlite", file
+	}
+	if o.cache != nil {
+		base = append(base, "--cache-cluster", o.cache.Name)
+		st.Params[ParamCache] = o.cache.Name
 	}
 	base = append(base, "--max-inflight", strconv.Itoa(o.maxInFlight), "--request-timeout", o.timeout.String(), "--procs", strconv.Itoa(o.procs))
 	secret := filepath.Join(st.Dir, "secret")

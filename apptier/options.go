@@ -14,6 +14,7 @@ import (
 type options struct {
 	scenario    string
 	store       *cluster.State // nil: a SQLite file in the cluster's directory
+	cache       *cluster.State // the cache tier's cluster; nil: none
 	servers     int
 	maxInFlight int
 	procs       int
@@ -53,10 +54,17 @@ func parseOptions(spec cluster.Spec) (options, error) {
 		}
 		o.store = st
 	}
+	if name := spec.Options[OptCache]; name != "" {
+		st, err := cluster.Load(name)
+		if err != nil {
+			return o, fmt.Errorf("app: the cache tier: %w", err)
+		}
+		o.cache = st
+	}
 	for k, v := range spec.Options {
 		var err error
 		switch {
-		case k == OptScenario || k == OptStore:
+		case k == OptScenario || k == OptStore || k == OptCache:
 		case strings.HasPrefix(k, SetPrefix):
 			key := strings.TrimPrefix(k, SetPrefix)
 			if key == o.scenario+".secret_file" || key == o.scenario+".app" {

@@ -512,9 +512,13 @@ func (s *Spec) RunOptions(c *Combination, repeat int, out, clusterName string) *
 			}
 		case "cache_target":
 			cache.Target = v
+		case "cache_cluster":
+			if v != "none" {
+				cache.Cluster = v
+			}
 		}
 	}
-	if cache.Engine != "" {
+	if cache.Engine != "" || cache.Cluster != "" {
 		cache.Role = scenario.RoleCache
 		o.Tiers = append(o.Tiers, cache)
 	}
@@ -530,7 +534,12 @@ func (s *Spec) RunOptions(c *Combination, repeat int, out, clusterName string) *
 func commandLine(o *runner.Options) []string {
 	args := []string{"scalelab", "run", o.Scenario, "--engine", o.Engine}
 	for _, t := range o.Tiers {
-		args = append(args, "--"+t.Role, t.Engine)
+		if t.Engine != "" {
+			args = append(args, "--"+t.Role, t.Engine)
+		}
+		if t.Cluster != "" {
+			args = append(args, "--"+t.Role+"-cluster", t.Cluster)
+		}
 		if t.Target != "" {
 			args = append(args, "--"+t.Role+"-target", t.Target)
 		}

@@ -171,9 +171,10 @@ var topKeys = []string{"name", "description", "scenario", "engine", "target", "s
 var LoadKeys = []string{"model", "users", "think", "duration", "warmup", "ops", "rate", "arrivals", "phases", "seed", "drain", "fault", "segments"}
 
 // TierKeys are the tiers beside the store a factor may vary: the cache
-// tier's engine ("none": no cache) and target. A tier's settings are
-// settings keyed by its role (cache.ENGINE.KEY).
-var TierKeys = []string{"cache", "cache_target"}
+// tier's engine ("none": no cache), target, or local cluster (a redis or
+// memcached cluster from `scalelab cluster up`, which implies the engine).
+// A tier's settings are settings keyed by its role (cache.ENGINE.KEY).
+var TierKeys = []string{"cache", "cache_target", "cache_cluster"}
 
 // ClusterKeys are the cluster fields a factor may vary.
 var ClusterKeys = []string{"nodes", "replicas", "heap", "cpus", "memory", "cpuset", "link"}

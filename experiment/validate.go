@@ -79,7 +79,8 @@ func (s *Spec) Validate() error {
 		prefix, _, _ := strings.Cut(a.Key, ".")
 		var specs []setting.Spec
 		switch {
-		case scenErr == nil && prefix == scen.Name():
+		case scenErr == nil && (prefix == scen.Name() || scenarioDeclares(scen, a.Key)):
+			// the scenario's keys, its own and those it shares (cache.mode)
 			specs = scen.Settings()
 		case prefix == s.Scenario.Text:
 			return // scenario unavailable: reported above
@@ -204,4 +205,14 @@ func (s *Spec) Validate() error {
 		return d.errs.sorted()
 	}
 	return nil
+}
+
+// scenarioDeclares reports whether the scenario has the setting key.
+func scenarioDeclares(scen scenario.Scenario, key string) bool {
+	for _, sp := range scen.Settings() {
+		if sp.Key == key {
+			return true
+		}
+	}
+	return false
 }

@@ -111,6 +111,18 @@ type User struct {
 	base    string
 	client  *http.Client
 	counter *Counter
+	// pages are the GET responses that came with an ETag, by URL: the
+	// next GET of the URL sends If-None-Match, and a 304 shows the page
+	// kept here (a browser's HTTP cache).
+	pages map[string]cachedPage
+	// Observe, when set, sees every response's operation and headers
+	// (what the server said of its cache, its timings).
+	Observe func(op string, h http.Header)
+}
+
+// cachedPage is a page kept for a conditional GET.
+type cachedPage struct {
+	etag, body string
 }
 
 // NewUser returns a browser for the application at base (http://host:port)
@@ -124,7 +136,7 @@ func NewUser(base string, counter *Counter, timeout time.Duration) *User {
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 	}
-	return &User{base: strings.TrimSuffix(base, "/"), counter: counter, client: &http.Client{
+	return &User{base: strings.TrimSuffix(base, "/"), counter: counter, pages: map[string]cachedPage{}, client: &http.Client{
 		Jar: jar, Transport: tr, Timeout: timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
@@ -133,12 +145,17 @@ func NewUser(base string, counter *Counter, timeout time.Duration) *User {
 // Close drops the user's idle connections.
 func (u *User) Close() { u.client.CloseIdleConnections() }
 
-// Page is a response.
+// Page is a response. After a 304 (Not Modified) Body is the page the
+// browser kept from the response that carried the ETag.
 type Page struct {
 	Code   int
 	Body   string
 	Header http.Header
 }
+
+// Shown reports whether the page was shown to the user: a 200, or a 304
+// that showed the kept page.
+func (p *Page) Shown() bool { return p.Code == http.StatusOK || p.Code == http.StatusNotModified }
 
 var hiddenInput = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`)
 
@@ -157,6 +174,9 @@ func (u *User) Get(ctx context.Context, op, path string, want ...int) (*Page, er
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.base+path, nil)
 	if err != nil {
 		return nil, err
+	}
+	if c, ok := u.pages[req.URL.String()]; ok {
+		req.Header.Set("If-None-Match", c.etag)
 	}
 	return u.do(req, op, want)
 }
@@ -215,9 +235,24 @@ func (u *User) do(req *http.Request, op string, want []int) (*Page, error) {
 		return nil, metrics.WithClass(metrics.Other, fmt.Errorf("%s %s: read the response: %w", req.Method, req.URL.Path, err))
 	}
 	u.counter.Add(op, strconv.Itoa(resp.StatusCode))
+	if u.Observe != nil {
+		u.Observe(op, resp.Header)
+	}
 	p := &Page{Code: resp.StatusCode, Body: string(body), Header: resp.Header}
+	if req.Method == http.MethodGet {
+		path := req.URL.String()
+		c, kept := u.pages[path]
+		switch {
+		case resp.StatusCode == http.StatusNotModified && kept:
+			p.Body = c.body
+		case resp.StatusCode == http.StatusOK && resp.Header.Get("ETag") != "":
+			u.pages[path] = cachedPage{etag: resp.Header.Get("ETag"), body: p.Body}
+		default:
+			delete(u.pages, path)
+		}
+	}
 	for _, w := range want {
-		if w == resp.StatusCode {
+		if w == resp.StatusCode || (w == http.StatusOK && resp.StatusCode == http.StatusNotModified && p.Body != "") {
 			return p, nil
 		}
 	}

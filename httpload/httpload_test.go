@@ -3,6 +3,7 @@ package httpload
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -82,5 +83,57 @@ func TestUserCookiesTokensAndCodes(t *testing.T) {
 	}
 	if b, err := Base("http://127.0.0.1:8080/"); err != nil || b != "http://127.0.0.1:8080" {
 		t.Errorf("Base: %q %v", b, err)
+	}
+}
+
+func TestConditionalGet(t *testing.T) {
+	version := "v1"
+	var conditional int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		etag := `W/"` + version + `"`
+		if r.Header.Get("If-None-Match") != "" {
+			conditional++
+		}
+		if r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("ETag", etag)
+		fmt.Fprintf(w, "page %s", version)
+	}))
+	defer srv.Close()
+	c := NewCounter()
+	u := NewUser(srv.URL, c, 5*time.Second)
+	defer u.Close()
+	ctx := context.Background()
+	for i, want := range []struct {
+		code int
+		body string
+	}{{200, "page v1"}, {304, "page v1"}, {304, "page v1"}} {
+		p, err := u.Get(ctx, "page", "/p?x=1")
+		if err != nil || p.Code != want.code || p.Body != want.body || !p.Shown() {
+			t.Fatalf("get %d: %+v, %v; want %d %q", i, p, err, want.code, want.body)
+		}
+	}
+	version = "v2"
+	p, err := u.Get(ctx, "page", "/p?x=1")
+	if err != nil || p.Code != 200 || p.Body != "page v2" {
+		t.Fatalf("after a change: %+v, %v", p, err)
+	}
+	if conditional != 3 {
+		t.Fatalf("%d conditional requests, want 3", conditional)
+	}
+	// another user has a cache of its own
+	p, err = NewUser(srv.URL, c, 5*time.Second).Get(ctx, "page", "/p?x=1")
+	if err != nil || p.Code != 200 {
+		t.Fatalf("another user: %+v, %v", p, err)
+	}
+	// a 304 is not a 403: a check that expects a refusal fails on it
+	version = "v2"
+	if p, err := u.Get(ctx, "page", "/p?x=1", http.StatusForbidden); err == nil || !p.Shown() {
+		t.Fatalf("a 304 met a 403 expectation: %+v, %v", p, err)
+	}
+	if got := c.ByOp("page")["304"]; got != 3 {
+		t.Fatalf("304s counted %d, want 3", got)
 	}
 }

@@ -131,6 +131,7 @@ func newDoc(use []*shard, t0 time.Time, n int) *results.Run {
 	d.Command = append([]string{"scalelab", "merge"}, dirsOf(use)...)
 	d.Segment = nil
 	d.Start = t0
+	d.LoadStart = &t0 // the merged timeline starts at t0
 	d.Summary = map[string]metrics.OpSummary{}
 	d.Process, d.Audit, d.Faults, d.Events, d.Recovery, d.Lag, d.ScenarioReport = nil, nil, nil, nil, nil, nil, nil
 	d.Files = []string{results.RunFile, results.HlogFile, results.SeriesFile}

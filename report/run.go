@@ -29,6 +29,7 @@ type runView struct {
 	Events      *figTable
 	Audit       *figTable // audit.go
 	Latency     []chart
+	Cache       *cacheView // cache.go
 	Throughput  chart
 	Errors      *chart
 	Spectrum    chart
@@ -101,6 +102,8 @@ func buildRunView(r *results.Run, dir string) *runView {
 			v.Latency = append(v.Latency, latencyChart(op, rows[op], tl, open, r.Load.WarmupS, note))
 		}
 	}
+	cache, rest := cacheSection(r, dir, tl, width)
+	v.Cache = cache
 	sops := seriesOps(ops, rows)
 	v.Throughput = perOpChart("Throughput over time", "operations/s", sops, rows, tl, func(r seriesRow) float64 { return rate(r.Count, r) }, true, r.Load.WarmupS, note)
 	if r.Totals == nil || r.Totals.Errors > 0 || hasErrors(rows) {
@@ -143,7 +146,7 @@ func buildRunView(r *results.Run, dir string) *runView {
 	markRunCharts(v, r)
 	v.Faults, v.Events = faultTable(r), eventTable(r)
 	v.Audit = auditTable(r)
-	httpTables, httpCharts, rest := httpFigures(r.ScenarioReport)
+	httpTables, httpCharts, rest := httpFigures(rest)
 	v.Scenario, v.ScenCharts = scenarioFigures(rest)
 	if t := appTable(r); t != nil {
 		httpTables = append(httpTables, *t)
@@ -498,6 +501,11 @@ var runTmpl = newTemplate("run", `{{define "run"}}{{template "head" .Meta}}
 {{template "table" .}}{{end}}
 <h2>Latency over time</h2>
 {{if .Latency}}<div class="grid2">{{range .Latency}}{{template "chart" .}}{{end}}</div>{{else}}<p class="empty">No intervals to draw.</p>{{end}}
+{{with .Cache}}<h2>Cache</h2>
+{{with .Summary}}<p>{{.}}</p>{{end}}{{with .Note}}<p class="mut">{{.}}</p>{{end}}
+{{if .Charts}}<h3>Cache hit rate and stale reads over time</h3>
+<div class="grid2">{{range .Charts}}{{template "chart" .}}{{end}}</div>{{end}}
+{{range .Tables}}{{template "table" .}}{{end}}{{end}}
 <h2>Throughput and errors over time</h2>
 <div class="grid2">{{template "chart" .Throughput}}{{with .Errors}}{{template "chart" .}}{{else}}<p class="mut">No operation failed.</p>{{end}}</div>
 {{with .Concurrency}}<h2>Concurrency</h2>{{template "chart" .}}{{end}}

@@ -59,6 +59,9 @@ func Terminal(w io.Writer, r *results.Run) {
 	if r.MaxSessions > 0 {
 		fmt.Fprintf(w, "max concurrent sessions %d\n", r.MaxSessions)
 	}
+	if c, _ := parseCache(r.ScenarioReport); c != nil {
+		fmt.Fprintln(w, c.summary())
+	}
 	if t := r.Telemetry; t != nil {
 		var parts []string
 		for _, x := range t.Tiers {

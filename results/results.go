@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -55,6 +56,7 @@ type Run struct {
 	Merged         *Merged                      `json:"merged,omitempty"`  // built by `scalelab merge` (merged.go)
 	Host           Host                         `json:"host"`
 	Start          time.Time                    `json:"start"`
+	LoadStart      *time.Time                   `json:"load_start,omitempty"` // when the load started: t = 0 of series.csv and of the report's charts over time
 	End            *time.Time                   `json:"end,omitempty"`
 	StopReason     string                       `json:"stop_reason,omitempty"`
 	LoadPhase      *LoadPhase                   `json:"load_phase,omitempty"`
@@ -100,6 +102,60 @@ type Tier struct {
 	// App describes the app tier (role "app"): servers, balancer and the
 	// requests each server got.
 	App *AppTier `json:"app,omitempty"`
+	// Stats are what the tier's server said about itself right before the
+	// load started and right after it ended (engines with
+	// engine.StatsSampler: a cache's hits, misses, evictions, memory).
+	Stats *TierStats `json:"stats,omitempty"`
+}
+
+// TierStats are a tier's server statistics sampled right before the load
+// started and right after it ended, warm-up included, by name
+// ("redis.keyspace_hits", "memcached.evictions", ...): counters are
+// cumulative since the server started, gauges are values at that moment.
+// A sample that failed is missing (run.json's warnings say why).
+type TierStats struct {
+	Before map[string]float64 `json:"before,omitempty"`
+	After  map[string]float64 `json:"after,omitempty"`
+	// Delta is After minus Before for every name in both: what a counter
+	// counted during the load, how much a gauge grew.
+	Delta map[string]float64 `json:"delta,omitempty"`
+}
+
+// NewTierStats pairs the samples taken before and after the load (either
+// may be nil: a failed sample) and computes their differences. Values
+// that are not finite numbers are left out (JSON has no NaN). It returns
+// nil when neither sample holds anything.
+func NewTierStats(before, after map[string]float64) *TierStats {
+	before, after = finite(before), finite(after)
+	if before == nil && after == nil {
+		return nil
+	}
+	ts := &TierStats{Before: before, After: after}
+	for k, a := range after {
+		if b, ok := before[k]; ok {
+			if ts.Delta == nil {
+				ts.Delta = map[string]float64{}
+			}
+			ts.Delta[k] = a - b
+		}
+	}
+	return ts
+}
+
+// finite copies m without its NaN and infinite values; nil when nothing
+// is left.
+func finite(m map[string]float64) map[string]float64 {
+	var out map[string]float64
+	for k, v := range m {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]float64, len(m))
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // Server describes the store that was measured.

@@ -25,6 +25,9 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	doc := st.doc
 	ops := wl.Operations()
 	coll0 := metrics.Config{Ops: ops, Open: p.model.Open(), Samples: p.flags.Samples, Warmup: p.flags.Warmup}
+	// the tiers' server stats before the load, then after it (tierstats.go);
+	// sampled before t = 0 of the streamed files is taken
+	tstats := sampleTierStats(ctx, sources)
 	start := time.Now()
 	if doc.Segment != nil {
 		t := start.UTC()
@@ -90,6 +93,8 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 		defer func() { pprof.StopCPUProfile(); pf.Close() }()
 	}
 	coll.Begin()
+	loadStart := coll.StartTime().UTC()
+	doc.LoadStart = &loadStart
 	stopColl := make(chan struct{})
 	collDone := make(chan error, 1)
 	go func() { collDone <- coll.Run(stopColl) }()
@@ -102,6 +107,7 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	}
 	close(stopColl)
 	sinkErr := <-collDone
+	tstats.record(ctx, doc)
 	obs.RunDone()
 	for _, c := range closers {
 		if err := c(); err != nil && sinkErr == nil {

@@ -79,18 +79,23 @@ func (c *Conn) generation(key string, fresh bool) (string, error) {
 const maxKey = 250
 
 // itemKey returns the item key of key.
-func (m *collection) itemKey(key []byte) string {
-	if len(m.prefix)+1+len(key) <= maxKey && legal(key) {
-		return m.prefix + ":" + string(key)
+func (m *collection) itemKey(key []byte) string { return itemKey(m.prefix, key) }
+
+// itemKey returns prefix + ":" + key, or, for a key memcached cannot take
+// as it is (over maxKey bytes with the prefix, or with spaces or control
+// characters), prefix + "#" + the key's SHA-256 in base64.
+func itemKey[K string | []byte](prefix string, key K) string {
+	if len(prefix)+1+len(key) <= maxKey && legal(key) {
+		return prefix + ":" + string(key)
 	}
-	h := sha256.Sum256(key)
-	return m.prefix + "#" + base64.RawURLEncoding.EncodeToString(h[:])
+	h := sha256.Sum256([]byte(key))
+	return prefix + "#" + base64.RawURLEncoding.EncodeToString(h[:])
 }
 
 // legal reports whether key has no space or control character.
-func legal(key []byte) bool {
-	for _, b := range key {
-		if b <= ' ' || b == 0x7f {
+func legal[K string | []byte](key K) bool {
+	for i := range len(key) {
+		if b := key[i]; b <= ' ' || b == 0x7f {
 			return false
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/scalelab/scalelab/apptier"
+	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
@@ -23,7 +24,7 @@ func init() {
 // appSpec checks `cluster up app`'s flags against the scenario and the
 // store's engine (a bad setting is refused here, not in N server logs) and
 // writes them into spec's options.
-func appSpec(spec *cluster.Spec, scen, store string, servers int, sets []string) error {
+func appSpec(spec *cluster.Spec, scen, store, cacheCl string, servers int, sets []string) error {
 	if spec.Nodes != 0 {
 		return usageErr("cluster up app: give the number of app servers with --servers, not --nodes")
 	}
@@ -67,9 +68,51 @@ func appSpec(spec *cluster.Spec, scen, store string, servers int, sets []string)
 		k, v, _ := strings.Cut(a, "=")
 		spec.Options[apptier.SetPrefix+strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
+	if declares(s, cache.KeyMode) && set.Get(cache.KeyMode).String() == string(cache.Shared) && cacheCl == "" {
+		return usageErr("cluster up app: cache.mode=shared needs the cache tier's cluster: --cache-cluster NAME (a %s cluster)", strings.Join(engine.WithCache(), " or "))
+	}
+	if cacheCl != "" {
+		cst, err := cluster.Load(cacheCl)
+		if err != nil {
+			return usageErr("cluster up app: --cache-cluster: %v", err)
+		}
+		if ce, err := engine.Lookup(cst.Engine); err != nil || !isCache(ce) {
+			return usageErr("cluster up app: --cache-cluster %s is a %s cluster; a cache tier is one of: %s", cacheCl, cst.Engine, strings.Join(engine.WithCache(), ", "))
+		}
+		if tu, ok := s.(scenario.TierUser); !ok || !usesTier(tu, scenario.RoleCache) {
+			return usageErr("cluster up app: scenario %s uses no cache tier", scen)
+		}
+		spec.Options[apptier.OptCache] = cacheCl
+	}
 	spec.Options[apptier.OptScenario] = scen
 	if store != "" {
 		spec.Options[apptier.OptStore] = store
 	}
 	return nil
+}
+
+// declares reports whether a scenario has the setting key.
+func declares(s scenario.Scenario, key string) bool {
+	for _, sp := range s.Settings() {
+		if sp.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// isCache reports whether e's connections are key-value caches.
+func isCache(e engine.Engine) bool {
+	c, ok := e.(engine.CacheEngine)
+	return ok && c.HasCache()
+}
+
+// usesTier reports whether a scenario declares a tier of role.
+func usesTier(tu scenario.TierUser, role string) bool {
+	for _, t := range tu.Tiers() {
+		if t.Role == role {
+			return true
+		}
+	}
+	return false
 }

@@ -105,6 +105,7 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	servers := fs.Int("servers", 0, "app: the number of app servers behind the balancer (default 2)")
 	store := fs.String("cluster", "", "app: the store cluster the servers use (default: a SQLite file of the app cluster's own)")
 	fs.Var(&sets, "set", "app: a scenario setting for every server, key=value (repeatable)")
+	cacheCl := fs.String("cache-cluster", "", "app: the cache tier's cluster (redis, memcached) the servers cache in, with --set cache.mode=shared")
 	fs.Var(&linkFlags, "link", "emulated link, with --netns: [NODE:]delay=1ms,jitter=1ms,loss=0.5%,rate=100mbit (repeatable)")
 	pos, err := splitPositional(fs, args)
 	if err != nil {
@@ -123,8 +124,8 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if _, err := engine.Lookup(engName); err != nil {
 			return usageErr("cluster up: %v", err)
 		}
-		if *scen != "" || *servers != 0 || *store != "" || len(sets) > 0 {
-			return usageErr("cluster up: --scenario, --servers, --cluster and --set are for `cluster up app` (the app tier); a %s cluster takes --nodes, --replicas and --opt", pos[0])
+		if *scen != "" || *servers != 0 || *store != "" || *cacheCl != "" || len(sets) > 0 {
+			return usageErr("cluster up: --scenario, --servers, --cluster, --cache-cluster and --set are for `cluster up app` (the app tier); a %s cluster takes --nodes, --replicas and --opt", pos[0])
 		}
 	}
 	if *name == "" {
@@ -158,7 +159,7 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		spec.Options["backend"] = *backend
 	}
 	if tiered {
-		if err := appSpec(&spec, *scen, *store, *servers, sets); err != nil {
+		if err := appSpec(&spec, *scen, *store, *cacheCl, *servers, sets); err != nil {
 			return err
 		}
 	}

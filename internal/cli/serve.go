@@ -21,6 +21,7 @@ import (
 const serveUsage = `Usage: scalelab serve SCENARIO [--engine E] [--cluster NAME | --target T]
                       [--set key=value]... [--listen 127.0.0.1:8080]
                       [--max-inflight 16] [--request-timeout 30s] [--procs N]
+                      [--cache-cluster NAME | --cache ENGINE --cache-target T]
 
 Runs a scenario's backend (records, mhealth) as an HTTP server on the engine,
 as its app tier: a run drives it with --app http://ADDR (or through a balancer
@@ -30,7 +31,9 @@ request that cannot start within --request-timeout gets 503), --procs sets
 GOMAXPROCS. SIGTERM or Ctrl-C stops accepting, lets in-flight requests finish
 and exits 0. Session cookies are signed with the secret in
 --set records.secret_file=FILE (0600); app servers behind one balancer need
-the same file.
+the same file. With a cache tier (a redis or memcached cluster) and
+--set cache.mode=shared (the default with one) the servers cache in it; every
+server behind one balancer shares its entries.
 `
 
 // serveCmd is `scalelab serve SCENARIO`.
@@ -46,6 +49,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	procs := fs.Int("procs", 0, "GOMAXPROCS (0: the machine's CPUs)")
 	var sets multiFlag
 	fs.Var(&sets, "set", "setting key=value (repeatable)")
+	cacheEng := fs.String("cache", "", "the cache tier's engine (redis, memcached)")
+	cacheTgt := fs.String("cache-target", "", "the cache tier's target")
+	cacheCl := fs.String("cache-cluster", "", "the cache tier on a local cluster (implies --cache)")
 	pos, err := splitPositional(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, serveUsage)
@@ -105,7 +111,14 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return withCode(ExitUnfinished, fmt.Errorf("serve: connect to %s: %w", eng.Name(), err))
 	}
 	defer conn.Close()
-	h, err := srvScen.Handler(ctx, scenario.Env{Engine: eng.Name(), Conn: conn, Settings: set})
+	tiers, err := serveCache(ctx, *cacheEng, *cacheTgt, *cacheCl)
+	if err != nil {
+		return err
+	}
+	for _, t := range tiers {
+		defer t.Conn.Close()
+	}
+	h, err := srvScen.Handler(ctx, scenario.Env{Engine: eng.Name(), Conn: conn, Settings: set, Tiers: tiers})
 	if err != nil {
 		return withCode(ExitUnfinished, fmt.Errorf("serve %s: %w", scen.Name(), err))
 	}
@@ -137,4 +150,37 @@ func webScenarios() []string {
 		}
 	}
 	return names
+}
+
+// serveCache opens the cache tier serve was given (none: nil).
+func serveCache(ctx context.Context, name, target, cl string) (map[string]scenario.Tier, error) {
+	if name == "" && target == "" && cl == "" {
+		return nil, nil
+	}
+	var st *cluster.State
+	if cl != "" {
+		if target != "" {
+			return nil, usageErr("serve: --cache-cluster and --cache-target: give one")
+		}
+		var err error
+		if st, err = cluster.Load(cl); err != nil {
+			return nil, usageErr("serve: --cache-cluster: %v", err)
+		}
+		if name == "" {
+			name = st.Engine
+		}
+		target = st.Target
+	}
+	if name == "" {
+		return nil, usageErr("serve: --cache-target needs --cache ENGINE (%s)", strings.Join(engine.WithCache(), ", "))
+	}
+	eng, err := engine.Lookup(name)
+	if err != nil {
+		return nil, usageErr("serve: --cache: %v", err)
+	}
+	conn, err := eng.Open(ctx, engine.Config{Target: target, Settings: setting.NewSet(eng.Settings()...), Cluster: st, Dir: "."})
+	if err != nil {
+		return nil, withCode(ExitUnfinished, fmt.Errorf("serve: connect to the cache tier (%s): %w", name, err))
+	}
+	return map[string]scenario.Tier{scenario.RoleCache: {Engine: name, Conn: conn, Settings: setting.NewSet(eng.Settings()...)}}, nil
 }

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/scalelab/scalelab/app"
+	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/httpload"
 	"github.com/scalelab/scalelab/scenario"
@@ -49,6 +50,9 @@ const (
 	KeyMaxInFlight  = "records.max_inflight"
 	KeyTimeout      = "records.request_timeout"
 	KeySecretFile   = "records.secret_file"
+	KeyETag         = "records.etag"
+	KeySearchChars  = "records.search_chars"
+	KeyRevisit      = "records.revisit"
 	kindSignup      = "signup"
 	kindProvider    = "provider"
 	kindReturning   = "returning"
@@ -88,7 +92,19 @@ func (*Scenario) Settings() []setting.Spec {
 		{Key: KeyMaxInFlight, Kind: setting.Int, Default: "16", Min: 0, Max: 100000, Description: "requests the in-process app server works on at once (the others queue); 0: unbounded"},
 		{Key: KeyTimeout, Kind: setting.Duration, Default: "30s", Min: 0.001, Max: 3600, Description: "request timeout, of the app server and of the load generator's browsers"},
 		{Key: KeySecretFile, Kind: setting.String, Default: "", Description: "file (mode 0600) with the secret that signs session cookies; empty: a random one for this process (every app server behind one balancer needs the same)"},
+		{Key: KeyETag, Kind: setting.Enum, Default: etagOff, Allowed: []string{etagOff, etagGlobal, etagNarrow}, Description: "HTTP 304s for signed-in pages: off; global (the ETag covers every user and grant, one query per page: any write anywhere changes it); narrow (the viewer's own row and grants)"},
+		{Key: KeySearchChars, Kind: setting.Int, Default: "6", Min: 0, Max: 64, Description: "characters of a provider's name a patient types into search (0: the whole name, so that searches rarely repeat)"},
+		{Key: KeyRevisit, Kind: setting.Float, Default: "0.1", Min: 0, Max: 0.9, Description: "share of page views followed by a reload of the same page (the back button, a refresh), sent with the page's ETag"},
+		cache.SpecMode(), cache.SpecLocalSize(), cache.SpecSearchTTL(),
 	}
+}
+
+var _ scenario.TierUser = (*Scenario)(nil)
+
+// Tiers declares the cache tier.
+func (*Scenario) Tiers() []scenario.TierSpec {
+	return []scenario.TierSpec{{Role: scenario.RoleCache,
+		Description: "the site's shared cache (cache.mode=shared): page fragments, the home page, provider search results"}}
 }
 
 var openers = kit.Storage[struct{}, db]{}
@@ -111,6 +127,11 @@ type config struct {
 	maxInFlight         int
 	timeout             time.Duration
 	secretFile          string
+	etag                string
+	searchChars         int
+	revisit             float64
+	localSize           int64
+	searchTTL           time.Duration
 }
 
 // pick chooses a session kind from u in [0, 1).
@@ -134,7 +155,9 @@ func configFrom(set *setting.Set) (*config, error) {
 		thinkPage: set.Get(KeyThinkPage).Duration(), thinkForm: set.Get(KeyThinkForm).Duration(),
 		csrfProbe: set.Get(KeyCSRFProbe).Float(), app: set.Get(KeyApp).String(),
 		maxInFlight: int(set.Get(KeyMaxInFlight).Int()), timeout: set.Get(KeyTimeout).Duration(),
-		secretFile: set.Get(KeySecretFile).String(),
+		secretFile: set.Get(KeySecretFile).String(), etag: set.Get(KeyETag).String(),
+		searchChars: int(set.Get(KeySearchChars).Int()), revisit: set.Get(KeyRevisit).Float(), localSize: set.Get(cache.KeyLocalSize).Int(),
+		searchTTL: set.Get(cache.KeySearchTTL).Duration(),
 	}
 	if set.Get(KeyColumnTypes).String() == "text" {
 		c.text = "text"
@@ -183,7 +206,7 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 	if err != nil {
 		return nil, err
 	}
-	w := &workload{cfg: cfg, st: &store{db: d, eager: cfg.eager}, counter: httpload.NewCounter(), base: cfg.app}
+	w := &workload{cfg: cfg, st: &store{db: d, eager: cfg.eager}, counter: httpload.NewCounter(), base: cfg.app, cacheStats: cache.NewStats()}
 	if env.ReadBackOnly {
 		return w, nil
 	}
@@ -203,6 +226,11 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 		}
 		w.site = newSite(w.st, secret, cfg.cost)
 		w.site.leak = leakForTests
+		if w.site.cache, w.cacheMode, w.cacheEngine, err = openCache(ctx, env, cfg, true); err != nil {
+			return nil, err
+		}
+		w.site.cache.unsafe = unsafeCacheForTests
+		w.st.touch = w.site.cache.touches()
 		w.srv = app.New(w.site.Handler(), app.Config{MaxInFlight: cfg.maxInFlight, RequestTimeout: cfg.timeout})
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -253,7 +281,33 @@ func (*Scenario) Handler(ctx context.Context, env scenario.Env) (http.Handler, e
 	if err != nil {
 		return nil, err
 	}
-	return newSite(&store{db: d, eager: cfg.eager}, secret, cfg.cost).Handler(), nil
+	site := newSite(&store{db: d, eager: cfg.eager}, secret, cfg.cost)
+	if site.cache, _, _, err = openCache(ctx, env, cfg, false); err != nil {
+		return nil, err
+	}
+	site.st.touch = site.cache.touches()
+	return site.Handler(), nil
+}
+
+// openCache opens the site's cache of cache.mode; fresh empties a shared
+// cache's namespace (a run's in-process site starts cold; app servers
+// share what is there).
+func openCache(ctx context.Context, env scenario.Env, cfg *config, fresh bool) (siteCache, cache.Mode, string, error) {
+	t, haveTier := env.Tier(scenario.RoleCache)
+	mode, err := cache.ModeOf(env.Settings, haveTier)
+	if err != nil {
+		return siteCache{}, "", "", err
+	}
+	c := siteCache{searchTTL: cfg.searchTTL, etag: cfg.etag}
+	kv, err := cache.Open(ctx, cache.Config{Mode: mode, LocalSize: cfg.localSize, Tier: t.Conn, Engine: t.Engine, Namespace: Name, Fresh: fresh})
+	if err != nil {
+		return c, "", "", fmt.Errorf("records: %w", err)
+	}
+	c.kv = kv
+	if mode != cache.Shared {
+		t.Engine = ""
+	}
+	return c, mode, t.Engine, nil
 }
 
 // workload is an opened records site.
@@ -264,6 +318,12 @@ type workload struct {
 	srv     *app.Server
 	base    string
 	counter *httpload.Counter
+	// cacheStats counts the cache's hits and misses (from the responses'
+	// X-Cache and Server-Timing) and stale reads; cacheMode and
+	// cacheEngine are the in-process site's cache ("" for app servers).
+	cacheStats  *cache.Stats
+	cacheMode   cache.Mode
+	cacheEngine string
 }
 
 var (
@@ -319,6 +379,20 @@ func (w *workload) Close() error {
 // the in-process app server's own counts.
 func (w *workload) Report() map[string]any {
 	r := map[string]any{"http": w.counter.Report(), "app": w.cfg.app}
+	if h, m, st := w.cacheStats.Totals(); h+m+st > 0 || (w.cacheMode != "" && w.cacheMode != cache.Off) {
+		c := w.cacheStats.Report(w.cacheMode, w.cacheEngine)
+		c["etag"], c["search_ttl"] = w.cfg.etag, w.cfg.searchTTL.String()
+		if w.cacheMode == cache.Local {
+			c["local_size"] = w.cfg.localSize
+		}
+		if w.site != nil {
+			if l, ok := w.site.cache.kv.(*cache.LRU); ok {
+				n, b, ev := l.Usage()
+				c["local_entries"], c["local_bytes"], c["local_evictions"] = n, b, ev
+			}
+		}
+		r["cache"] = c
+	}
 	if w.srv != nil {
 		r["app"] = map[string]any{"servers": 1, "in_process": true, "url": w.base, "max_inflight": w.cfg.maxInFlight,
 			"request_timeout": w.cfg.timeout.String(), "responses": w.srv.Codes()}

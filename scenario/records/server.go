@@ -43,6 +43,8 @@ type Site struct {
 	// leak serves records without checking grants (tests only: it shows
 	// that the sessions' access checks catch a leak).
 	leak bool
+	// cache is the site's caching (cache.go).
+	cache siteCache
 
 	mu      sync.Mutex
 	readers map[int64]*reader
@@ -208,7 +210,10 @@ func csrfField(ss webSession) string {
 }
 
 func (s *Site) home(w http.ResponseWriter, r *http.Request) {
-	s.page(w, "Whispr", `<p>Keep your medical record and choose who sees it.</p><a href="/signup">Sign up</a> <a href="/login">Sign in</a>`)
+	body, _ := s.fragment(r.Context(), w, "static:home", 0, func() (string, error) {
+		return `<p>Keep your medical record and choose who sees it.</p><a href="/signup">Sign up</a> <a href="/login">Sign in</a>`, nil
+	})
+	s.page(w, "Whispr", body)
 }
 
 func (s *Site) signupPage(w http.ResponseWriter, r *http.Request) {
@@ -282,6 +287,9 @@ func (s *Site) login(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Site) medicalPage(w http.ResponseWriter, r *http.Request, ss webSession, u User) {
+	if s.notModified(w, r, u, "") {
+		return
+	}
 	var b strings.Builder
 	b.WriteString(`<form method="post" action="/medical">` + csrfField(ss))
 	for _, f := range [][2]string{{"allergies", u.Allergies}, {"vaccines", u.Vaccines}, {"medication", u.Medication}, {"diseases", u.Diseases}, {"history", u.History}} {
@@ -325,7 +333,10 @@ func providerList(ps []ProviderRow, shared bool) string {
 }
 
 func (s *Site) providersPage(w http.ResponseWriter, r *http.Request, ss webSession, u User) {
-	ps, err := s.st.firstProviders(r.Context(), s.readerOf(u.ID), u.ID, 5)
+	if s.notModified(w, r, u, "") {
+		return
+	}
+	ps, err := s.cachedProviders(r, w, u)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -351,12 +362,26 @@ func (s *Site) searchRole(w http.ResponseWriter, r *http.Request, u User, role, 
 		http.Error(w, "q is needed", http.StatusBadRequest)
 		return
 	}
-	ps, err := s.st.search(r.Context(), s.readerOf(u.ID), role, q)
+	search := func() (string, error) {
+		ps, err := s.st.search(r.Context(), s.readerOf(u.ID), role, q)
+		return providerList(ps, false), err
+	}
+	var body string
+	var err error
+	switch {
+	case s.cache.unsafe && s.cache.kv != nil:
+		// any role's results by query, kept past deletions
+		body, err = s.fragment(r.Context(), w, "search:"+role+":"+q, time.Minute+s.cache.searchTTL, search)
+	case role == RoleProvider && s.cache.searchTTL > 0:
+		body, err = s.fragment(r.Context(), w, "search:"+role+":"+q, s.cache.searchTTL, search)
+	default:
+		body, err = search()
+	}
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	s.page(w, title, providerList(ps, false))
+	s.page(w, title, body)
 }
 
 func formID(r *http.Request, key string) (int64, bool) {
@@ -436,6 +461,9 @@ func (s *Site) changeGrant(w http.ResponseWriter, r *http.Request, ss webSession
 }
 
 func (s *Site) profile(w http.ResponseWriter, r *http.Request, ss webSession, u User) {
+	if s.notModified(w, r, u, "") {
+		return
+	}
 	s.page(w, u.Name, fmt.Sprintf(`<p>%s</p><p>allergies: %s</p><form method="post" action="/account/delete">%s<button>Delete my account</button></form>`,
 		html.EscapeString(u.Email), html.EscapeString(u.Allergies), csrfField(ss)))
 }
@@ -443,22 +471,28 @@ func (s *Site) profile(w http.ResponseWriter, r *http.Request, ss webSession, u 
 // myGrants lists a patient's providers or a provider's patients, each
 // grant with its id and status.
 func (s *Site) myGrants(w http.ResponseWriter, r *http.Request, ss webSession, u User) {
-	gs, err := s.st.grantsOf(r.Context(), s.readerOf(u.ID), u)
+	if s.notModified(w, r, u, "") {
+		return
+	}
+	list, err := s.fragment(r.Context(), w, userKey("grants", u), 0, func() (string, error) {
+		gs, err := s.st.grantsOf(r.Context(), s.readerOf(u.ID), u)
+		var b strings.Builder
+		b.WriteString("<ul>")
+		for _, g := range gs {
+			other := g.Provider
+			if u.Role == RoleProvider {
+				other = g.Patient
+			}
+			fmt.Fprintf(&b, `<li data-grant="%d" data-user="%d" data-status="%s">%s: %s</li>`, g.ID, other, g.Status, html.EscapeString(g.Name), g.Status)
+		}
+		b.WriteString("</ul>")
+		return b.String(), err
+	})
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	var b strings.Builder
-	b.WriteString("<ul>")
-	for _, g := range gs {
-		other := g.Provider
-		if u.Role == RoleProvider {
-			other = g.Patient
-		}
-		fmt.Fprintf(&b, `<li data-grant="%d" data-user="%d" data-status="%s">%s: %s</li>`, g.ID, other, g.Status, html.EscapeString(g.Name), g.Status)
-	}
-	b.WriteString("</ul>" + csrfField(ss))
-	s.page(w, "Access", b.String())
+	s.page(w, "Access", list+csrfField(ss))
 }
 
 // viewRecord: a provider reads a patient's record, only with a current
@@ -469,7 +503,18 @@ func (s *Site) viewRecord(w http.ResponseWriter, r *http.Request, ss webSession,
 		http.Error(w, "providers read their patients' records", http.StatusForbidden)
 		return
 	}
+	if s.cache.unsafe && s.cache.kv != nil {
+		// the page by patient alone, served without the grant check
+		if v, err := s.cache.kv.Get(r.Context(), "record:"+strconv.FormatInt(id, 10)); err == nil {
+			w.Header().Set(HeaderCache, "hit")
+			s.page(w, "Record", string(v))
+			return
+		}
+	}
 	p, err := s.st.recordFor(r.Context(), u.ID, id, s.leak)
+	if err == nil && s.notModified(w, r, u, strconv.FormatInt(p.UpdatedAt, 10)) {
+		return
+	}
 	switch {
 	case errors.Is(err, errNoUser):
 		http.Error(w, "no such patient", http.StatusNotFound)
@@ -478,8 +523,13 @@ func (s *Site) viewRecord(w http.ResponseWriter, r *http.Request, ss webSession,
 	case err != nil:
 		s.fail(w, err)
 	default:
-		s.page(w, p.Name, fmt.Sprintf(`<p data-patient="%d">allergies: %s; vaccines: %s; medication: %s; diseases: %s; history: %s</p>`, p.ID,
-			html.EscapeString(p.Allergies), html.EscapeString(p.Vaccines), html.EscapeString(p.Medication), html.EscapeString(p.Diseases), html.EscapeString(p.History)))
+		body := fmt.Sprintf(`<p data-patient="%d">allergies: %s; vaccines: %s; medication: %s; diseases: %s; history: %s</p>`, p.ID,
+			html.EscapeString(p.Allergies), html.EscapeString(p.Vaccines), html.EscapeString(p.Medication), html.EscapeString(p.Diseases), html.EscapeString(p.History))
+		if s.cache.unsafe && s.cache.kv != nil {
+			w.Header().Set(HeaderCache, "miss")
+			_ = s.cache.kv.Set(r.Context(), "record:"+strconv.FormatInt(id, 10), []byte(body), 0)
+		}
+		s.page(w, p.Name, body)
 	}
 }
 

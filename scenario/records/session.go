@@ -9,8 +9,10 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/httpload"
 	"github.com/scalelab/scalelab/scenario"
@@ -41,12 +43,15 @@ const (
 	OpRequestAccess
 	OpViewDenied
 	OpAnswerRequest
+	OpFindPatient
+	OpCheckSearchDeleted
 	numOps
 )
 
 var opNames = []string{"home", "signup_page", "signup", "medical_page", "medical_post", "providers_page", "search_providers", "share",
 	"profile", "my_providers", "login_page", "login", "view_record", "revoke", "check_revoked", "delete_account", "check_deleted",
-	"csrf_probe", "my_patients", "search_patients", "request_access", "view_denied", "answer_request"}
+	"csrf_probe", "my_patients", "search_patients", "request_access", "view_denied", "answer_request",
+	"find_patient", "check_search_deleted"}
 
 // Audit registers: a signed-up user's row and each grant a session makes,
 // keyed from the session id (unique in the run, segments included).
@@ -88,8 +93,10 @@ type session struct {
 	uid, gid  int64  // the patient signed up, the grant shared
 	provider  int64  // the provider shared with (and checking)
 	provIndex int
-	uver      bool // the user's register was written
-	gver      bool // the grant's register was written
+	uver      bool   // the user's register was written
+	gver      bool   // the grant's register was written
+	name      string // the patient's name
+	allergies string // the record's allergies as last posted
 }
 
 var (
@@ -100,7 +107,7 @@ var (
 
 func newSession(w *workload, id, seed uint64) *session {
 	s := &session{w: w, id: int64(id), rng: rand.New(rand.NewPCG(seed, id))}
-	s.me = httpload.NewUser(w.base, w.counter, w.cfg.timeout)
+	s.me = s.browser()
 	switch w.cfg.pick(s.rng.Float64()) {
 	case kindProvider:
 		s.providerPath()
@@ -110,6 +117,14 @@ func newSession(w *workload, id, seed uint64) *session {
 		s.signupPath()
 	}
 	return s
+}
+
+// browser returns a new browser whose responses' cache headers are
+// counted.
+func (s *session) browser() *httpload.User {
+	u := httpload.NewUser(s.w.base, s.w.counter, s.w.cfg.timeout)
+	u.Observe = s.w.observe
+	return u
 }
 
 // SetWriteLog receives the audit's log.
@@ -194,9 +209,12 @@ func (s *session) register(key int64, insert, del bool) map[string]string {
 func (s *session) userKey() int64  { return userKeyBase + s.id }
 func (s *session) grantKey() int64 { return grantKeyBase + s.id }
 
-// page gets a page and keeps its CSRF token.
+// page gets a page and keeps its CSRF token; records.revisit of the
+// views are followed by a reload of the page (the back button, a
+// refresh), which the browser sends with the page's ETag.
 func (s *session) page(op int, path string) {
-	s.add(op, thinkPage, func(ctx context.Context) error {
+	var get func(ctx context.Context) error
+	get = func(ctx context.Context) error {
 		p, err := s.me.Get(ctx, opNames[op], path)
 		if err != nil {
 			return err
@@ -204,8 +222,12 @@ func (s *session) page(op int, path string) {
 		if t := p.Token("csrf_token"); t != "" {
 			s.token = t
 		}
+		if s.rng.Float64() < s.w.cfg.revisit {
+			s.then(op, thinkPage, get)
+		}
 		return nil
-	})
+	}
+	s.add(op, thinkPage, get)
 }
 
 // leak is an integrity error: a page showed what it must not.
@@ -229,8 +251,8 @@ func (s *session) signupPath() {
 		})
 	}
 	s.add(OpSignup, thinkForm, func(ctx context.Context) error {
-		name := surname(s.rng.IntN(4096)) + " " + firsts[s.rng.IntN(16)]
-		form := url.Values{"csrf_token": {s.token}, "name": {name}, "email": {fmt.Sprintf("user%d@records.test", s.userKey())}, "password": {"a-long-password"}}
+		s.name = surname(s.rng.IntN(4096)) + " " + firsts[s.rng.IntN(16)]
+		form := url.Values{"csrf_token": {s.token}, "name": {s.name}, "email": {fmt.Sprintf("user%d@records.test", s.userKey())}, "password": {"a-long-password"}}
 		p, err := s.me.Post(ctx, opNames[OpSignup], "/signup", form, s.register(s.userKey(), true, false))
 		if err != nil {
 			return err
@@ -246,13 +268,19 @@ func (s *session) signupPath() {
 			form.Set(f, randomText(s.rng, 15))
 		}
 		_, err := s.me.Post(ctx, opNames[OpMedicalPost], "/medical", form, s.register(s.userKey(), false, false))
+		if err == nil {
+			s.allergies = form.Get("allergies")
+		}
 		return err
 	})
 	s.page(OpProvidersPage, "/providers")
 	s.add(OpSearchProviders, thinkPage, func(ctx context.Context) error {
 		s.provIndex = s.rng.IntN(s.w.cfg.providers)
 		s.provider = providerID(s.provIndex)
-		q := providerName(s.provIndex)[:6]
+		q := providerName(s.provIndex)
+		if n := s.w.cfg.searchChars; n > 0 && n < len(q) {
+			q = q[:n]
+		}
 		p, err := s.me.Get(ctx, opNames[OpSearchProviders], "/providers/search?q="+url.QueryEscape(q))
 		if err != nil {
 			return err
@@ -272,12 +300,25 @@ func (s *session) signupPath() {
 		s.gid, _ = strconv.ParseInt(p.Header.Get("X-Grant-Id"), 10, 64)
 		return nil
 	})
-	s.page(OpProfile, "/profile")
+	s.add(OpProfile, thinkPage, func(ctx context.Context) error {
+		p, err := s.me.Get(ctx, opNames[OpProfile], "/profile")
+		if err != nil {
+			return err
+		}
+		if t := p.Token("csrf_token"); t != "" {
+			s.token = t
+		}
+		// the record just posted must show: an older one is a stale read
+		if s.allergies != "" && !strings.Contains(p.Body, "allergies: "+s.allergies) {
+			s.w.cacheStats.Record(opNames[OpProfile], cache.Event{Stale: true})
+		}
+		return nil
+	})
 	s.page(OpMyProviders, "/my-providers")
 	// the provider shared with signs in and reads the record
 	var otherToken string
 	s.add(OpLoginPage, thinkNone, func(ctx context.Context) error {
-		s.other = httpload.NewUser(s.w.base, s.w.counter, s.w.cfg.timeout)
+		s.other = s.browser()
 		p, err := s.other.Get(ctx, opNames[OpLoginPage], "/login")
 		if err != nil {
 			return err
@@ -294,6 +335,12 @@ func (s *session) signupPath() {
 		_, err := s.other.Get(ctx, opNames[OpViewRecord], "/patients/"+strconv.FormatInt(s.uid, 10))
 		return err
 	})
+	// the provider looks the patient up by name (what a cache of search
+	// results could keep past the account's deletion)
+	s.add(OpFindPatient, thinkNone, func(ctx context.Context) error {
+		_, err := s.other.Get(ctx, opNames[OpFindPatient], "/patients/search?q="+url.QueryEscape(s.name))
+		return err
+	})
 	s.add(OpRevoke, thinkForm, func(ctx context.Context) error {
 		form := url.Values{"csrf_token": {s.token}}
 		_, err := s.me.Post(ctx, opNames[OpRevoke], "/grants/"+strconv.FormatInt(s.gid, 10)+"/revoke", form, s.register(s.grantKey(), false, false))
@@ -301,7 +348,7 @@ func (s *session) signupPath() {
 	})
 	s.add(OpCheckRevoked, thinkNone, func(ctx context.Context) error {
 		p, err := s.other.Get(ctx, opNames[OpCheckRevoked], "/patients/"+strconv.FormatInt(s.uid, 10), http.StatusForbidden)
-		if err != nil && p != nil && p.Code == http.StatusOK {
+		if err != nil && p != nil && p.Shown() {
 			return leak("provider %d read patient %d's record after its grant was revoked", s.provider, s.uid)
 		}
 		return err
@@ -317,10 +364,22 @@ func (s *session) signupPath() {
 	})
 	s.add(OpCheckDeleted, thinkNone, func(ctx context.Context) error {
 		p, err := s.other.Get(ctx, opNames[OpCheckDeleted], "/patients/"+strconv.FormatInt(s.uid, 10), http.StatusNotFound)
-		if err != nil && p != nil && p.Code == http.StatusOK {
+		if err != nil && p != nil && p.Shown() {
 			return leak("provider %d read patient %d's record after the account was deleted", s.provider, s.uid)
 		}
 		return err
+	})
+	s.add(OpCheckSearchDeleted, thinkNone, func(ctx context.Context) error {
+		p, err := s.other.Get(ctx, opNames[OpCheckSearchDeleted], "/patients/search?q="+url.QueryEscape(s.name))
+		if err != nil || !strings.Contains(p.Body, fmt.Sprintf(`data-id="%d"`, s.uid)) {
+			return err
+		}
+		if p.Header.Get(HeaderCache) == "hit" {
+			return leak("a cached search showed provider %d patient %d after the account was deleted", s.provider, s.uid)
+		}
+		// read from the store (a replica behind the deletion): stale
+		s.w.cacheStats.Record(opNames[OpCheckSearchDeleted], cache.Event{Stale: true})
+		return nil
 	})
 }
 
@@ -399,7 +458,7 @@ func (s *session) providerPath() {
 		j := s.deniedPatient(prov)
 		id := patientID(s.w.cfg.providers, j)
 		p, err := s.me.Get(ctx, opNames[OpViewDenied], "/patients/"+strconv.FormatInt(id, 10), http.StatusForbidden)
-		if err != nil && p != nil && p.Code == http.StatusOK {
+		if err != nil && p != nil && p.Shown() {
 			return leak("provider %d read patient %d's record without a grant", providerID(prov), id)
 		}
 		return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The patient-records site's data, as the study kept it: one table of
@@ -125,6 +126,37 @@ func schemaStmts(dialect, text string, indexes bool) []string {
 type store struct {
 	db    db
 	eager bool
+	// touch makes a grant's change update both users' updated_at (the
+	// keys of their cached fragments and narrow ETags).
+	touch bool
+}
+
+// touchUsers sets the users' updated_at to now (with touch).
+func (s *store) touchUsers(ctx context.Context, now int64, ids ...int64) error {
+	if !s.touch || len(ids) == 0 {
+		return nil
+	}
+	q := `UPDATE rc_users SET updated_at = ? WHERE id IN (` + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + `)`
+	args := []any{now}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	if _, err := s.db.exec(ctx, q, args...); err != nil {
+		return fmt.Errorf("touch users: %w", err)
+	}
+	return nil
+}
+
+// globalVersion is the state of every user and grant, as the study's
+// global ETag had it: the latest change and the number of rows of each.
+func (s *store) globalVersion(ctx context.Context) (string, error) {
+	var mu, nu, mg, ng int64
+	err := s.db.queryRow(ctx, nil, `SELECT (SELECT COALESCE(max(updated_at), 0) FROM rc_users), (SELECT count(*) FROM rc_users),
+  (SELECT COALESCE(max(updated), 0) FROM rc_grants), (SELECT count(*) FROM rc_grants)`).Scan(&mu, &nu, &mg, &ng)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d.%d.%d.%d", mu, nu, mg, ng), nil
 }
 
 // errNoUser is a user (or grant) that does not exist.
@@ -194,6 +226,34 @@ func (s *store) firstProviders(ctx context.Context, r *reader, patient int64, n 
 	return out, nil
 }
 
+// sharedAmong marks which of ps the patient shares their record with, in
+// one query (the providers page when the list of providers is cached).
+func (s *store) sharedAmong(ctx context.Context, r *reader, patient int64, ps []ProviderRow) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	q := `SELECT DISTINCT provider FROM rc_grants WHERE patient = ? AND status = 'granted' AND provider IN (` +
+		strings.TrimSuffix(strings.Repeat("?, ", len(ps)), ", ") + `)`
+	args := []any{patient}
+	for _, p := range ps {
+		args = append(args, p.ID)
+	}
+	ids, err := scanAll(ctx, s.db, r, func(rs rows) (id int64, err error) {
+		err = rs.Scan(&id)
+		return id, err
+	}, q, args...)
+	if err != nil {
+		return err
+	}
+	for i := range ps {
+		ps[i].Shared = false
+		for _, id := range ids {
+			ps[i].Shared = ps[i].Shared || id == ps[i].ID
+		}
+	}
+	return nil
+}
+
 func (s *store) providers(ctx context.Context, r *reader, q string, args ...any) ([]ProviderRow, error) {
 	return scanAll(ctx, s.db, r, func(rs rows) (p ProviderRow, err error) {
 		err = rs.Scan(&p.ID, &p.Name)
@@ -235,6 +295,9 @@ func (s *store) addGrant(ctx context.Context, g Grant, now, akey, aver int64) (i
   SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM rc_users WHERE id = ? AND role = 'provider')
   AND EXISTS (SELECT 1 FROM rc_users WHERE id = ? AND role = 'patient') RETURNING id`,
 		g.Patient, g.Provider, g.Status, g.AskedBy, now, now, nullable(akey), nullable(aver), g.Provider, g.Patient).Scan(&id)
+	if err == nil {
+		err = s.touchUsers(ctx, now, g.Patient, g.Provider)
+	}
 	return id, notFound(err)
 }
 
@@ -250,6 +313,14 @@ func (s *store) setGrant(ctx context.Context, id, patient int64, status string, 
 	n, err := s.db.exec(ctx, q, args...)
 	if err == nil && n == 0 {
 		err = errNoUser
+	}
+	if err == nil && s.touch {
+		var prov int64
+		if err = s.db.queryRow(ctx, nil, `SELECT provider FROM rc_grants WHERE id = ?`, id).Scan(&prov); err == nil {
+			err = s.touchUsers(ctx, now, patient, prov)
+		} else if errors.Is(notFound(err), errNoUser) {
+			err = nil // deleted meanwhile with the account
+		}
 	}
 	return err
 }
@@ -297,6 +368,12 @@ var errDenied = errors.New("no current grant")
 // deleteAccount removes a user, their grants and their record at once.
 func (s *store) deleteAccount(ctx context.Context, id int64) error {
 	return s.db.tx(ctx, func(t txn) error {
+		if s.touch { // the other parties' lists change
+			if _, err := t.exec(ctx, `UPDATE rc_users SET updated_at = ? WHERE id IN (SELECT provider FROM rc_grants WHERE patient = ?
+  UNION SELECT patient FROM rc_grants WHERE provider = ?)`, time.Now().UnixMilli(), id, id); err != nil {
+				return err
+			}
+		}
 		if _, err := t.exec(ctx, `DELETE FROM rc_grants WHERE patient = ? OR provider = ?`, id, id); err != nil {
 			return err
 		}
