@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/scalelab/scalelab/apptier"
+	"github.com/scalelab/scalelab/scenario"
 )
 
 // AppKeys are the app tier's fields: under `app:` in the file, or varied
@@ -106,11 +107,18 @@ func (s *Spec) appCluster(c *Combination, levels map[string]string) *ClusterSpec
 			cs.Options[k] = v
 		}
 	}
+	scen, _ := scenario.Lookup(s.Scenario.Text)
 	for _, a := range c.Sets {
 		k, v, _ := strings.Cut(a, "=")
 		p, _, _ := strings.Cut(k, ".")
-		if (p == s.Scenario.Text || p == c.Engine) && k != s.Scenario.Text+".app" && k != s.Scenario.Text+".secret_file" {
+		own := p == s.Scenario.Text || (scen != nil && scenarioDeclares(scen, k)) // records.eager, cache.mode
+		if (own || p == c.Engine) && k != s.Scenario.Text+".app" && k != s.Scenario.Text+".secret_file" {
 			cs.Options[apptier.SetPrefix+k] = v
+		}
+	}
+	for _, a := range c.Tiers {
+		if v := strings.TrimSpace(a.Value); a.Key == "cache_cluster" && v != "none" && v != "" {
+			cs.Options[apptier.OptCache] = v // the servers cache in it
 		}
 	}
 	return cs

@@ -1,7 +1,10 @@
 package experiment
 
 import (
+	"strings"
 	"testing"
+
+	_ "github.com/scalelab/scalelab/scenario/records" // the app tier's scenario
 )
 
 // TestCacheFactor: a factor may vary the cache tier (none or an engine);
@@ -27,5 +30,41 @@ factors:
 	}
 	if _, err := Parse("bad.yaml", []byte("name: x\nscenario: ycsb\nfactors:\n  cache: [nosuch]\n"), ""); err == nil {
 		t.Error("an unknown cache engine was accepted")
+	}
+}
+
+// TestCacheClusterFactor: cache_cluster names the cache tier's cluster
+// (the run gets --cache-cluster, the engine comes from the cluster), and
+// an app tier's servers get it with the scenario's cache settings.
+func TestCacheClusterFactor(t *testing.T) {
+	s, err := Parse("cache.yaml", []byte(`
+name: cache
+scenario: records
+app: {servers: 2}
+factors:
+  policy:
+    - {label: off, cache.mode: "off"}
+    - {label: shared, cache_cluster: mc1, cache.mode: shared}
+`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	combos, err := s.Matrix()
+	if err != nil || len(combos) != 2 {
+		t.Fatalf("matrix %v, %v", combos, err)
+	}
+	off, shared := s.RunOptions(combos[0], 1, "out", ""), s.RunOptions(combos[1], 1, "out", "")
+	if len(off.Tiers) != 0 || len(shared.Tiers) != 1 || shared.Tiers[0].Cluster != "mc1" || shared.Tiers[0].Engine != "" {
+		t.Fatalf("tiers: off %+v, shared %+v", off.Tiers, shared.Tiers)
+	}
+	if got := strings.Join(shared.Args, " "); !strings.Contains(got, "--cache-cluster mc1") {
+		t.Errorf("command line %q", got)
+	}
+	app := combos[1].App
+	if app == nil || app.Options["cache_cluster"] != "mc1" || app.Options["set.cache.mode"] != "shared" {
+		t.Fatalf("app cluster %+v", app)
+	}
+	if combos[0].App.Options["cache_cluster"] != "" || combos[0].App.Options["set.cache.mode"] != "off" {
+		t.Fatalf("app cluster without a cache %+v", combos[0].App)
 	}
 }
