@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/httpload"
 	"github.com/scalelab/scalelab/scenario"
@@ -89,6 +90,7 @@ func (*Scenario) Settings() []setting.Spec {
 		{Key: KeyVerify, Kind: setting.Bool, Default: "true", Description: "check totals, achievements and plans read back against an independent computation from the generated activity"},
 		{Key: KeyLoad, Kind: setting.Bool, Default: "true", Description: "recreate the data and create mhealth.patients patients before the run"},
 		{Key: KeyApp, Kind: setting.String, Default: "", Description: "URL of the backend over HTTP (scalelab serve mhealth, or a balancer in front of several): patients' requests go there; the load and the check use the store directly"},
+		cache.SpecMode(), cache.SpecLocalSize(), cache.SpecTTL(), cache.SpecWrite(),
 	}
 }
 
@@ -107,6 +109,8 @@ type config struct {
 	requireFresh bool
 	verify, load bool
 	app          string
+	cacheWrite   string
+	cacheTTL     time.Duration
 }
 
 func configFrom(set *setting.Set) *config {
@@ -120,6 +124,8 @@ func configFrom(set *setting.Set) *config {
 		verify:       set.Get(KeyVerify).Bool(),
 		load:         set.Get(KeyLoad).Bool(),
 		app:          set.Get(KeyApp).String(),
+		cacheWrite:   set.Get(cache.KeyWrite).String(),
+		cacheTTL:     set.Get(cache.KeyTTL).Duration(),
 	}
 }
 
@@ -143,7 +149,13 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 			return nil, fmt.Errorf("mhealth on %s: reset: %w", env.Engine, err)
 		}
 	}
-	w := &Workload{cfg: cfg, st: st, seed: env.Seed, patients: map[int64]*patientState{}}
+	w := &Workload{cfg: cfg, st: st, seed: env.Seed, patients: map[int64]*patientState{}, cacheStats: cache.NewStats()}
+	if cfg.app == "" && !env.ReadBackOnly {
+		if w.st, w.cacheMode, w.cacheEngine, err = openCache(ctx, env, st, w.cacheStats); err != nil {
+			st.close()
+			return nil, err
+		}
+	}
 	if cfg.app != "" && !env.ReadBackOnly {
 		base, err := httpload.Base(cfg.app)
 		if err != nil {
@@ -168,6 +180,11 @@ type Workload struct {
 
 	stale [numOps]atomic.Int64 // reads that missed the session's own write
 	fresh [numOps]atomic.Int64 // reads that saw it
+
+	// the cache in front of the store (cache.go); cacheMode off: none
+	cacheStats  *cache.Stats
+	cacheMode   cache.Mode
+	cacheEngine string
 }
 
 // patientState is the independent computation of a patient's totals.
@@ -272,6 +289,11 @@ func (w *Workload) Report() map[string]any {
 	}
 	r := map[string]any{"stale_reads": stale, "fresh_reads": fresh, "verified": w.cfg.verify,
 		"note": "a stale read is a read that missed the same patient's acknowledged earlier write"}
+	if w.cacheMode != "" && w.cacheMode != cache.Off {
+		c := w.cacheStats.Report(w.cacheMode, w.cacheEngine)
+		c["write_policy"], c["ttl"] = w.cfg.cacheWrite, w.cfg.cacheTTL.String()
+		r["cache"] = c
+	}
 	if w.http != nil {
 		r["http"] = w.http.counter.Report()
 		r["app"] = w.http.base

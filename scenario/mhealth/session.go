@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
 )
@@ -335,6 +336,9 @@ func (s *Session) freshness(op int, stale bool, detail string) error {
 		return nil
 	}
 	s.w.stale[op].Add(1)
+	if s.w.cacheMode != "" && s.w.cacheMode != cache.Off {
+		s.w.cacheStats.Record(operationNames[op], cache.Event{Stale: true})
+	}
 	if s.w.cfg.requireFresh {
 		return fmt.Errorf("%w: stale read (mhealth.require_fresh): %s", engine.ErrIntegrity, detail)
 	}
