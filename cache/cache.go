@@ -8,6 +8,7 @@ package cache
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/setting"
@@ -103,7 +104,7 @@ func Open(ctx context.Context, cfg Config) (engine.KV, error) {
 	case Shared:
 		c, ok := cfg.Tier.(engine.Cacher)
 		if !ok {
-			return nil, fmt.Errorf("%w: the cache tier's engine %s is no key-value cache (use %v)", engine.ErrConfig, cfg.Engine, engine.WithCache())
+			return nil, fmt.Errorf("%w: the cache tier's engine %s is no key-value cache (use %s)", engine.ErrConfig, cfg.Engine, strings.Join(engine.WithCache(), " or "))
 		}
 		kv, err := c.KV(ctx, cfg.Namespace, cfg.Fresh)
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/setting"
@@ -145,6 +146,9 @@ type Conn struct {
 	shards   [numShards]shard
 	writes   atomic.Int64 // inserts and puts, counted for DropAckedN
 	dropped  atomic.Int64 // writes dropped by DropAcked
+
+	kvMu sync.Mutex
+	kvs  map[string]*cache.LRU // the key-value caches by namespace (kv.go)
 }
 
 type shard struct {

@@ -87,6 +87,7 @@ func TestMemcachedCluster(t *testing.T) {
 		t.Fatalf("tiers %+v", r.Tiers)
 	}
 	cacheReport(t, r)
+	checkHitRate(t, ctx, memcached.Name, "m1")
 
 	// no authentication: a target with a user or password is a usage error
 	code, _, errs = run(t, ctx, "run", "ycsb", "--engine", "memcached", "--target", "memcached://u:hunter2@"+st.Nodes[0].ClientAddress(),

@@ -128,6 +128,7 @@ func TestRedisCluster(t *testing.T) {
 	}
 	cacheReport(t, r)
 	noSecret(t, dir, pw)
+	checkHitRate(t, ctx, redis.Name, "r1")
 
 	// a target that carries the password works and is redacted; a wrong
 	// password is refused without being shown

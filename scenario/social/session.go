@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
 )
@@ -33,6 +34,14 @@ type Session struct {
 	started  bool   // the walk has a current user
 	u        User
 	rlog     scenario.RegisterLog // the acknowledged-write audit (audit.go); nil when off
+
+	// With a cache (cache.go): what it did for the operation, the user's
+	// record, its encoded entry, and the session's last acknowledged
+	// update of each user it remembers.
+	ev      cache.Event
+	rows    engine.Rows
+	enc     []byte
+	written map[uint64]lastWrite
 }
 
 var _ scenario.Session = (*Session)(nil)
@@ -82,14 +91,25 @@ func (s *Session) Do(ctx context.Context) error {
 		return errNotPrepared
 	}
 	s.prepared = false
+	s.ev = cache.Event{}
+	c := s.w.cache
 	var err error
 	switch s.op {
 	case OpRead:
-		if err = s.st.read(ctx, s.key, &s.u); err == nil {
+		if c != nil {
+			err = s.cachedRead(ctx)
+		} else {
+			err = s.st.read(ctx, s.key, &s.u)
+		}
+		if err == nil {
 			err = s.w.verify(s.n, &s.u)
 		}
 		err = s.missing(err)
 	case OpUpdate:
+		if c != nil {
+			err = s.missing(s.cachedUpdate(ctx, s.status))
+			break
+		}
 		status := s.status
 		if s.rlog != nil {
 			status = stamped(status, s.rlog.Updating(int64(s.n), false))
@@ -101,6 +121,9 @@ func (s *Session) Do(ctx context.Context) error {
 		err = s.remove(ctx)
 	case OpScan:
 		err = s.scan(ctx)
+	}
+	if c != nil && (s.op == OpRead || s.op == OpUpdate || s.op == OpDelete) {
+		c.stats.Record(operationNames[s.op], s.ev)
 	}
 	if err != nil {
 		return fmt.Errorf("social %s %s: %w", operationNames[s.op], s.key, err)
@@ -149,7 +172,10 @@ func (s *Session) remove(ctx context.Context) error {
 	if s.rlog != nil {
 		s.rlog.Updating(int64(s.n), true)
 	}
-	err := s.st.remove(ctx, s.key)
+	err := s.timed(true, func() error { return s.st.remove(ctx, s.key) })
+	if w.cache != nil { // whatever the store answered: a deleted user must not be served
+		s.invalidate(ctx)
+	}
 	switch {
 	case err == nil && (first || w.tellsMissing):
 		// One delete of a user succeeds where the store tells a missing

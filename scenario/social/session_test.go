@@ -27,7 +27,7 @@ func TestRegistered(t *testing.T) {
 		}
 	}
 	for _, sp := range s.Settings() {
-		if !strings.HasPrefix(sp.Key, Name+".") || sp.Description == "" {
+		if (!strings.HasPrefix(sp.Key, Name+".") && !strings.HasPrefix(sp.Key, "cache.")) || sp.Description == "" {
 			t.Errorf("setting %+v", sp)
 		}
 		if _, err := sp.Parse(sp.Default); err != nil {

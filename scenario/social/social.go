@@ -96,9 +96,10 @@ func (*Scenario) Description() string {
 	return "social photo app: users collection, mixes d1/d2, uniform, zipfian or friend-walk keys over a Klemm-Eguiluz graph"
 }
 
-// Settings declares the scenario's settings.
+// Settings declares the scenario's settings, and the cache settings it
+// honours (cache.go).
 func (*Scenario) Settings() []setting.Spec {
-	return []setting.Spec{
+	return append([]setting.Spec{
 		{Key: KeyUsers, Kind: setting.Int, Default: "50000", Min: 1, Max: 100_000_000,
 			Description: "users loaded (the study: 50,000)"},
 		{Key: KeyMix, Kind: setting.Enum, Default: "d1", Allowed: []string{"d1", "d2"},
@@ -119,7 +120,7 @@ func (*Scenario) Settings() []setting.Spec {
 			Description: "load the users before the run (recreating the collection); false runs against users already loaded"},
 		{Key: KeySessionOps, Kind: setting.Int, Default: "0", Min: 0, Max: 1e15,
 			Description: "operations per session, after which it ends and a new one starts at a random user; 0 never ends (set it for the phases model)"},
-	}
+	}, cacheSpecs()...)
 }
 
 // Engines lists the engines with the engine.Records capability, sorted.
@@ -230,6 +231,10 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 		}
 		w.graphStats = graphStats(w.graph)
 	}
+	if w.cache, err = openCache(ctx, env); err != nil {
+		st.close()
+		return nil, err
+	}
 	return w, nil
 }
 
@@ -250,7 +255,8 @@ type Workload struct {
 	// tellsMissing: update and delete of a missing user fail with
 	// engine.ErrNotFound (else they succeed, as Cassandra's upserts do).
 	tellsMissing bool
-	noCount      bool // the store cannot count (memcached): Check reads the sample only
+	noCount      bool       // the store cannot count (memcached): Check reads the sample only
+	cache        *userCache // the cache in front of the store (cache.go); nil without one
 
 	// Walk statistics.
 	starts, friendSteps, jumps, deadEnds atomic.Int64
@@ -325,7 +331,8 @@ func graphStats(g *Graph) map[string]any {
 }
 
 // Report returns the graph's figures and the walk's statistics (social
-// chooser) and the bookkeeping of users inserted and deleted.
+// chooser), the bookkeeping of users inserted and deleted, and the
+// cache's figures (with a cache).
 func (w *Workload) Report() map[string]any {
 	out := map[string]any{
 		"users": map[string]any{
@@ -350,6 +357,9 @@ func (w *Workload) Report() map[string]any {
 			walk["friend_share"] = float64(friend) / float64(steps)
 		}
 		out["walk"] = walk
+	}
+	if w.cache != nil {
+		out["cache"] = w.cache.report()
 	}
 	return out
 }

@@ -2,109 +2,288 @@ package ycsb
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
+	"time"
 
+	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/setting"
 )
 
-// A cache tier in front of the store (--cache ENGINE): reads try the
-// cache first; a miss reads the store and fills the cache with the record
-// read (all fields). Updates and read-modify-writes write the store, then
-// drop the key from the cache, so that the next read fills it again
-// (cache-aside with invalidation). Inserts and scans go to the store only.
-// The audit reads the store, never the cache.
+// A cache in front of the store (package cache; docs/scenarios/ycsb.md,
+// "A cache in front of the store"). cache.mode says where: off, local (an
+// LRU in this process shared by the run's sessions) or shared (the cache
+// tier, --cache ENGINE, through engine.KV: namespace "ycsb", a fresh
+// generation per run). Reads try the cache; a hit decodes the record (all
+// fields) and returns the fields asked for; a miss reads every field from
+// the store and fills the cache (cache.ttl). Updates and
+// read-modify-writes write the store, then drop the key from the cache
+// (cache.write=invalidate) or store the new record in it (through).
+// Inserts and scans go to the store only; the audit reads the store,
+// never the cache.
 
 var (
 	_ scenario.TierUser = (*Scenario)(nil)
 	_ scenario.Reporter = (*Workload)(nil)
 )
 
-// cacheCollection is the cache's collection name.
-const cacheCollection = "usertable_cache"
+// cacheNamespace is ycsb's namespace in a shared cache.
+const cacheNamespace = "ycsb"
 
 // Tiers declares the cache tier.
 func (*Scenario) Tiers() []scenario.TierSpec {
 	return []scenario.TierSpec{{Role: scenario.RoleCache,
-		Description: "a read-through cache: reads try it first, a miss reads the store and fills it; updates write the store and drop the key from the cache"}}
+		Description: "a read-through cache (redis or memcached): reads try it first, a miss reads the store and fills it; updates write the store, then drop the key from the cache (cache.write=invalidate) or store the new record in it (through)"}}
 }
 
-// cacheStats counts what the cache tier did.
-type cacheStats struct {
-	hits, misses, fillErrors, invalidations, invalidateErrors atomic.Int64
+// cacheSpecs are the cache settings ycsb honours.
+func cacheSpecs() []setting.Spec {
+	return []setting.Spec{cache.SpecMode(), cache.SpecLocalSize(), cache.SpecTTL(), cache.SpecWrite()}
 }
 
-// openCache opens the cache tier's collection (emptied: a run starts with
-// a cold cache) when the run has one.
-func openCache(ctx context.Context, env scenario.Env, cfg *config) (engine.Collection, error) {
-	t, ok := env.Tier(scenario.RoleCache)
-	if !ok {
-		return nil, nil
+// cacheLayer is the run's cache: where it is, its policy and what it did.
+type cacheLayer struct {
+	kv        engine.KV
+	mode      cache.Mode
+	engine    string // the cache tier's engine ("" for a local cache)
+	write     string // cache.WriteInvalidate or cache.WriteThrough
+	ttl       time.Duration
+	localSize int64
+	lru       *cache.LRU // the local cache, for its usage
+	stats     *cache.Stats
+
+	fillErrors, invalidations, invalidateErrors, throughSets, throughErrors atomic.Int64
+
+	// vers hands out the versions stamped into written values for the
+	// stale-read check, and knows which writes have ended; nil when the
+	// values are too short to carry one (staleLen).
+	vers *ackCounter
+	// afterStoreRead, when set (tests), runs between a miss's store read
+	// and its fill of the cache.
+	afterStoreRead func()
+}
+
+// openCache opens the cache cache.mode asks for (nil for off).
+func openCache(ctx context.Context, env scenario.Env, cfg *config) (*cacheLayer, error) {
+	t, haveTier := env.Tier(scenario.RoleCache)
+	mode, err := cache.ModeOf(env.Settings, haveTier)
+	if err != nil || mode == cache.Off {
+		return nil, err
 	}
-	r, ok := t.Conn.(engine.Records)
-	if !ok {
-		return nil, fmt.Errorf("ycsb: --cache %s: %w (a cache tier needs an engine with records: %v)", t.Engine, scenario.ErrEngineNotSupported, scenario.RecordEngines())
+	c := &cacheLayer{
+		mode:      mode,
+		write:     env.Settings.Get(cache.KeyWrite).String(),
+		ttl:       env.Settings.Get(cache.KeyTTL).Duration(),
+		localSize: env.Settings.Get(cache.KeyLocalSize).Int(),
+		stats:     cache.NewStats(),
 	}
-	c, err := r.Collection(ctx, engine.CollectionSpec{Name: cacheCollection, Fields: fieldNames(cfg.fields), Recreate: true})
-	if err != nil {
-		return nil, fmt.Errorf("ycsb: open the cache tier (%s): %w", t.Engine, err)
+	ccfg := cache.Config{Mode: mode, LocalSize: c.localSize, Namespace: cacheNamespace}
+	if mode == cache.Shared {
+		if _, ok := t.Conn.(engine.Cacher); !ok {
+			return nil, fmt.Errorf("ycsb: the cache tier's engine %s is no key-value cache: %w; use --cache %s, or --set %s=local for a cache in this process",
+				t.Engine, scenario.ErrEngineNotSupported, strings.Join(engine.WithCache(), " or "), cache.KeyMode)
+		}
+		c.engine = t.Engine
+		// A run starts cold; the segments of a divided test share the
+		// generation the --load-only run started.
+		ccfg.Tier, ccfg.Engine, ccfg.Fresh = t.Conn, t.Engine, !env.Segment.Split()
+	}
+	if c.kv, err = cache.Open(ctx, ccfg); err != nil {
+		return nil, fmt.Errorf("ycsb: %w", err)
+	}
+	c.lru, _ = c.kv.(*cache.LRU)
+	if cfg.fieldLength >= staleLen {
+		c.vers = newAckCounter(1)
 	}
 	return c, nil
 }
 
-// cachedGet reads key through the cache into s.res.
-func (s *Session) cachedGet(ctx context.Context) error {
-	w := s.w
-	if err := w.cache.Get(ctx, s.key, s.field, &s.res); err == nil && s.res.Len() == 1 {
-		w.cacheStats.hits.Add(1)
-		return nil
-	} else if err != nil && !errors.Is(err, engine.ErrNotFound) {
-		return fmt.Errorf("cache: %w", err)
+// encodeRecord appends a cache entry of vals to dst: the field count, then
+// each field preceded by its length, as uvarints.
+func encodeRecord(dst []byte, vals [][]byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(vals)))
+	for _, v := range vals {
+		dst = binary.AppendUvarint(dst, uint64(len(v)))
+		dst = append(dst, v...)
 	}
-	w.cacheStats.misses.Add(1)
-	s.res.Reset(s.nf)
-	if err := s.st.Get(ctx, s.key, engine.AllFields, &s.res); err != nil {
-		return err
+	return dst
+}
+
+// decodeRecord copies the fields of a cache entry into full (nf fields).
+func decodeRecord(b []byte, full [][]byte) error {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n != uint64(len(full)) {
+		return fmt.Errorf("%w: a cache entry of %d fields, want %d", engine.ErrIntegrity, n, len(full))
 	}
-	vals := make([][]byte, s.nf)
-	complete := true
-	for f := range vals {
-		v, ok := s.res.Value(0, f)
-		vals[f], complete = v, complete && ok
-	}
-	if complete {
-		err := w.cache.Insert(ctx, s.key, vals)
-		if err != nil { // filled by another session meanwhile, or the cache failed
-			w.cacheStats.fillErrors.Add(1)
+	b = b[k:]
+	for f := range full {
+		l, k := binary.Uvarint(b)
+		if k <= 0 || l > uint64(len(b)-k) {
+			return fmt.Errorf("%w: field %d of a cache entry is cut short", engine.ErrIntegrity, f)
 		}
+		full[f], b = append(full[f][:0], b[k:k+int(l)]...), b[k+int(l):]
+	}
+	if len(b) != 0 {
+		return fmt.Errorf("%w: a cache entry has bytes after its last field", engine.ErrIntegrity)
 	}
 	return nil
 }
 
-// invalidate drops the key just written from the cache.
-func (s *Session) invalidate(ctx context.Context) {
-	w := s.w
-	w.cacheStats.invalidations.Add(1)
-	if err := w.cache.Delete(ctx, s.key); err != nil && !errors.Is(err, engine.ErrNotFound) {
-		w.cacheStats.invalidateErrors.Add(1)
+// cachedGet reads s.key through the cache: the record's fields into
+// s.full, the fields asked for into s.res.
+func (s *Session) cachedGet(ctx context.Context) error {
+	c := s.w.cache
+	if s.full == nil {
+		s.full = make([][]byte, s.nf)
+	}
+	s.fullOK = false
+	key := string(s.key)
+	t0 := time.Now()
+	b, err := c.kv.Get(ctx, key)
+	s.ev.Cache += time.Since(t0)
+	s.ev.CacheCalls++
+	switch {
+	case err == nil:
+		s.ev.Hit = true
+		if err := decodeRecord(b, s.full); err != nil {
+			return fmt.Errorf("cache: %w", err)
+		}
+	case !errors.Is(err, engine.ErrNotFound):
+		return fmt.Errorf("cache: %w", err)
+	default:
+		s.ev.Miss = true
+		s.res.Reset(s.nf)
+		t1 := time.Now()
+		err := s.st.Get(ctx, s.key, engine.AllFields, &s.res)
+		s.ev.Store += time.Since(t1)
+		s.ev.StoreCalls++
+		if err != nil {
+			return err
+		}
+		for f := range s.full {
+			v, ok := s.res.Value(0, f)
+			if !ok {
+				return nil // not a whole record: returned as it is, not cached
+			}
+			s.full[f] = append(s.full[f][:0], v...)
+		}
+		if c.afterStoreRead != nil {
+			c.afterStoreRead()
+		}
+		s.fill(ctx, key)
+	}
+	s.fullOK = true
+	s.ev.Stale = s.stale()
+	s.res.Reset(s.nf)
+	i := s.res.Add(s.key)
+	if s.field >= 0 {
+		s.res.Set(i, s.field, s.full[s.field])
+		return nil
+	}
+	for f, v := range s.full {
+		s.res.Set(i, f, v)
+	}
+	return nil
+}
+
+// fill stores s.full in the cache under key; a failure is counted, not
+// returned (the read itself succeeded).
+func (s *Session) fill(ctx context.Context, key string) {
+	c := s.w.cache
+	s.enc = encodeRecord(s.enc[:0], s.full)
+	t := time.Now()
+	err := c.kv.Set(ctx, key, s.enc, c.ttl)
+	s.ev.Cache += time.Since(t)
+	s.ev.CacheCalls++
+	if err != nil {
+		c.fillErrors.Add(1)
 	}
 }
 
-// Report gives the cache tier's figures (nothing without one).
+// afterWrite brings the cache up to date with the update of s.key just
+// acknowledged by the store: it drops the key (invalidate), or stores the
+// new record (through). A through write of some fields needs the rest of
+// the record: from the read of a read-modify-write, else from the cached
+// entry (get, change, set); when the cache holds none there is nothing to
+// change, and the next read fills it from the store.
+func (s *Session) afterWrite(ctx context.Context) {
+	c := s.w.cache
+	key := string(s.key)
+	if c.write == cache.WriteInvalidate {
+		c.invalidations.Add(1)
+		t := time.Now()
+		err := c.kv.Delete(ctx, key)
+		s.ev.Cache += time.Since(t)
+		s.ev.CacheCalls++
+		if err != nil {
+			c.invalidateErrors.Add(1)
+		}
+		return
+	}
+	if s.full == nil {
+		s.full = make([][]byte, s.nf)
+	}
+	switch {
+	case s.wfield < 0:
+		for f, v := range s.vals {
+			s.full[f] = append(s.full[f][:0], v...)
+		}
+	case s.op == OpReadModifyWrite && s.fullOK:
+		s.full[s.wfield] = append(s.full[s.wfield][:0], s.vals[s.wfield]...)
+	default:
+		t := time.Now()
+		b, err := c.kv.Get(ctx, key)
+		s.ev.Cache += time.Since(t)
+		s.ev.CacheCalls++
+		if err == nil {
+			err = decodeRecord(b, s.full)
+		}
+		if err != nil {
+			if !errors.Is(err, engine.ErrNotFound) {
+				c.throughErrors.Add(1)
+			}
+			return
+		}
+		s.full[s.wfield] = append(s.full[s.wfield][:0], s.vals[s.wfield]...)
+	}
+	c.throughSets.Add(1)
+	s.enc = encodeRecord(s.enc[:0], s.full)
+	t := time.Now()
+	err := c.kv.Set(ctx, key, s.enc, c.ttl)
+	s.ev.Cache += time.Since(t)
+	s.ev.CacheCalls++
+	if err != nil {
+		c.throughErrors.Add(1)
+	}
+}
+
+// Report gives the cache's figures under "cache" (nothing without a
+// cache): cache.Stats.Report's, the policy and the cache's own errors.
 func (w *Workload) Report() map[string]any {
-	if w.cache == nil {
+	c := w.cache
+	if c == nil {
 		return nil
 	}
-	st := &w.cacheStats
-	hits, misses := st.hits.Load(), st.misses.Load()
-	rate := 0.0
-	if hits+misses > 0 {
-		rate = float64(hits) / float64(hits+misses)
+	r := c.stats.Report(c.mode, c.engine)
+	r["write_policy"] = c.write
+	r["ttl"] = c.ttl.String()
+	r["invalidations"] = c.invalidations.Load()
+	r["fill_errors"] = c.fillErrors.Load()
+	r["invalidate_errors"] = c.invalidateErrors.Load()
+	r["through_sets"] = c.throughSets.Load()
+	r["through_errors"] = c.throughErrors.Load()
+	r["stale_checked"] = c.vers != nil
+	if c.lru != nil {
+		entries, bytes, evictions := c.lru.Usage()
+		r["local_size"] = c.localSize
+		r["local_entries"] = entries
+		r["local_bytes"] = bytes
+		r["local_evictions"] = evictions
 	}
-	return map[string]any{"cache": map[string]any{
-		"hits": hits, "misses": misses, "hit_rate": rate, "fill_errors": st.fillErrors.Load(),
-		"invalidations": st.invalidations.Load(), "invalidate_errors": st.invalidateErrors.Load(),
-	}}
+	return map[string]any{"cache": r}
 }

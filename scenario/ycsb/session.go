@@ -7,7 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
 )
@@ -48,6 +50,19 @@ type Session struct {
 	keyBuf   [32]byte             // holds every key name: "user" + at most 20 digits
 	wlog     scenario.WriteLog    // acknowledged-write audit (audit.go); nil when off
 	rlog     scenario.RegisterLog // the audit's log of updated fields; nil when off
+
+	// With a cache (cache.go, stale.go): what the cache did for the
+	// operation, the record read or written (every field), whether full
+	// holds the current key's record, the encoded entry, the session's
+	// last acknowledged write per key and the version and floor of the
+	// write in flight.
+	ev      cache.Event
+	full    [][]byte
+	fullOK  bool
+	enc     []byte
+	written map[uint64]lastWrite
+	wver    uint64
+	wfloor  uint64
 }
 
 var _ scenario.Session = (*Session)(nil)
@@ -125,15 +140,14 @@ func (s *Session) Do(ctx context.Context) error {
 		return errNotPrepared
 	}
 	s.prepared = false
+	s.ev = cache.Event{}
 	var err error
 	switch s.op {
 	case OpRead:
 		err = s.read(ctx)
 	case OpUpdate:
 		s.version()
-		if err = s.update(ctx); err == nil && s.w.cache != nil {
-			s.invalidate(ctx)
-		}
+		err = s.write(ctx)
 	case OpInsert:
 		err = s.insert(ctx)
 	case OpScan:
@@ -144,10 +158,11 @@ func (s *Session) Do(ctx context.Context) error {
 	case OpReadModifyWrite:
 		if err = s.read(ctx); err == nil {
 			s.version()
-			if err = s.update(ctx); err == nil && s.w.cache != nil {
-				s.invalidate(ctx)
-			}
+			err = s.write(ctx)
 		}
+	}
+	if c := s.w.cache; c != nil && s.op != OpInsert && s.op != OpScan {
+		c.stats.Record(operationNames[s.op], s.ev)
 	}
 	if err != nil {
 		return fmt.Errorf("ycsb %s %s: %w", operationNames[s.op], s.key, err)
@@ -176,6 +191,24 @@ func (s *Session) read(ctx context.Context) error {
 		return s.verify(false)
 	}
 	return nil
+}
+
+// write sends the prepared update to the store, then, with a cache,
+// brings the cache up to date (cache.go) once the store acknowledged it.
+func (s *Session) write(ctx context.Context) error {
+	if s.w.cache == nil {
+		return s.update(ctx)
+	}
+	s.stampWrite()
+	t := time.Now()
+	err := s.update(ctx)
+	s.ev.Store += time.Since(t)
+	s.ev.StoreCalls++
+	s.endWrite(err == nil)
+	if err == nil {
+		s.afterWrite(ctx)
+	}
+	return err
 }
 
 // update writes the prepared field (every field when wfield < 0).
@@ -306,10 +339,7 @@ func (s *Session) verify(scan bool) error {
 				return fmt.Errorf("%w: key %s: %s missing", engine.ErrIntegrity, key, name)
 			}
 			s.want = appendDeterministicValue(s.want[:0], key, name, s.w.cfg.fieldLength)
-			if versionOf(v) != 0 && len(v) == len(s.want) && bytes.Equal(v[versionLen:], s.want[versionLen:]) {
-				continue // an audited update's value: its version, then the value
-			}
-			if !bytes.Equal(v, s.want) {
+			if !sameValue(v, s.want) {
 				return fmt.Errorf("%w: key %s: %s is %q, want %q", engine.ErrIntegrity, key, name, clip(v), clip(s.want))
 			}
 		}

@@ -62,9 +62,10 @@ func TestRegistered(t *testing.T) {
 			t.Errorf("Engines() = %v, want %s among them", got, want)
 		}
 	}
-	// Every key is prefixed, and defaults parse.
+	// Every key is prefixed (the scenario's, or the cache's), and defaults
+	// parse.
 	for _, sp := range s.Settings() {
-		if len(sp.Key) < 6 || sp.Key[:5] != "ycsb." || sp.Description == "" {
+		if (!strings.HasPrefix(sp.Key, "ycsb.") && !strings.HasPrefix(sp.Key, "cache.")) || sp.Description == "" {
 			t.Errorf("bad spec %+v", sp)
 		}
 	}

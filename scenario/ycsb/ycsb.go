@@ -84,9 +84,9 @@ func (*Scenario) Description() string {
 }
 
 // Settings declares the scenario's settings (YCSB property names in the
-// descriptions).
+// descriptions), and the cache settings it honours (cache.go).
 func (*Scenario) Settings() []setting.Spec {
-	return []setting.Spec{
+	return append([]setting.Spec{
 		{Key: KeyWorkload, Kind: setting.Enum, Default: "a", Allowed: []string{"a", "b", "c", "d", "e", "f"},
 			Description: "core workload: a update-heavy, b read-mostly, c read-only, d read-latest, e short ranges, f read-modify-write"},
 		{Key: KeyRecords, Kind: setting.Int, Default: "1000", Min: 1, Max: 1e12,
@@ -121,7 +121,7 @@ func (*Scenario) Settings() []setting.Spec {
 			Description: "load the records before the run (recreating the table); false runs against data already loaded"},
 		{Key: KeySessionOps, Kind: setting.Int, Default: "10", Min: 0, Max: 1e15,
 			Description: "operations per session, after which it ends (phases model); 0 never ends"},
-	}
+	}, cacheSpecs()...)
 }
 
 // Engines lists the engines with the engine.Records capability, sorted.
@@ -249,9 +249,8 @@ type Workload struct {
 	fieldNames []string
 	ops        kit.Chooser
 	ctr        *ackCounter
-	seg        segment.Segment   // this process's share of a divided test: its inserts' key range
-	cache      engine.Collection // the cache tier (cache.go); nil without one
-	cacheStats cacheStats
+	seg        segment.Segment // this process's share of a divided test: its inserts' key range
+	cache      *cacheLayer     // the cache in front of the store (cache.go); nil without one
 
 	// Shared, read-only after Open except the counter and the zeta cache.
 	keyUniform   uniform
@@ -307,12 +306,7 @@ func (w *Workload) LoadSize() int64 {
 }
 
 // Close releases the storage's prepared statements.
-func (w *Workload) Close() error {
-	if w.cache != nil {
-		w.cache.Close()
-	}
-	return w.st.Close()
-}
+func (w *Workload) Close() error { return w.st.Close() }
 
 // loadBatchSize is how many records Load hands the store at once (one
 // transaction of multi-row inserts on SQL engines).

@@ -1,0 +1,328 @@
+package social
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/scalelab/scalelab/cache"
+	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/setting"
+)
+
+// A cache in front of the users collection (package cache; the same
+// settings and figures as ycsb's, docs/scenarios/social.md): users.read
+// (the friend walk's profile reads among them) tries the cache; a hit
+// decodes the user, a miss reads the store and fills the cache. A
+// users.update writes the store, then drops the user from the cache
+// (cache.write=invalidate) or changes the cached entry's status and
+// last_seen (through: get, change, set; nothing when the cache holds
+// none). A users.delete always drops the user from the cache. Inserts and
+// scans go to the store only; the check after the run and the audit read
+// the store.
+//
+// Stale reads: with a cache, an update appends " #c" and a version (base
+// 36) to the status it writes, before the audit's own version. The
+// versions come from one counter that knows the floor, the highest
+// version such that every write up to it has ended; a session remembers,
+// for the users it last updated (at most maxWritten), the version and the
+// floor when the write began. A read of such a user whose status holds
+// another version that is at most that floor returns what was there
+// before the session's acknowledged update: a stale read.
+
+var _ scenario.TierUser = (*Scenario)(nil)
+
+// cacheNamespace is social's namespace in a shared cache.
+const cacheNamespace = "social"
+
+// maxWritten bounds the users a session remembers its last update of.
+const maxWritten = 4096
+
+// cacheMark separates a status from the version a cached run's update
+// stamped into it.
+const cacheMark = " #c"
+
+// Tiers declares the cache tier.
+func (*Scenario) Tiers() []scenario.TierSpec {
+	return []scenario.TierSpec{{Role: scenario.RoleCache,
+		Description: "a read-through cache of the users' profiles (redis or memcached): reads try it first, a miss reads the store and fills it; updates write the store, then drop the user from the cache (cache.write=invalidate) or change the cached profile (through); deletes drop it"}}
+}
+
+// cacheSpecs are the cache settings social honours.
+func cacheSpecs() []setting.Spec {
+	return []setting.Spec{cache.SpecMode(), cache.SpecLocalSize(), cache.SpecTTL(), cache.SpecWrite()}
+}
+
+// userCache is the run's cache of profiles.
+type userCache struct {
+	kv        engine.KV
+	mode      cache.Mode
+	engine    string
+	write     string
+	ttl       time.Duration
+	localSize int64
+	lru       *cache.LRU
+	stats     *cache.Stats
+	vers      versions
+
+	fillErrors, invalidations, invalidateErrors, throughSets, throughErrors atomic.Int64
+
+	// afterStoreRead, when set (tests), runs between a miss's store read
+	// and its fill of the cache.
+	afterStoreRead func()
+}
+
+// openCache opens the cache cache.mode asks for (nil for off).
+func openCache(ctx context.Context, env scenario.Env) (*userCache, error) {
+	t, haveTier := env.Tier(scenario.RoleCache)
+	mode, err := cache.ModeOf(env.Settings, haveTier)
+	if err != nil || mode == cache.Off {
+		return nil, err
+	}
+	c := &userCache{mode: mode, write: env.Settings.Get(cache.KeyWrite).String(), ttl: env.Settings.Get(cache.KeyTTL).Duration(),
+		localSize: env.Settings.Get(cache.KeyLocalSize).Int(), stats: cache.NewStats(), vers: versions{inFlight: map[uint64]struct{}{}}}
+	cfg := cache.Config{Mode: mode, LocalSize: c.localSize, Namespace: cacheNamespace}
+	if mode == cache.Shared {
+		if _, ok := t.Conn.(engine.Cacher); !ok {
+			return nil, fmt.Errorf("social: the cache tier's engine %s is no key-value cache: %w; use --cache %s, or --set %s=local for a cache in this process",
+				t.Engine, scenario.ErrEngineNotSupported, strings.Join(engine.WithCache(), " or "), cache.KeyMode)
+		}
+		c.engine = t.Engine
+		cfg.Tier, cfg.Engine, cfg.Fresh = t.Conn, t.Engine, !env.Segment.Split()
+	}
+	if c.kv, err = cache.Open(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("social: %w", err)
+	}
+	c.lru, _ = c.kv.(*cache.LRU)
+	return c, nil
+}
+
+// versions hands out the versions of updates and knows the floor: the
+// highest version such that it and every one below have ended.
+type versions struct {
+	mu       sync.Mutex
+	next     uint64 // the last version handed out
+	inFlight map[uint64]struct{}
+}
+
+// take returns the floor and a new version, in flight until end.
+func (v *versions) take() (floor, ver uint64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	floor = v.next
+	for f := range v.inFlight {
+		floor = min(floor, f-1)
+	}
+	v.next++
+	v.inFlight[v.next] = struct{}{}
+	return floor, v.next
+}
+
+// end marks ver ended.
+func (v *versions) end(ver uint64) {
+	v.mu.Lock()
+	delete(v.inFlight, ver)
+	v.mu.Unlock()
+}
+
+// lastWrite is a session's last acknowledged update of a user.
+type lastWrite struct{ ver, floor uint64 }
+
+// cacheVersionIn returns the cache's version in a status, or 0.
+func cacheVersionIn(status string) uint64 {
+	i := strings.LastIndex(status, cacheMark)
+	if i < 0 {
+		return 0
+	}
+	rest, _, _ := strings.Cut(status[i+len(cacheMark):], " ")
+	v, err := strconv.ParseUint(rest, 36, 64)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// encodeUser appends a cache entry of row 0 of rows: the field count, then
+// each field as its length plus one (0: the store returned none) and its
+// bytes.
+func encodeUser(dst []byte, rows *engine.Rows) []byte {
+	dst = binary.AppendUvarint(dst, numFields)
+	for f := range numFields {
+		v, ok := rows.Value(0, f)
+		if !ok {
+			dst = append(dst, 0)
+			continue
+		}
+		dst = binary.AppendUvarint(dst, uint64(len(v))+1)
+		dst = append(dst, v...)
+	}
+	return dst
+}
+
+// decodeUser makes b, a cache entry of key, row 0 of rows.
+func decodeUser(b []byte, key string, rows *engine.Rows) error {
+	rows.Reset(numFields)
+	i := rows.AddString(key)
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n != numFields {
+		return fmt.Errorf("%w: a cache entry of %d fields, want %d", engine.ErrIntegrity, n, numFields)
+	}
+	b = b[k:]
+	for f := range numFields {
+		l, k := binary.Uvarint(b)
+		if k <= 0 || (l > 0 && l-1 > uint64(len(b)-k)) {
+			return fmt.Errorf("%w: field %s of a cache entry is cut short", engine.ErrIntegrity, userFields[f])
+		}
+		b = b[k:]
+		if l > 0 {
+			rows.Set(i, f, b[:l-1])
+			b = b[l-1:]
+		}
+	}
+	if len(b) != 0 {
+		return fmt.Errorf("%w: a cache entry has bytes after its last field", engine.ErrIntegrity)
+	}
+	return nil
+}
+
+// timed runs fn, adding its time and one call to the event's cache or
+// store figures.
+func (s *Session) timed(store bool, fn func() error) error {
+	t := time.Now()
+	err := fn()
+	if store {
+		s.ev.Store += time.Since(t)
+		s.ev.StoreCalls++
+	} else {
+		s.ev.Cache += time.Since(t)
+		s.ev.CacheCalls++
+	}
+	return err
+}
+
+// cachedRead reads user s.key through the cache into s.u.
+func (s *Session) cachedRead(ctx context.Context) error {
+	c := s.w.cache
+	var b []byte
+	err := s.timed(false, func() (err error) { b, err = c.kv.Get(ctx, s.key); return err })
+	switch {
+	case err == nil:
+		s.ev.Hit = true
+		if err := decodeUser(b, s.key, &s.rows); err != nil {
+			return fmt.Errorf("cache: %w", err)
+		}
+	case !errors.Is(err, engine.ErrNotFound):
+		return fmt.Errorf("cache: %w", err)
+	default:
+		s.ev.Miss = true
+		s.rows.Reset(numFields)
+		if err := s.timed(true, func() error { return s.st.c.Get(ctx, []byte(s.key), engine.AllFields, &s.rows) }); err != nil {
+			return err
+		}
+		if s.rows.Len() == 0 { // a store that keeps nothing (null)
+			s.u = User{ID: s.key}
+			return nil
+		}
+		if c.afterStoreRead != nil {
+			c.afterStoreRead()
+		}
+		s.enc = encodeUser(s.enc[:0], &s.rows)
+		if err := s.timed(false, func() error { return c.kv.Set(ctx, s.key, s.enc, c.ttl) }); err != nil {
+			c.fillErrors.Add(1)
+		}
+	}
+	if err := userFrom(&s.rows, 0, &s.u); err != nil {
+		return err
+	}
+	if lw, ok := s.written[s.n]; ok {
+		v := cacheVersionIn(s.u.Status)
+		s.ev.Stale = v != lw.ver && v <= lw.floor
+	}
+	return nil
+}
+
+// cachedUpdate stamps the status with a version, updates the store and
+// then the cache.
+func (s *Session) cachedUpdate(ctx context.Context, status string) error {
+	c := s.w.cache
+	floor, ver := c.vers.take()
+	status = status + cacheMark + strconv.FormatUint(ver, 36)
+	if s.rlog != nil {
+		status = stamped(status, s.rlog.Updating(int64(s.n), false))
+	}
+	err := s.timed(true, func() error { return s.st.update(ctx, s.key, status, s.lastSeen) })
+	c.vers.end(ver)
+	if err != nil {
+		return err
+	}
+	if s.written == nil {
+		s.written = make(map[uint64]lastWrite)
+	}
+	if _, ok := s.written[s.n]; !ok && len(s.written) >= maxWritten {
+		for k := range s.written { // forget one, any
+			delete(s.written, k)
+			break
+		}
+	}
+	s.written[s.n] = lastWrite{ver: ver, floor: floor}
+	if c.write == cache.WriteInvalidate {
+		s.invalidate(ctx)
+		return nil
+	}
+	var b []byte
+	err = s.timed(false, func() (err error) { b, err = c.kv.Get(ctx, s.key); return err })
+	if err == nil {
+		err = decodeUser(b, s.key, &s.rows)
+	}
+	if err != nil {
+		if !errors.Is(err, engine.ErrNotFound) {
+			c.throughErrors.Add(1)
+		}
+		return nil
+	}
+	s.rows.SetString(0, fStatus, status)
+	s.rows.Set(0, fLastSeen, strconv.AppendInt(nil, s.lastSeen, 10))
+	s.enc = encodeUser(s.enc[:0], &s.rows)
+	c.throughSets.Add(1)
+	if err := s.timed(false, func() error { return c.kv.Set(ctx, s.key, s.enc, c.ttl) }); err != nil {
+		c.throughErrors.Add(1)
+	}
+	return nil
+}
+
+// invalidate drops user s.key from the cache.
+func (s *Session) invalidate(ctx context.Context) {
+	c := s.w.cache
+	c.invalidations.Add(1)
+	if err := s.timed(false, func() error { return c.kv.Delete(ctx, s.key) }); err != nil {
+		c.invalidateErrors.Add(1)
+	}
+}
+
+// report is the cache's figures for the scenario report.
+func (c *userCache) report() map[string]any {
+	r := c.stats.Report(c.mode, c.engine)
+	r["write_policy"] = c.write
+	r["ttl"] = c.ttl.String()
+	r["invalidations"] = c.invalidations.Load()
+	r["fill_errors"] = c.fillErrors.Load()
+	r["invalidate_errors"] = c.invalidateErrors.Load()
+	r["through_sets"] = c.throughSets.Load()
+	r["through_errors"] = c.throughErrors.Load()
+	r["stale_checked"] = true
+	if c.lru != nil {
+		entries, bytes, evictions := c.lru.Usage()
+		r["local_size"] = c.localSize
+		r["local_entries"] = entries
+		r["local_bytes"] = bytes
+		r["local_evictions"] = evictions
+	}
+	return r
+}
