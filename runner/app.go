@@ -33,6 +33,17 @@ func resolveApp(f *Options, scen scenario.Scenario, app *cluster.State) (*cluste
 	}
 	f.Sets = append(f.Sets, key+"="+app.Target)
 	f.Engine = storeEngine
+	// the servers' cache tier is the run's too: its server's figures
+	// before and after the load go into run.json
+	if name := app.Params[apptier.ParamCache]; name != "" {
+		given := false
+		for _, t := range f.Tiers {
+			given = given || t.Role == scenario.RoleCache
+		}
+		if !given {
+			f.Tiers = append(f.Tiers, TierOptions{Role: scenario.RoleCache, Cluster: name})
+		}
+	}
 	if name := app.Params[apptier.ParamStore]; name != "" {
 		st, err := cluster.Load(name)
 		if err != nil {

@@ -210,6 +210,10 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 	if env.ReadBackOnly {
 		return w, nil
 	}
+	if t, ok := env.Tier(scenario.RoleCache); ok && cfg.app != "" {
+		// the app servers cache in it; their responses say what it did
+		w.cacheMode, w.cacheEngine = cache.Shared, t.Engine
+	}
 	if !cfg.load && !env.Segment.Split() {
 		// back to the seed without reloading it: what earlier runs added
 		// goes (their sign-ups and grants would collide with this run's
