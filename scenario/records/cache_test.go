@@ -20,16 +20,21 @@ func cacheReport(t *testing.T, r *results.Run) map[string]any {
 }
 
 // TestRecordsLocalCacheAndETags: the in-process site with a local cache,
-// provider search results cached, and narrow ETags: fragments hit, the
-// browsers get 304s, no error, no stale read, the access checks and the
-// audit hold.
+// provider search results cached, and ETags: fragments hit, the browsers
+// get 304s, no error, no stale read, the access checks and the audit
+// hold. A global ETag changes with any write anywhere, so under several
+// users' writes it rarely matches (what it is measured for); its 304s
+// are checked with one user, whose reloads follow their page with no
+// write in between.
 func TestRecordsLocalCacheAndETags(t *testing.T) {
-	for _, etag := range []string{"narrow", "global"} {
+	for _, tc := range []struct{ etag, users string }{{"narrow", "8"}, {"global", "1"}} {
+		etag := tc.etag
 		t.Run(etag, func(t *testing.T) {
 			t.Setenv("SCALELAB_HOME", t.TempDir())
 			dir := filepath.Join(t.TempDir(), "r")
-			code, out, errs := runCLI(t, append([]string{"run", "records", "--duration", "4s", "--users", "8", "--out", dir, "--progress", "off",
-				"--set", "cache.mode=local", "--set", "cache.search_ttl=5m", "--set", "records.etag=" + etag, "--set", "records.search_chars=4"}, fast...)...)
+			code, out, errs := runCLI(t, append([]string{"run", "records", "--duration", "4s", "--users", tc.users, "--out", dir, "--progress", "off",
+				"--set", "cache.mode=local", "--set", "cache.search_ttl=5m", "--set", "records.etag=" + etag, "--set", "records.search_chars=4",
+				"--set", "records.revisit=0.5"}, fast...)...)
 			t.Logf("exit %d\n%s", code, out)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errs)
@@ -43,7 +48,11 @@ func TestRecordsLocalCacheAndETags(t *testing.T) {
 			}
 			c := cacheReport(t, r)
 			by, _ := c["by_operation"].(map[string]any)
-			for _, op := range []string{"home", "providers_page", "search_providers"} {
+			shared := []string{"home", "providers_page"}
+			if tc.users != "1" { // one user's few searches may never repeat a prefix
+				shared = append(shared, "search_providers")
+			}
+			for _, op := range shared {
 				m, _ := by[op].(map[string]any)
 				if hits, _ := m["hits"].(float64); hits == 0 {
 					t.Errorf("%s: no cache hit (%v)", op, m)
