@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -42,21 +41,11 @@ type cachedStore struct {
 
 // openCache wraps st in the cache of cache.mode (st itself when off).
 func openCache(ctx context.Context, env scenario.Env, st store, stats *cache.Stats) (store, cache.Mode, string, error) {
-	t, haveTier := env.Tier(scenario.RoleCache)
-	mode, err := cache.ModeOf(env.Settings, haveTier)
-	if err != nil || mode == cache.Off {
-		return st, mode, "", err
+	o, err := cache.OpenFor(ctx, env, Name, Name)
+	if err != nil || o == nil {
+		return st, cache.Off, "", err
 	}
-	kv, err := cache.Open(ctx, cache.Config{Mode: mode, LocalSize: env.Settings.Get(cache.KeyLocalSize).Int(), Tier: t.Conn, Engine: t.Engine,
-		Namespace: Name, Fresh: true})
-	if err != nil {
-		return st, mode, "", fmt.Errorf("mhealth: %w", err)
-	}
-	if mode != cache.Shared {
-		t.Engine = ""
-	}
-	return &cachedStore{store: st, kv: kv, stats: stats, ttl: env.Settings.Get(cache.KeyTTL).Duration(),
-		through: env.Settings.Get(cache.KeyWrite).String() == cache.WriteThrough}, mode, t.Engine, nil
+	return &cachedStore{store: st, kv: o.KV, stats: stats, ttl: o.TTL, through: o.Write == cache.WriteThrough}, o.Mode, o.Engine, nil
 }
 
 // forSession keeps the store's per-session view (a read-your-writes

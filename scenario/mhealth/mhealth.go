@@ -80,7 +80,7 @@ func (*Scenario) Description() string {
 
 // Settings declares the scenario's settings.
 func (*Scenario) Settings() []setting.Spec {
-	return []setting.Spec{
+	return append([]setting.Spec{
 		{Key: KeyWeeks, Kind: setting.Int, Default: "3", Min: 1, Max: 52, Description: "simulated weeks each patient (session) lives through"},
 		{Key: KeyHoursPerWeek, Kind: setting.Int, Default: "144", Min: 1, Max: 168, Description: "hourly activity posts per week (the study: 24 x 6 = 144)"},
 		{Key: KeyPatients, Kind: setting.Int, Default: "100", Min: 0, Max: 10_000_000, Description: "patients created in the load phase; sessions beyond them create their own patient first (patient.create)"},
@@ -90,8 +90,7 @@ func (*Scenario) Settings() []setting.Spec {
 		{Key: KeyVerify, Kind: setting.Bool, Default: "true", Description: "check totals, achievements and plans read back against an independent computation from the generated activity"},
 		{Key: KeyLoad, Kind: setting.Bool, Default: "true", Description: "recreate the data and create mhealth.patients patients before the run"},
 		{Key: KeyApp, Kind: setting.String, Default: "", Description: "URL of the backend over HTTP (scalelab serve mhealth, or a balancer in front of several): patients' requests go there; the load and the check use the store directly"},
-		cache.SpecMode(), cache.SpecLocalSize(), cache.SpecTTL(), cache.SpecWrite(),
-	}
+	}, cache.DirectSpecs()...)
 }
 
 // openers maps engine names to their storage; each storage file adds itself.

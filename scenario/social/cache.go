@@ -14,7 +14,6 @@ import (
 	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
-	"github.com/scalelab/scalelab/setting"
 )
 
 // A cache in front of the users collection (package cache; the same
@@ -55,11 +54,6 @@ func (*Scenario) Tiers() []scenario.TierSpec {
 		Description: "a read-through cache of the users' profiles (redis or memcached): reads try it first, a miss reads the store and fills it; updates write the store, then drop the user from the cache (cache.write=invalidate) or change the cached profile (through); deletes drop it"}}
 }
 
-// cacheSpecs are the cache settings social honours.
-func cacheSpecs() []setting.Spec {
-	return []setting.Spec{cache.SpecMode(), cache.SpecLocalSize(), cache.SpecTTL(), cache.SpecWrite()}
-}
-
 // userCache is the run's cache of profiles.
 type userCache struct {
 	kv        engine.KV
@@ -81,27 +75,12 @@ type userCache struct {
 
 // openCache opens the cache cache.mode asks for (nil for off).
 func openCache(ctx context.Context, env scenario.Env) (*userCache, error) {
-	t, haveTier := env.Tier(scenario.RoleCache)
-	mode, err := cache.ModeOf(env.Settings, haveTier)
-	if err != nil || mode == cache.Off {
+	o, err := cache.OpenFor(ctx, env, Name, cacheNamespace)
+	if err != nil || o == nil {
 		return nil, err
 	}
-	c := &userCache{mode: mode, write: env.Settings.Get(cache.KeyWrite).String(), ttl: env.Settings.Get(cache.KeyTTL).Duration(),
-		localSize: env.Settings.Get(cache.KeyLocalSize).Int(), stats: cache.NewStats(), vers: versions{inFlight: map[uint64]struct{}{}}}
-	cfg := cache.Config{Mode: mode, LocalSize: c.localSize, Namespace: cacheNamespace}
-	if mode == cache.Shared {
-		if _, ok := t.Conn.(engine.Cacher); !ok {
-			return nil, fmt.Errorf("social: the cache tier's engine %s is no key-value cache: %w; use --cache %s, or --set %s=local for a cache in this process",
-				t.Engine, scenario.ErrEngineNotSupported, strings.Join(engine.WithCache(), " or "), cache.KeyMode)
-		}
-		c.engine = t.Engine
-		cfg.Tier, cfg.Engine, cfg.Fresh = t.Conn, t.Engine, !env.Segment.Split()
-	}
-	if c.kv, err = cache.Open(ctx, cfg); err != nil {
-		return nil, fmt.Errorf("social: %w", err)
-	}
-	c.lru, _ = c.kv.(*cache.LRU)
-	return c, nil
+	return &userCache{kv: o.KV, mode: o.Mode, engine: o.Engine, write: o.Write, ttl: o.TTL, localSize: o.LocalSize, lru: o.LRU,
+		stats: cache.NewStats(), vers: versions{inFlight: map[uint64]struct{}{}}}, nil
 }
 
 // versions hands out the versions of updates and knows the floor: the

@@ -24,6 +24,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/setting"
@@ -120,7 +121,7 @@ func (*Scenario) Settings() []setting.Spec {
 			Description: "load the users before the run (recreating the collection); false runs against users already loaded"},
 		{Key: KeySessionOps, Kind: setting.Int, Default: "0", Min: 0, Max: 1e15,
 			Description: "operations per session, after which it ends and a new one starts at a random user; 0 never ends (set it for the phases model)"},
-	}, cacheSpecs()...)
+	}, cache.DirectSpecs()...)
 }
 
 // Engines lists the engines with the engine.Records capability, sorted.

@@ -5,14 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
-	"github.com/scalelab/scalelab/setting"
 )
 
 // A cache in front of the store (package cache; docs/scenarios/ycsb.md,
@@ -41,11 +39,6 @@ func (*Scenario) Tiers() []scenario.TierSpec {
 		Description: "a read-through cache (redis or memcached): reads try it first, a miss reads the store and fills it; updates write the store, then drop the key from the cache (cache.write=invalidate) or store the new record in it (through)"}}
 }
 
-// cacheSpecs are the cache settings ycsb honours.
-func cacheSpecs() []setting.Spec {
-	return []setting.Spec{cache.SpecMode(), cache.SpecLocalSize(), cache.SpecTTL(), cache.SpecWrite()}
-}
-
 // cacheLayer is the run's cache: where it is, its policy and what it did.
 type cacheLayer struct {
 	kv        engine.KV
@@ -70,33 +63,11 @@ type cacheLayer struct {
 
 // openCache opens the cache cache.mode asks for (nil for off).
 func openCache(ctx context.Context, env scenario.Env, cfg *config) (*cacheLayer, error) {
-	t, haveTier := env.Tier(scenario.RoleCache)
-	mode, err := cache.ModeOf(env.Settings, haveTier)
-	if err != nil || mode == cache.Off {
+	o, err := cache.OpenFor(ctx, env, Name, cacheNamespace)
+	if err != nil || o == nil {
 		return nil, err
 	}
-	c := &cacheLayer{
-		mode:      mode,
-		write:     env.Settings.Get(cache.KeyWrite).String(),
-		ttl:       env.Settings.Get(cache.KeyTTL).Duration(),
-		localSize: env.Settings.Get(cache.KeyLocalSize).Int(),
-		stats:     cache.NewStats(),
-	}
-	ccfg := cache.Config{Mode: mode, LocalSize: c.localSize, Namespace: cacheNamespace}
-	if mode == cache.Shared {
-		if _, ok := t.Conn.(engine.Cacher); !ok {
-			return nil, fmt.Errorf("ycsb: the cache tier's engine %s is no key-value cache: %w; use --cache %s, or --set %s=local for a cache in this process",
-				t.Engine, scenario.ErrEngineNotSupported, strings.Join(engine.WithCache(), " or "), cache.KeyMode)
-		}
-		c.engine = t.Engine
-		// A run starts cold; the segments of a divided test share the
-		// generation the --load-only run started.
-		ccfg.Tier, ccfg.Engine, ccfg.Fresh = t.Conn, t.Engine, !env.Segment.Split()
-	}
-	if c.kv, err = cache.Open(ctx, ccfg); err != nil {
-		return nil, fmt.Errorf("ycsb: %w", err)
-	}
-	c.lru, _ = c.kv.(*cache.LRU)
+	c := &cacheLayer{kv: o.KV, mode: o.Mode, engine: o.Engine, write: o.Write, ttl: o.TTL, localSize: o.LocalSize, lru: o.LRU, stats: cache.NewStats()}
 	if cfg.fieldLength >= staleLen {
 		c.vers = newAckCounter(1)
 	}

@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/setting"
@@ -121,7 +122,7 @@ func (*Scenario) Settings() []setting.Spec {
 			Description: "load the records before the run (recreating the table); false runs against data already loaded"},
 		{Key: KeySessionOps, Kind: setting.Int, Default: "10", Min: 0, Max: 1e15,
 			Description: "operations per session, after which it ends (phases model); 0 never ends"},
-	}, cacheSpecs()...)
+	}, cache.DirectSpecs()...)
 }
 
 // Engines lists the engines with the engine.Records capability, sorted.
