@@ -117,19 +117,7 @@ func flags(spec cluster.Spec) ([]string, map[string]string, error) {
 // memcached on PATH, else Debian's /usr/bin/memcached; the error wraps
 // ErrNoServer and says how to install it.
 func Binary() (string, error) {
-	if p := os.Getenv(BinaryEnv); p != "" {
-		if fi, err := os.Stat(p); err != nil || fi.IsDir() {
-			return "", fmt.Errorf("%w: $%s names %s, which is not a file; %s", ErrNoServer, BinaryEnv, p, InstallHint)
-		}
-		return p, nil
-	}
-	if p, err := exec.LookPath("memcached"); err == nil {
-		return p, nil
-	}
-	if fi, err := os.Stat("/usr/bin/memcached"); err == nil && !fi.IsDir() {
-		return "/usr/bin/memcached", nil
-	}
-	return "", fmt.Errorf("%w: %s", ErrNoServer, InstallHint)
+	return cluster.FindBinary(ErrNoServer, BinaryEnv, "memcached", InstallHint, "/usr/bin")
 }
 
 // runAs returns the user memcached switches to when scalelab runs as root

@@ -112,19 +112,7 @@ func config(spec cluster.Spec) ([][2]string, error) {
 // redis-server on PATH, else Debian's /usr/bin/redis-server; the error
 // wraps ErrNoServer and says how to install it.
 func Binary() (string, error) {
-	if p := os.Getenv(BinaryEnv); p != "" {
-		if fi, err := os.Stat(p); err != nil || fi.IsDir() {
-			return "", fmt.Errorf("%w: $%s names %s, which is not a file; %s", ErrNoServer, BinaryEnv, p, InstallHint)
-		}
-		return p, nil
-	}
-	if p, err := exec.LookPath("redis-server"); err == nil {
-		return p, nil
-	}
-	if fi, err := os.Stat("/usr/bin/redis-server"); err == nil && !fi.IsDir() {
-		return "/usr/bin/redis-server", nil
-	}
-	return "", fmt.Errorf("%w: %s", ErrNoServer, InstallHint)
+	return cluster.FindBinary(ErrNoServer, BinaryEnv, "redis-server", InstallHint, "/usr/bin")
 }
 
 // Up writes the server's redis.conf (0600: it holds the password) in its
