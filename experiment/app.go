@@ -111,7 +111,7 @@ func (s *Spec) appCluster(c *Combination, levels map[string]string) *ClusterSpec
 	for _, a := range c.Sets {
 		k, v, _ := strings.Cut(a, "=")
 		p, _, _ := strings.Cut(k, ".")
-		own := p == s.Scenario.Text || (scen != nil && scenarioDeclares(scen, k)) // records.eager, cache.mode
+		own := p == s.Scenario.Text || (scen != nil && scenario.Declares(scen, k)) // records.eager, cache.mode
 		if (own || p == c.Engine) && k != s.Scenario.Text+".app" && k != s.Scenario.Text+".secret_file" {
 			cs.Options[apptier.SetPrefix+k] = v
 		}

@@ -79,7 +79,7 @@ func (s *Spec) Validate() error {
 		prefix, _, _ := strings.Cut(a.Key, ".")
 		var specs []setting.Spec
 		switch {
-		case scenErr == nil && (prefix == scen.Name() || scenarioDeclares(scen, a.Key)):
+		case scenErr == nil && (prefix == scen.Name() || scenario.Declares(scen, a.Key)):
 			// the scenario's keys, its own and those it shares (cache.mode)
 			specs = scen.Settings()
 		case prefix == s.Scenario.Text:
@@ -205,14 +205,4 @@ func (s *Spec) Validate() error {
 		return d.errs.sorted()
 	}
 	return nil
-}
-
-// scenarioDeclares reports whether the scenario has the setting key.
-func scenarioDeclares(scen scenario.Scenario, key string) bool {
-	for _, sp := range scen.Settings() {
-		if sp.Key == key {
-			return true
-		}
-	}
-	return false
 }

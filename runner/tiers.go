@@ -84,17 +84,13 @@ func planTiers(f *Options, scen scenario.Scenario) ([]planTier, []string, error)
 		pt.eng, pt.settings = eng, setting.NewSet(eng.Settings()...)
 		tiers = append(tiers, pt)
 	}
-	// the scenario's own keys under a tier's name (cache.mode) stay with
-	// the scenario; the tier's engine gets the rest (cache.pool_size)
-	own := map[string]bool{}
-	for _, sp := range scen.Settings() {
-		own[sp.Key] = true
-	}
 	var rest []string
 	for _, a := range f.Sets {
 		key, _, _ := strings.Cut(a, "=")
 		role, _, ok := strings.Cut(strings.TrimSpace(key), ".")
-		if !ok || !seen[role] || own[strings.TrimSpace(key)] {
+		// the scenario's own keys under a tier's name (cache.mode) stay
+		// with the scenario; the tier's engine gets the rest (cache.pool_size)
+		if !ok || !seen[role] || scenario.Declares(scen, strings.TrimSpace(key)) {
 			rest = append(rest, a)
 			continue
 		}

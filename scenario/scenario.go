@@ -234,6 +234,17 @@ func Lookup(name string) (Scenario, error) { return scenarios.Lookup(name) }
 // Names returns the registered scenario names, sorted.
 func Names() []string { return scenarios.Names() }
 
+// Declares reports whether s has the setting key (its own, such as
+// records.eager, or one it shares, such as cache.mode).
+func Declares(s Scenario, key string) bool {
+	for _, sp := range s.Settings() {
+		if sp.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
 // Supports reports whether s runs on engine.
 func Supports(s Scenario, engineName string) bool {
 	for _, e := range s.Engines() {

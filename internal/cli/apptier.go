@@ -68,7 +68,7 @@ func appSpec(spec *cluster.Spec, scen, store, cacheCl string, servers int, sets 
 		k, v, _ := strings.Cut(a, "=")
 		spec.Options[apptier.SetPrefix+strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
-	if declares(s, cache.KeyMode) && set.Get(cache.KeyMode).String() == string(cache.Shared) && cacheCl == "" {
+	if scenario.Declares(s, cache.KeyMode) && set.Get(cache.KeyMode).String() == string(cache.Shared) && cacheCl == "" {
 		return usageErr("cluster up app: cache.mode=shared needs the cache tier's cluster: --cache-cluster NAME (a %s cluster)", strings.Join(engine.WithCache(), " or "))
 	}
 	if cacheCl != "" {
@@ -89,16 +89,6 @@ func appSpec(spec *cluster.Spec, scen, store, cacheCl string, servers int, sets 
 		spec.Options[apptier.OptStore] = store
 	}
 	return nil
-}
-
-// declares reports whether a scenario has the setting key.
-func declares(s scenario.Scenario, key string) bool {
-	for _, sp := range s.Settings() {
-		if sp.Key == key {
-			return true
-		}
-	}
-	return false
 }
 
 // isCache reports whether e's connections are key-value caches.
