@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/scalelab/scalelab/metrics"
 )
 
 // Records is an optional capability of a Conn: the store keeps collections
@@ -209,6 +211,24 @@ func Ended(ctx context.Context, err error) (bool, error) {
 		return true, err
 	}
 	return true, fmt.Errorf("%w: %w", cerr, err)
+}
+
+// ClassifyWith is the common course of an engine's classifier: nil stays
+// nil, an error after ctx ended is joined with ctx's error (Ended), an
+// error already classed keeps its class, and any other is classed by
+// classOf.
+func ClassifyWith(ctx context.Context, err error, classOf func(error) metrics.Class) error {
+	if err == nil {
+		return nil
+	}
+	if ended, e := Ended(ctx, err); ended {
+		return e
+	}
+	var classed metrics.Classed
+	if errors.As(err, &classed) {
+		return err
+	}
+	return metrics.WithClass(classOf(err), err)
 }
 
 // RecordsEngine is an optional capability of an Engine whose connections

@@ -55,14 +55,7 @@ func Classify(ctx context.Context, err error) error {
 	if !errors.As(err, &op) && !errors.As(err, &reply) {
 		return err
 	}
-	if ended, e := engine.Ended(ctx, err); ended {
-		return e
-	}
-	var classed metrics.Classed
-	if errors.As(err, &classed) {
-		return err
-	}
-	return metrics.WithClass(classOf(err), err)
+	return engine.ClassifyWith(ctx, err, classOf)
 }
 
 // classOf finds the class of an error of the engine's.
