@@ -117,16 +117,27 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	for _, s := range sets {
 		base = append(base, "--set", s)
 	}
-	host := "127.0.0.1"
+	if err := prepareNet(st, o); err != nil {
+		return err
+	}
 	var servers []string
 	for i := 1; i <= o.servers; i++ {
-		port, err := cluster.FreePort(host)
+		// with --netns each server has a namespace, so a port of its own
+		port, err := cluster.FreePort(cluster.Loopback)
 		if err != nil {
 			return fmt.Errorf("app: %w", err)
 		}
 		name := fmt.Sprintf("app%d", i)
+		host, err := st.NodeHost(name)
+		if err != nil {
+			return fmt.Errorf("app: %w", err)
+		}
 		addr := net.JoinHostPort(host, strconv.Itoa(port))
-		cmd := append(append([]string{}, base...), "--listen", addr)
+		via, err := routes(st, o, name)
+		if err != nil {
+			return err
+		}
+		cmd := append(append(append([]string{}, base...), "--listen", addr), via...)
 		n := cluster.Node{Name: name, Role: RoleServer, Host: host, Port: port, Ports: map[string]int{"http": port},
 			LogFile: filepath.Join(st.Dir, name+".log"), Cmd: cmd, Env: []string{EnvCLI + "=1"}}
 		pid, cg, err := st.StartNode(name, cmd, st.Dir, n.LogFile, n.Env)
@@ -134,14 +145,24 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 			return fmt.Errorf("app: %w", err)
 		}
 		n.PID, n.Cgroup = pid, cg
+		// the balancer, on the host, reaches the server directly or
+		// through its link's proxy
+		ch, cp, err := st.ClientAddr(name, host, port)
+		if err != nil {
+			return fmt.Errorf("app: %w", err)
+		}
+		if ch != host || cp != port {
+			n.Client = net.JoinHostPort(ch, strconv.Itoa(cp))
+		}
 		st.Nodes = append(st.Nodes, n)
-		servers = append(servers, name+"="+addr)
+		servers = append(servers, name+"="+n.ClientAddress())
 		// one at a time: servers on one SQLite file must not open it at once
 		url := "http://" + addr + app.HealthPath
 		if err := cluster.WaitNodes(ctx, st, name+" serving "+url, 50*time.Millisecond, func() bool { return healthy(url) }); err != nil {
 			return fmt.Errorf("app: %w", err)
 		}
 	}
+	host := cluster.Loopback
 	port, err := cluster.FreePort(host)
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
@@ -175,6 +196,9 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 		st.Params["settings"] = strings.Join(o.sets, " ")
 	}
 	st.Auth = "session cookies signed with the secret in " + secret + " (0600, shared by the servers); the balancer and the servers listen on loopback only"
+	if st.Net != nil {
+		st.Auth = "session cookies signed with the secret in " + secret + " (0600, shared by the servers); the balancer listens on loopback, the servers on the cluster's bridge " + st.Net.Subnet + " only"
+	}
 	allUp := func() bool {
 		rows, err := Stats(ctx, sock)
 		if err != nil {

@@ -243,8 +243,33 @@ func (st *State) PeerAddr(from, to, host string, port int) (string, int, error) 
 	return st.proxy(from, to, st.Net.Gateway, host, port)
 }
 
+// OutsideAddr is the address node from, in its namespace, uses to reach
+// addr, the client address of another cluster's node to (on loopback or on
+// that cluster's own bridge, neither of which from's namespace reaches): a
+// proxy on from's bridge, which from's link delays and a partition of from
+// cuts. It needs the links' proxies.
+func (st *State) OutsideAddr(from, to, addr string) (string, error) {
+	if st.Net == nil || st.Links == nil || !st.Links.Proxied {
+		return "", fmt.Errorf("node %s reaches %s through a proxy on its bridge: the cluster needs --netns and its links' proxies", from, to)
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("%s at %q: %w", to, addr, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return "", fmt.Errorf("%s at %q: port: %w", to, addr, err)
+	}
+	h, lp, err := st.proxy(from, to, st.Net.Gateway, host, p)
+	if err != nil {
+		return "", err
+	}
+	return net.JoinHostPort(h, strconv.Itoa(lp)), nil
+}
+
 // ApplyLinks gives every node its link (after Up, and again at the start
-// of a run, which undoes what a run that died left).
+// of a run, which undoes what a run that died left). A node without a
+// namespace of its own (an app cluster's balancer, on the host) has no link.
 func (st *State) ApplyLinks() error {
 	if st.Links == nil {
 		return nil
@@ -252,6 +277,9 @@ func (st *State) ApplyLinks() error {
 	var errs []error
 	known := map[string]bool{}
 	for _, n := range st.Nodes {
+		if st.Net != nil && st.Net.Address(n.Name) == "" {
+			continue
+		}
 		known[n.Name] = true
 		errs = append(errs, st.SetLink(n.Name, st.Links.Of(n.Name)))
 	}
@@ -306,12 +334,19 @@ func (st *State) SetDelay(node string, l Link) error {
 			continue
 		}
 		d := linkemu.Delay{Delay: l.Delay, Jitter: l.Jitter}
-		if p.From != "" {
-			other := p.From
+		if other := p.From; other != "" {
 			if other == node {
 				other = p.To
 			}
-			o := st.Links.Of(other)
+			if st.Net != nil && st.Net.Address(other) == "" {
+				// a node of another cluster: its own links, if any, are
+				// its cluster's
+				other = ""
+			}
+			o := Link{}
+			if other != "" {
+				o = st.Links.Of(other)
+			}
 			d.Delay += o.Delay
 			d.Jitter += o.Jitter
 		}

@@ -65,9 +65,11 @@ func (st *State) NodeHost(node string) (string, error) {
 	return n.Address, st.Save()
 }
 
-// wrapNet runs cmd in the node's namespace when the cluster has one.
+// wrapNet runs cmd in the node's namespace when the cluster has one; a
+// node that NodeHost never gave an address of its own (an app cluster's
+// balancer) runs on the host.
 func (st *State) wrapNet(node string, cmd []string) ([]string, error) {
-	if st.Net == nil {
+	if st.Net == nil || st.Net.Address(node) == "" {
 		return cmd, nil
 	}
 	return st.Net.Wrap(node, cmd)

@@ -24,7 +24,7 @@ const clusterUsage = `Usage:
                      [--backend sqlite|postgres]   (ferretdb)
                      [--cpus 0.5] [--memory 1g] [--cpuset 0]   (per node, in a cgroup)
                      [--netns]   (each node in its own network namespace; root;
-                                  postgres, opensearch, elasticsearch, cassandra)
+                                  postgres, opensearch, elasticsearch, cassandra, app)
                      [--link [NODE:]delay=1ms,jitter=1ms,loss=0.5%,rate=100mbit]
                                  (emulated links, with --netns; repeatable)
   scalelab cluster up app --name NAME --scenario records [--servers 2]

@@ -22,6 +22,7 @@ const serveUsage = `Usage: scalelab serve SCENARIO [--engine E] [--cluster NAME 
                       [--set key=value]... [--listen 127.0.0.1:8080]
                       [--max-inflight 16] [--request-timeout 30s] [--procs N]
                       [--cache-cluster NAME | --cache ENGINE --cache-target T]
+                      [--route FROM=TO]...
 
 Runs a scenario's backend (records, mhealth) as an HTTP server on the engine,
 as its app tier: a run drives it with --app http://ADDR (or through a balancer
@@ -33,7 +34,9 @@ and exits 0. Session cookies are signed with the secret in
 --set records.secret_file=FILE (0600); app servers behind one balancer need
 the same file. With a cache tier (a redis or memcached cluster) and
 --set cache.mode=shared (the default with one) the servers cache in it; every
-server behind one balancer shares its entries.
+server behind one balancer shares its entries. --route FROM=TO reaches a
+cluster node whose client address is FROM at TO instead (cluster up app --netns
+gives each server, in a network namespace of its own, proxies on its bridge).
 `
 
 // serveCmd is `scalelab serve SCENARIO`.
@@ -52,6 +55,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cacheEng := fs.String("cache", "", "the cache tier's engine (redis, memcached)")
 	cacheTgt := fs.String("cache-target", "", "the cache tier's target")
 	cacheCl := fs.String("cache-cluster", "", "the cache tier on a local cluster (implies --cache)")
+	var routeFlags multiFlag
+	fs.Var(&routeFlags, "route", "reach a cluster node's client address FROM at TO instead: FROM=TO (repeatable)")
 	pos, err := splitPositional(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, serveUsage)
@@ -72,6 +77,14 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if !ok {
 		return usageErr("serve: scenario %s is not a web application; scenarios that are: %s", scen.Name(), strings.Join(webScenarios(), ", "))
 	}
+	var routes []cluster.Route
+	for _, r := range routeFlags {
+		rt, err := cluster.ParseRoute(r)
+		if err != nil {
+			return usageErr("serve: --route: %v", err)
+		}
+		routes = append(routes, rt)
+	}
 	if *maxInFlight < 0 || *timeout <= 0 || *procs < 0 {
 		return usageErr("serve: --max-inflight and --procs must be 0 or more, --request-timeout positive")
 	}
@@ -83,6 +96,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if st, err = cluster.Load(*clusterName); err != nil {
 			return usageErr("serve: %v", err)
 		}
+		st.Reroute(routes)
 		if *engName == "" {
 			*engName = st.Engine
 		}
@@ -111,7 +125,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return withCode(ExitUnfinished, fmt.Errorf("serve: connect to %s: %w", eng.Name(), err))
 	}
 	defer conn.Close()
-	tiers, err := serveCache(ctx, *cacheEng, *cacheTgt, *cacheCl)
+	tiers, err := serveCache(ctx, *cacheEng, *cacheTgt, *cacheCl, routes)
 	if err != nil {
 		return err
 	}
@@ -153,7 +167,7 @@ func webScenarios() []string {
 }
 
 // serveCache opens the cache tier serve was given (none: nil).
-func serveCache(ctx context.Context, name, target, cl string) (map[string]scenario.Tier, error) {
+func serveCache(ctx context.Context, name, target, cl string, routes []cluster.Route) (map[string]scenario.Tier, error) {
 	if name == "" && target == "" && cl == "" {
 		return nil, nil
 	}
@@ -166,6 +180,7 @@ func serveCache(ctx context.Context, name, target, cl string) (map[string]scenar
 		if st, err = cluster.Load(cl); err != nil {
 			return nil, usageErr("serve: --cache-cluster: %v", err)
 		}
+		st.Reroute(routes)
 		if name == "" {
 			name = st.Engine
 		}

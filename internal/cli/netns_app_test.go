@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scalelab/scalelab/apptier"
+	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/engine/postgres"
+	"github.com/scalelab/scalelab/results"
+)
+
+// TestAppTierInNamespaces: two app servers of records started with
+// --netns, each in its own network namespace with a 1 ms link, reaching a
+// PostgreSQL on loopback through proxies on their bridge, HAProxy on the
+// host in front of them; app2 partitioned for 4 s during a phases run:
+// the balancer marks it down and up again, the run completes, nothing
+// acknowledged is lost, and `cluster down` leaves no namespace behind.
+func TestAppTierInNamespaces(t *testing.T) {
+	needNetns(t, "PostgreSQL and HAProxy", func() error {
+		if _, err := postgres.BinDir(); err != nil {
+			return err
+		}
+		_, err := apptier.HAProxyPath()
+		return err
+	}, "apt-get install postgresql haproxy")
+	ctx := context.Background()
+	if code, out, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgns"); code != 0 {
+		t.Fatalf("cluster up postgres: %d %s %s", code, out, errs)
+	}
+	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "pgns") })
+	code, out, errs := run(t, ctx, "cluster", "up", "app", "--name", "webns", "--scenario", "records", "--servers", "2", "--cluster", "pgns",
+		"--netns", "--link", "delay=1ms", "--set", "records.bcrypt_cost=4", "--opt", "check_interval=500ms")
+	if code != 0 {
+		t.Fatalf("cluster up app --netns: %d %s %s", code, out, errs)
+	}
+	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "webns") })
+	st, err := cluster.Load("webns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Net == nil || len(st.Net.Nodes) != 2 || len(st.Nodes) != 3 {
+		t.Fatalf("network %+v, nodes %+v", st.Net, st.Nodes)
+	}
+	for _, n := range st.Nodes {
+		onBridge := strings.HasPrefix(n.Host, "10.231.")
+		if (n.Role == apptier.RoleServer) != onBridge {
+			t.Errorf("%s (%s) at %s: servers belong on the bridge, the balancer on the host", n.Name, n.Role, n.Host)
+		}
+	}
+	// a proxy from the balancer to each server, one from each server to
+	// the store
+	var toStore int
+	for _, p := range st.Links.Proxies {
+		if p.To == "pgns.node1" {
+			toStore++
+		}
+	}
+	if !st.Links.Proxied || len(st.Links.Proxies) != 4 || toStore != 2 {
+		t.Fatalf("links' proxies %+v", st.Links.Proxies)
+	}
+
+	dir := filepath.Join(t.TempDir(), "r")
+	code, out, errs = run(t, ctx, "run", "records", "--cluster", "webns", "--phases", "4s@2/s,4s@4/s,4s@6/s", "--fault", "partition:app2@3s+4s",
+		"--set", "records.providers=300", "--set", "records.patients=150", "--set", "records.think_page=100ms", "--set", "records.think_form=200ms",
+		"--out", dir, "--progress", "off")
+	t.Logf("run: exit %d\n%s", code, out)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, errs)
+	}
+	r := readRun(t, dir)
+	if len(r.Faults) != 1 || r.Faults[0].Outcome != "done" {
+		t.Fatalf("faults %+v", r.Faults)
+	}
+	var down, up bool
+	for _, e := range r.Events {
+		down = down || strings.Contains(e.Detail, "app2 DOWN")
+		up = up || strings.Contains(e.Detail, "app2 UP")
+	}
+	if !down || !up {
+		t.Errorf("the balancer did not mark the partitioned app2 down and up again: events %+v", r.Events)
+	}
+	var at *results.AppTier
+	for _, tier := range r.Tiers {
+		if tier.Role == "app" {
+			at = tier.App
+		}
+	}
+	if at == nil || len(at.Servers) != 2 || at.Servers[0].Requests == 0 || at.Servers[1].Requests == 0 {
+		t.Errorf("app tier in run.json: %+v", at)
+	}
+	if a := r.Audit; a == nil || a.Registers == nil || !a.Registers.Checked || a.Registers.Lost != 0 || a.Registers.Acknowledged == 0 {
+		t.Errorf("audit %+v", a)
+	}
+	if r.Cluster == nil || r.Cluster.Name != "pgns" {
+		t.Errorf("run.json's store cluster: %+v", r.Cluster)
+	}
+	if code, _, errs := run(t, ctx, "cluster", "down", "webns"); code != 0 {
+		t.Fatalf("cluster down: %s", errs)
+	}
+	if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), st.Net.ID) {
+		t.Errorf("namespaces left after down:\n%s", out)
+	}
+}
