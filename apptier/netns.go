@@ -21,7 +21,7 @@ func prepareNet(st *cluster.State, o options) error {
 	}
 	for _, c := range []*cluster.State{o.store, o.cache} {
 		if c != nil && c.Engine == "cassandra" {
-			return fmt.Errorf("app: --netns with the cassandra cluster %s: its driver reaches the nodes at the addresses the ring announces, which a server in a namespace of its own cannot; start the app cluster without --netns", c.Name)
+			return netnsCassandra(c)
 		}
 	}
 	ls := st.Links
@@ -60,4 +60,9 @@ func routes(st *cluster.State, o options, node string) ([]string, error) {
 		}
 	}
 	return args, nil
+}
+
+// netnsCassandra says why a Cassandra store and --netns do not go together.
+func netnsCassandra(c *cluster.State) error {
+	return fmt.Errorf("app: --netns with the cassandra cluster %s: its driver reaches the nodes at the addresses the ring announces, which a server in a namespace of its own cannot; start the app cluster without --netns", c.Name)
 }

@@ -106,3 +106,21 @@ func parseOptions(spec cluster.Spec) (options, error) {
 	sort.Strings(o.sets)
 	return o, nil
 }
+
+// CheckSpec says what is wrong with an app cluster's spec (its options,
+// its store and cache clusters, --netns with a store it cannot reach)
+// before anything starts.
+func CheckSpec(spec cluster.Spec) error {
+	o, err := parseOptions(spec)
+	if err != nil {
+		return err
+	}
+	if spec.Netns {
+		for _, c := range []*cluster.State{o.store, o.cache} {
+			if c != nil && c.Engine == "cassandra" {
+				return netnsCassandra(c)
+			}
+		}
+	}
+	return nil
+}

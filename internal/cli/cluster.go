@@ -182,6 +182,11 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	spec.Netns = *netnsFlag
+	if tiered {
+		if err := apptier.CheckSpec(spec); err != nil {
+			return usageErr("cluster up %s: %v", *name, err)
+		}
+	}
 	fmt.Fprintf(stderr, "starting %s cluster %s in %s ...\n", pos[0], *name, st.Dir)
 	start := time.Now()
 	if err := cluster.Launch(ctx, prov, spec, st, links, *timeout); err != nil {
