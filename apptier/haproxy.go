@@ -16,22 +16,21 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/app"
+	"github.com/scalelab/scalelab/cluster"
 )
 
 // ErrNoHAProxy is wrapped by the error of an app cluster on a machine
 // without HAProxy.
 var ErrNoHAProxy = errors.New("HAProxy is not installed")
 
-// HAProxyPath finds the haproxy binary: on PATH, or in /usr/sbin where
-// Debian's package puts it (not on every user's PATH).
+// HAProxyEnv names a haproxy binary to use instead of the one on PATH.
+const HAProxyEnv = "SCALELAB_HAPROXY"
+
+// HAProxyPath finds the haproxy binary: $SCALELAB_HAPROXY, else on PATH,
+// else in /usr/sbin where Debian's package puts it (not on every user's
+// PATH).
 func HAProxyPath() (string, error) {
-	if p, err := exec.LookPath("haproxy"); err == nil {
-		return p, nil
-	}
-	if p, err := exec.LookPath("/usr/sbin/haproxy"); err == nil {
-		return p, nil
-	}
-	return "", fmt.Errorf("%w: the app tier's balancer is Debian's haproxy package: apt-get install -y haproxy", ErrNoHAProxy)
+	return cluster.FindBinary(ErrNoHAProxy, HAProxyEnv, "haproxy", "the app tier's balancer is Debian's haproxy package: apt-get install -y haproxy (or set $"+HAProxyEnv+")", "/usr/sbin")
 }
 
 var versionRe = regexp.MustCompile(`version (\d+\.\d+[.\d]*)`)
