@@ -55,21 +55,8 @@ func TestAppTierBehindHAProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	dir := filepath.Join(t.TempDir(), "r")
-	code, out, errs = run(t, ctx, "run", "records", "--cluster", "web", "--phases", "3s@2/s,3s@4/s,3s@8/s", "--fault", "kill:app2@4s",
-		"--set", "records.providers=300", "--set", "records.patients=150", "--set", "records.think_page=100ms", "--set", "records.think_form=200ms",
-		"--out", dir, "--progress", "off")
-	t.Logf("run: exit %d\n%s", code, out)
-	if code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, errs)
-	}
-	r := readRun(t, dir)
-	var at *results.AppTier
-	for _, tier := range r.Tiers {
-		if tier.Role == "app" {
-			at = tier.App
-		}
-	}
+	dir, out, r := runAppRecords(t, ctx, "web", "3s@2/s,3s@4/s,3s@8/s", "kill:app2@4s")
+	at := appTierOf(r)
 	if at == nil || len(at.Servers) != 2 {
 		t.Fatalf("app tier in run.json: %+v", r.Tiers)
 	}
@@ -218,4 +205,30 @@ repeats: 1
 			t.Errorf("bad app fields: exit %d, %s (want %q)", code, errs, want)
 		}
 	}
+}
+
+// runAppRecords runs records with a small seed and short think times
+// against the app cluster, with the phases and the fault given, and
+// returns the results directory, what the run printed and its run.json.
+func runAppRecords(t *testing.T, ctx context.Context, app, phases, fault string) (string, string, *results.Run) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "r")
+	code, out, errs := run(t, ctx, "run", "records", "--cluster", app, "--phases", phases, "--fault", fault,
+		"--set", "records.providers=300", "--set", "records.patients=150", "--set", "records.think_page=100ms", "--set", "records.think_form=200ms",
+		"--out", dir, "--progress", "off")
+	t.Logf("run: exit %d\n%s", code, out)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, errs)
+	}
+	return dir, out, readRun(t, dir)
+}
+
+// appTierOf is the app tier in run.json, nil without one.
+func appTierOf(r *results.Run) *results.AppTier {
+	for _, tier := range r.Tiers {
+		if tier.Role == "app" {
+			return tier.App
+		}
+	}
+	return nil
 }

@@ -3,14 +3,12 @@ package cli
 import (
 	"context"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/scalelab/scalelab/apptier"
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine/postgres"
-	"github.com/scalelab/scalelab/results"
 )
 
 // TestAppTierInNamespaces: two app servers of records started with
@@ -63,15 +61,7 @@ func TestAppTierInNamespaces(t *testing.T) {
 		t.Fatalf("links' proxies %+v", st.Links.Proxies)
 	}
 
-	dir := filepath.Join(t.TempDir(), "r")
-	code, out, errs = run(t, ctx, "run", "records", "--cluster", "webns", "--phases", "4s@2/s,4s@4/s,4s@6/s", "--fault", "partition:app2@3s+4s",
-		"--set", "records.providers=300", "--set", "records.patients=150", "--set", "records.think_page=100ms", "--set", "records.think_form=200ms",
-		"--out", dir, "--progress", "off")
-	t.Logf("run: exit %d\n%s", code, out)
-	if code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, errs)
-	}
-	r := readRun(t, dir)
+	_, _, r := runAppRecords(t, ctx, "webns", "4s@2/s,4s@4/s,4s@6/s", "partition:app2@3s+4s")
 	if len(r.Faults) != 1 || r.Faults[0].Outcome != "done" {
 		t.Fatalf("faults %+v", r.Faults)
 	}
@@ -83,12 +73,7 @@ func TestAppTierInNamespaces(t *testing.T) {
 	if !down || !up {
 		t.Errorf("the balancer did not mark the partitioned app2 down and up again: events %+v", r.Events)
 	}
-	var at *results.AppTier
-	for _, tier := range r.Tiers {
-		if tier.Role == "app" {
-			at = tier.App
-		}
-	}
+	at := appTierOf(r)
 	if at == nil || len(at.Servers) != 2 || at.Servers[0].Requests == 0 || at.Servers[1].Requests == 0 {
 		t.Errorf("app tier in run.json: %+v", at)
 	}
