@@ -109,11 +109,8 @@ $(JAVA_CS): java/pom.xml java/cassandra/pom.xml $(wildcard java/common/src/main/
 # unit: every test with the race detector. The search and Cassandra nodes the
 # tests share are started once for the whole run (scripts/test-clusters.sh),
 # not once per test binary.
-# The longest test binaries are named first so that they start first: go test
-# runs two at a time on a 2-core machine, and the suite ends with the last.
-SLOW_PKGS := ./internal/cli ./scenario/ycsb ./scenario/logs ./fault ./scenario/mhealth
 unit: setup tools java ferretdb
-	bash scripts/test-clusters.sh $(GO) test -race -count=1 -timeout 25m $(SLOW_PKGS) $(PKGS)
+	bash scripts/test-clusters.sh $(GO) test -race -count=1 -timeout 25m $(PKGS)
 
 # Fuzz runs are counted in executions, not seconds: with a time limit Go's
 # fuzzing engine can report "context deadline exceeded" as a failure when
