@@ -61,7 +61,9 @@ func TestAppTierBehindHAProxy(t *testing.T) {
 		t.Fatalf("app tier in run.json: %+v", r.Tiers)
 	}
 	app1, app2 := at.Servers[0], at.Servers[1]
-	if app1.Requests == 0 || app2.Requests == 0 || app1.Requests <= app2.Requests || app1.StatusEnd != "UP" {
+	// app1 stays up; on a busy machine it may have missed one check
+	// ("UP 1/2"), never two
+	if app1.Requests == 0 || app2.Requests == 0 || app1.Requests <= app2.Requests || !strings.HasPrefix(app1.StatusEnd, "UP") {
 		t.Errorf("requests per server: app1 %+v, app2 %+v", app1, app2)
 	}
 	if app2.Downs != 1 || !strings.HasPrefix(app2.StatusEnd, "DOWN") {

@@ -194,7 +194,9 @@ func TestOpsBudgetAndRateModel(t *testing.T) {
 		t.Fatalf("exit %d %s %s", code, out, errs)
 	}
 	r := readRun(t, dir)
-	if r.Lag == nil || r.Totals.Count < 3400 || r.Totals.Count > 4600 || r.Summary["read"].Service == nil || !r.Load.Open {
+	// 4,000 arrivals expected (sd 63); a generator starved by a busy
+	// machine starts fewer of them before the stop, never more
+	if r.Lag == nil || r.Totals.Count < 2800 || r.Totals.Count > 4600 || r.Summary["read"].Service == nil || !r.Load.Open {
 		t.Fatalf("rate run: lag %v totals %+v open %v", r.Lag, r.Totals, r.Load.Open)
 	}
 }
