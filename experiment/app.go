@@ -15,7 +15,7 @@ import (
 
 // AppKeys are the app tier's fields: under `app:` in the file, or varied
 // by a factor named app.FIELD (app.servers: [1, 2, 4]).
-var AppKeys = []string{"servers", "max_inflight", "procs", "request_timeout", "balance", "check_interval", "cpus", "memory"}
+var AppKeys = []string{"servers", "max_inflight", "procs", "request_timeout", "balance", "check_interval", "cpus", "memory", "netns", "link"}
 
 // AppSpec asks for an app tier in front of the store: servers of the web
 // scenario behind HAProxy (`scalelab cluster up app`), started for the runs
@@ -53,8 +53,12 @@ func checkApp(field, raw string) error {
 		if raw != "roundrobin" && raw != "leastconn" {
 			return fmt.Errorf("%q: allowed: roundrobin, leastconn", raw)
 		}
-	case "cpus", "memory":
+	case "cpus", "memory", "link":
 		return checkCluster(field, raw)
+	case "netns":
+		if raw != "true" && raw != "false" {
+			return fmt.Errorf("%q: allowed: true, false", raw)
+		}
 	default:
 		return fmt.Errorf("%q is not an app field; allowed: %s", field, strings.Join(AppKeys, ", "))
 	}
@@ -102,6 +106,9 @@ func (s *Spec) appCluster(c *Combination, levels map[string]string) *ClusterSpec
 	}
 	cs.Nodes, _ = strconv.Atoi(fields["servers"])
 	cs.CPUs, cs.Memory = fields["cpus"], fields["memory"]
+	// each server in a namespace of its own, with emulated links (which
+	// imply it), as cluster up app --netns --link
+	cs.Netns, cs.Link = fields["netns"] == "true", fields["link"]
 	for _, k := range []string{"max_inflight", "procs", "request_timeout", "balance", "check_interval"} {
 		if v, ok := fields[k]; ok {
 			cs.Options[k] = v
@@ -152,6 +159,11 @@ func appShape(cs *ClusterSpec, store string) string {
 		where = "cluster " + store
 	}
 	s := fmt.Sprintf("%d servers of %s on %s behind HAProxy", n, cs.Options[apptier.OptScenario], where)
+	if l := cs.LinkSpecs(); len(l) > 0 {
+		s += ", links " + strings.Join(l, " ")
+	} else if cs.Netns {
+		s += ", own network"
+	}
 	if len(sets) > 0 {
 		s += ", " + strings.Join(sets, " ")
 	}

@@ -68,3 +68,40 @@ factors:
 		t.Fatalf("app cluster without a cache %+v", combos[0].App)
 	}
 }
+
+// TestAppNetworkFactor: an app tier's servers may each have a network of
+// their own (app.netns) with emulated links that a factor varies
+// (app.link, which implies it), as cluster up app --netns --link; a bad
+// value is refused with its place.
+func TestAppNetworkFactor(t *testing.T) {
+	s, err := Parse("links.yaml", []byte(`
+name: links
+scenario: records
+app: {servers: 2, netns: true}
+factors:
+  app.link: [none, "delay=2ms"]
+`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	combos, err := s.Matrix()
+	if err != nil || len(combos) != 2 {
+		t.Fatalf("matrix %v, %v", combos, err)
+	}
+	plain, slow := combos[0].App, combos[1].App
+	if plain == nil || slow == nil || !plain.Netns || len(plain.LinkSpecs()) != 0 || strings.Join(slow.LinkSpecs(), ";") != "delay=2ms" {
+		t.Fatalf("app clusters %+v and %+v", plain, slow)
+	}
+	if got := appShape(slow, "pg1"); !strings.Contains(got, "links delay=2ms") {
+		t.Errorf("progress line %q", got)
+	}
+	for _, c := range []struct{ bad, says string }{
+		{"app: {netns: maybe}", "bad.yaml:3"},
+		{"factors:\n  app.link: [\"delay=0.2ms\"]", "bad.yaml:4"},
+	} {
+		_, err := Parse("bad.yaml", []byte("name: x\nscenario: records\n"+c.bad+"\n"), "")
+		if err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s: %v", c.bad, err)
+		}
+	}
+}

@@ -204,19 +204,30 @@ func printPlan(w io.Writer, s *experiment.Spec, repeats int) error {
 		if c.Baseline {
 			id += "*"
 		}
-		cl := "-"
+		var parts []string
 		if c.Cluster != nil {
-			cl = fmt.Sprintf("%d nodes", max(c.Cluster.Nodes, 1))
+			cl := plural(max(c.Cluster.Nodes, 1), "node")
 			if c.Cluster.Replicas > 0 {
-				cl += fmt.Sprintf(" + %d replicas", c.Cluster.Replicas)
+				cl += " + " + plural(c.Cluster.Replicas, "replica")
 			}
+			parts = append(parts, cl)
 		}
 		if c.App != nil {
 			n := c.App.Nodes
 			if n == 0 {
 				n = 2
 			}
-			cl += fmt.Sprintf(", %d app servers", n)
+			cl := plural(n, "app server")
+			if l := c.App.LinkSpecs(); len(l) > 0 {
+				cl += " (links " + strings.Join(l, " ") + ")"
+			} else if c.App.Netns {
+				cl += " (own network)"
+			}
+			parts = append(parts, cl)
+		}
+		cl := "-"
+		if len(parts) > 0 {
+			cl = strings.Join(parts, ", ")
 		}
 		o := s.RunOptions(c, 1, "DIR", "")
 		vs := c.ComparedTo
@@ -241,4 +252,12 @@ func experimentShow(args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "experiment %s (%s), status %s, %d runs\n", r.Name, r.Scenario, r.Status, r.Totals.Runs)
 	experiment.WriteTable(stdout, r)
 	return nil
+}
+
+// plural is "1 node", "2 nodes".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
