@@ -277,7 +277,7 @@ func (st *State) ApplyLinks() error {
 	var errs []error
 	known := map[string]bool{}
 	for _, n := range st.Nodes {
-		if st.Net != nil && st.Net.Address(n.Name) == "" {
+		if st.OnHost(n.Name) {
 			continue
 		}
 		known[n.Name] = true
@@ -338,7 +338,7 @@ func (st *State) SetDelay(node string, l Link) error {
 			if other == node {
 				other = p.To
 			}
-			if st.Net != nil && st.Net.Address(other) == "" {
+			if st.OnHost(other) {
 				// a node of another cluster: its own links, if any, are
 				// its cluster's
 				other = ""

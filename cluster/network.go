@@ -65,11 +65,19 @@ func (st *State) NodeHost(node string) (string, error) {
 	return n.Address, st.Save()
 }
 
+// OnHost reports whether node, in a cluster with a network of its own,
+// runs on the host: NodeHost never gave it an address (an app cluster's
+// balancer), so it has no namespace and no link. A name that is no node
+// of the cluster (another cluster's node at the end of a proxy) is on the
+// host too.
+func (st *State) OnHost(node string) bool {
+	return st.Net != nil && st.Net.Address(node) == ""
+}
+
 // wrapNet runs cmd in the node's namespace when the cluster has one; a
-// node that NodeHost never gave an address of its own (an app cluster's
-// balancer) runs on the host.
+// node on the host (OnHost) runs as it is.
 func (st *State) wrapNet(node string, cmd []string) ([]string, error) {
-	if st.Net == nil || st.Net.Address(node) == "" {
+	if st.Net == nil || st.OnHost(node) {
 		return cmd, nil
 	}
 	return st.Net.Wrap(node, cmd)

@@ -210,8 +210,8 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func linksText(st *cluster.State) string {
 	var parts []string
 	for _, n := range st.Nodes {
-		if st.Net != nil && st.Net.Address(n.Name) == "" {
-			continue // on the host (an app cluster's balancer): no link
+		if st.OnHost(n.Name) {
+			continue // an app cluster's balancer: no link
 		}
 		parts = append(parts, n.Name+" "+st.Links.Of(n.Name).String())
 	}
