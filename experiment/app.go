@@ -159,10 +159,8 @@ func appShape(cs *ClusterSpec, store string) string {
 		where = "cluster " + store
 	}
 	s := fmt.Sprintf("%d servers of %s on %s behind HAProxy", n, cs.Options[apptier.OptScenario], where)
-	if l := cs.LinkSpecs(); len(l) > 0 {
-		s += ", links " + strings.Join(l, " ")
-	} else if cs.Netns {
-		s += ", own network"
+	if nw := cs.NetworkText(); nw != "" {
+		s += ", " + nw
 	}
 	if len(sets) > 0 {
 		s += ", " + strings.Join(sets, " ")

@@ -241,10 +241,8 @@ func (x *executor) withClusters(ctx context.Context, gs []group, fn func(map[str
 			if g.spec.Replicas > 0 {
 				shape += fmt.Sprintf(" + %d replicas", g.spec.Replicas)
 			}
-			if l := g.spec.LinkSpecs(); len(l) > 0 {
-				shape += ", links " + strings.Join(l, " ")
-			} else if g.spec.Netns {
-				shape += ", own network"
+			if nw := g.spec.NetworkText(); nw != "" {
+				shape += ", " + nw
 			}
 			name, stop, uerr := x.upCluster(ctx, g, g.spec, shape)
 			if uerr != nil {

@@ -86,6 +86,18 @@ type ClusterSpec struct {
 	Link  string
 }
 
+// NetworkText says what network the cluster's nodes have: "links
+// delay=1ms", "own network" (--netns without links), or "" (loopback).
+func (c *ClusterSpec) NetworkText() string {
+	if l := c.LinkSpecs(); len(l) > 0 {
+		return "links " + strings.Join(l, " ")
+	}
+	if c.Netns {
+		return "own network"
+	}
+	return ""
+}
+
 // LinkSpecs is the cluster's --link values.
 func (c *ClusterSpec) LinkSpecs() []string {
 	var out []string

@@ -218,10 +218,8 @@ func printPlan(w io.Writer, s *experiment.Spec, repeats int) error {
 				n = 2
 			}
 			cl := plural(n, "app server")
-			if l := c.App.LinkSpecs(); len(l) > 0 {
-				cl += " (links " + strings.Join(l, " ") + ")"
-			} else if c.App.Netns {
-				cl += " (own network)"
+			if nw := c.App.NetworkText(); nw != "" {
+				cl += " (" + nw + ")"
 			}
 			parts = append(parts, cl)
 		}
