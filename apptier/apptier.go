@@ -195,10 +195,11 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	if len(o.sets) > 0 {
 		st.Params["settings"] = strings.Join(o.sets, " ")
 	}
-	st.Auth = "session cookies signed with the secret in " + secret + " (0600, shared by the servers); the balancer and the servers listen on loopback only"
+	listens := "the balancer and the servers listen on loopback only"
 	if st.Net != nil {
-		st.Auth = "session cookies signed with the secret in " + secret + " (0600, shared by the servers); the balancer listens on loopback, the servers on the cluster's bridge " + st.Net.Subnet + " only"
+		listens = "the balancer listens on loopback, the servers on the cluster's bridge " + st.Net.Subnet + " only"
 	}
+	st.Auth = "session cookies signed with the secret in " + secret + " (0600, shared by the servers); " + listens
 	allUp := func() bool {
 		rows, err := Stats(ctx, sock)
 		if err != nil {

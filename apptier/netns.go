@@ -19,10 +19,8 @@ func prepareNet(st *cluster.State, o options) error {
 	if st.Net == nil || (o.store == nil && o.cache == nil) {
 		return nil
 	}
-	for _, c := range []*cluster.State{o.store, o.cache} {
-		if c != nil && c.Engine == "cassandra" {
-			return netnsCassandra(c)
-		}
+	if err := unroutable(o); err != nil {
+		return err
 	}
 	ls := st.Links
 	if ls == nil {
@@ -62,7 +60,14 @@ func routes(st *cluster.State, o options, node string) ([]string, error) {
 	return args, nil
 }
 
-// netnsCassandra says why a Cassandra store and --netns do not go together.
-func netnsCassandra(c *cluster.State) error {
-	return fmt.Errorf("app: --netns with the cassandra cluster %s: its driver reaches the nodes at the addresses the ring announces, which a server in a namespace of its own cannot; start the app cluster without --netns", c.Name)
+// unroutable refuses a store or cache cluster that servers in namespaces
+// of their own cannot reach through proxies: Cassandra, whose driver
+// follows the addresses the ring announces.
+func unroutable(o options) error {
+	for _, c := range []*cluster.State{o.store, o.cache} {
+		if c != nil && c.Engine == "cassandra" {
+			return fmt.Errorf("app: --netns with the cassandra cluster %s: its driver reaches the nodes at the addresses the ring announces, which a server in a namespace of its own cannot; start the app cluster without --netns", c.Name)
+		}
+	}
+	return nil
 }

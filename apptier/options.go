@@ -116,11 +116,7 @@ func CheckSpec(spec cluster.Spec) error {
 		return err
 	}
 	if spec.Netns {
-		for _, c := range []*cluster.State{o.store, o.cache} {
-			if c != nil && c.Engine == "cassandra" {
-				return netnsCassandra(c)
-			}
-		}
+		return unroutable(o)
 	}
 	return nil
 }
