@@ -10,20 +10,13 @@ import (
 // TestCacheFactor: a factor may vary the cache tier (none or an engine);
 // each combination's runs get it as --cache.
 func TestCacheFactor(t *testing.T) {
-	s, err := Parse("cache.yaml", []byte(`
+	s, combos := matrixOf(t, "cache.yaml", `
 name: cache
 scenario: ycsb
 engine: sqlite
 factors:
   cache: [none, memory]
-`), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	combos, err := s.Matrix()
-	if err != nil || len(combos) != 2 {
-		t.Fatalf("matrix %v, %v", combos, err)
-	}
+`, 2)
 	none, mem := s.RunOptions(combos[0], 1, "out", ""), s.RunOptions(combos[1], 1, "out", "")
 	if len(none.Tiers) != 0 || len(mem.Tiers) != 1 || mem.Tiers[0].Role != "cache" || mem.Tiers[0].Engine != "memory" {
 		t.Fatalf("tiers: none %+v, memory %+v", none.Tiers, mem.Tiers)
@@ -37,7 +30,7 @@ factors:
 // (the run gets --cache-cluster, the engine comes from the cluster), and
 // an app tier's servers get it with the scenario's cache settings.
 func TestCacheClusterFactor(t *testing.T) {
-	s, err := Parse("cache.yaml", []byte(`
+	s, combos := matrixOf(t, "cache.yaml", `
 name: cache
 scenario: records
 app: {servers: 2}
@@ -45,14 +38,7 @@ factors:
   policy:
     - {label: off, cache.mode: "off"}
     - {label: shared, cache_cluster: mc1, cache.mode: shared}
-`), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	combos, err := s.Matrix()
-	if err != nil || len(combos) != 2 {
-		t.Fatalf("matrix %v, %v", combos, err)
-	}
+`, 2)
 	off, shared := s.RunOptions(combos[0], 1, "out", ""), s.RunOptions(combos[1], 1, "out", "")
 	if len(off.Tiers) != 0 || len(shared.Tiers) != 1 || shared.Tiers[0].Cluster != "mc1" || shared.Tiers[0].Engine != "" {
 		t.Fatalf("tiers: off %+v, shared %+v", off.Tiers, shared.Tiers)
@@ -74,20 +60,13 @@ factors:
 // (app.link, which implies it), as cluster up app --netns --link; a bad
 // value is refused with its place.
 func TestAppNetworkFactor(t *testing.T) {
-	s, err := Parse("links.yaml", []byte(`
+	_, combos := matrixOf(t, "links.yaml", `
 name: links
 scenario: records
 app: {servers: 2, netns: true}
 factors:
   app.link: [none, "delay=2ms"]
-`), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	combos, err := s.Matrix()
-	if err != nil || len(combos) != 2 {
-		t.Fatalf("matrix %v, %v", combos, err)
-	}
+`, 2)
 	plain, slow := combos[0].App, combos[1].App
 	if plain == nil || slow == nil || !plain.Netns || len(plain.LinkSpecs()) != 0 || strings.Join(slow.LinkSpecs(), ";") != "delay=2ms" {
 		t.Fatalf("app clusters %+v and %+v", plain, slow)
@@ -104,4 +83,19 @@ factors:
 			t.Errorf("%s: %v", c.bad, err)
 		}
 	}
+}
+
+// matrixOf parses the experiment file src and builds its combinations,
+// which must be n.
+func matrixOf(t *testing.T, name, src string, n int) (*Spec, []*Combination) {
+	t.Helper()
+	s, err := Parse(name, []byte(src), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	combos, err := s.Matrix()
+	if err != nil || len(combos) != n {
+		t.Fatalf("matrix %v, %v", combos, err)
+	}
+	return s, combos
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -83,10 +82,5 @@ func TestAppTierInNamespaces(t *testing.T) {
 	if r.Cluster == nil || r.Cluster.Name != "pgns" {
 		t.Errorf("run.json's store cluster: %+v", r.Cluster)
 	}
-	if code, _, errs := run(t, ctx, "cluster", "down", "webns"); code != 0 {
-		t.Fatalf("cluster down: %s", errs)
-	}
-	if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), st.Net.ID) {
-		t.Errorf("namespaces left after down:\n%s", out)
-	}
+	downLeavesNoNamespace(t, ctx, st)
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -93,12 +92,7 @@ func TestPartitionOpenSearchNode(t *testing.T) {
 	if after.Nodes[1].PID == st.Nodes[1].PID || !cluster.Alive(after.Nodes[1].PID) {
 		t.Errorf("node2 pid %d before, %d after the restart", st.Nodes[1].PID, after.Nodes[1].PID)
 	}
-	if code, _, errs := run(t, ctx, "cluster", "down", "osnet"); code != 0 {
-		t.Fatalf("cluster down: %s", errs)
-	}
-	if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), st.Net.ID) {
-		t.Errorf("namespaces left after down:\n%s", out)
-	}
+	downLeavesNoNamespace(t, ctx, st)
 }
 
 // TestCassandraNetns: a 2-node Cassandra ring with each node in its own

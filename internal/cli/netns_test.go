@@ -131,12 +131,7 @@ func TestPartitionPostgresReplica(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, results.FaultsLogFile)); !strings.Contains(string(b), "link down") {
 		t.Errorf("faults.log lacks the partition:\n%s", b)
 	}
-	if code, _, errs := run(t, ctx, "cluster", "down", "pgnet"); code != 0 {
-		t.Fatalf("cluster down: %s", errs)
-	}
-	if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), st.Net.ID) {
-		t.Errorf("namespaces left after down:\n%s", out)
-	}
+	downLeavesNoNamespace(t, ctx, st)
 	if exec.Command("ip", "link", "show", st.Net.Bridge).Run() == nil {
 		t.Errorf("bridge %s left after down", st.Net.Bridge)
 	}
@@ -196,6 +191,18 @@ func windowQuantiles(t *testing.T, path, tag string, windows [][2]float64) quant
 // needNetns skips t in -short mode, marks it unavailable without the
 // engine (check, fix) or without network namespaces and nftables, and gives
 // it a SCALELAB_HOME of its own.
+// downLeavesNoNamespace stops the cluster with `cluster down` and checks
+// that none of its namespaces is left.
+func downLeavesNoNamespace(t *testing.T, ctx context.Context, st *cluster.State) {
+	t.Helper()
+	if code, _, errs := run(t, ctx, "cluster", "down", st.Name); code != 0 {
+		t.Fatalf("cluster down: %s", errs)
+	}
+	if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), st.Net.ID) {
+		t.Errorf("namespaces left after down:\n%s", out)
+	}
+}
+
 func needNetns(t *testing.T, what string, check func() error, fix string) {
 	t.Helper()
 	if testing.Short() {
