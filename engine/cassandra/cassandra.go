@@ -49,6 +49,7 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/engine/netdial"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/setting"
 )
@@ -323,6 +324,7 @@ func Dial(ctx context.Context, hosts []string, opts Options, password string) (*
 	cc := gocql.NewCluster(hosts...)
 	cc.Timeout = opts.Timeout
 	cc.ConnectTimeout = min(opts.Timeout, 10*time.Second)
+	cc.Dialer = netdial.Dialer{Timeout: cc.ConnectTimeout, KeepAlive: cc.SocketKeepalive}
 	cc.WriteTimeout = opts.Timeout
 	cc.NumConns = max(opts.Conns, 1)
 	cc.Consistency = opts.ReadConsistency

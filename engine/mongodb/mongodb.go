@@ -21,6 +21,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
 
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/engine/netdial"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -328,7 +329,8 @@ func (c *Conn) newClient(hosts []string, password string) (*mongo.Client, error)
 		}
 	}
 	co := options.Client().ApplyURI(dt.URI(hosts)).SetTimeout(c.opts.Timeout).
-		SetMonitor(c.spread.monitor()).SetAppName("scalelab")
+		SetMonitor(c.spread.monitor()).SetAppName("scalelab").
+		SetDialer(netdial.Dialer{KeepAlive: 2 * time.Minute})
 	if c.t.User != "" {
 		cred := options.Credential{Username: c.t.User, Password: password, PasswordSet: password != ""}
 		if m := c.t.Query.Get("authMechanism"); m != "" {

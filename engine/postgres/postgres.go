@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/engine/netdial"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/setting"
 )
@@ -198,6 +199,7 @@ func Connect(ctx context.Context, target, password string, o Options) (*Conn, er
 	cc := pc.ConnConfig
 	cc.Password = password
 	cc.ConnectTimeout = o.ConnectTimeout
+	cc.DialFunc = netdial.Dialer{KeepAlive: 5 * time.Minute}.DialContext
 	if cc.RuntimeParams == nil {
 		cc.RuntimeParams = map[string]string{}
 	}

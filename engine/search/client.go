@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/opensearch-project/opensearch-go/v4/opensearchtransport"
 
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/engine/netdial"
 	"github.com/scalelab/scalelab/metrics"
 )
 
@@ -62,7 +62,7 @@ func (p *rrPool) URLs() []*url.URL {
 // dial makes the client; it does not contact the server.
 func dial(engineName string, nodes []string, opts Options, password string) (*Conn, error) {
 	tr := &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         netdial.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}.DialContext,
 		MaxIdleConnsPerHost: 1024,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
