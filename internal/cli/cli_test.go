@@ -32,6 +32,22 @@ func readRun(t *testing.T, dir string) *results.Run {
 	return r
 }
 
+// errorSamples lists the error messages run.json in dir keeps per
+// operation, for a failed run's test log.
+func errorSamples(dir string) string {
+	r, err := results.Read(dir)
+	if err != nil {
+		return "no run.json: " + err.Error()
+	}
+	var b strings.Builder
+	for _, s := range r.Summary {
+		for _, m := range s.ErrorSamples {
+			fmt.Fprintf(&b, "error of %s: %s\n", s.Op, m)
+		}
+	}
+	return b.String()
+}
+
 func TestBadInputExit2(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -42,7 +42,7 @@ func TestPartitionOpenSearchNode(t *testing.T) {
 		"--fault", "partition:node3@4s+15s", "--out", dir, "--progress", "off")
 	t.Logf("partition run: exit %d\n%s", code, out)
 	if code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, errs)
+		t.Fatalf("run: exit %d\n%s%s", code, errs, errorSamples(dir))
 	}
 	r := readRun(t, dir)
 	if len(r.Faults) != 1 {
@@ -73,7 +73,7 @@ func TestPartitionOpenSearchNode(t *testing.T) {
 		"--fault", "restart:node2@3s", "--out", dir, "--progress", "off")
 	t.Logf("restart run: exit %d\n%s", code, out)
 	if code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, errs)
+		t.Fatalf("run: exit %d\n%s%s", code, errs, errorSamples(dir))
 	}
 	r = readRun(t, dir)
 	if len(r.Faults) != 1 || r.Faults[0].Outcome != "done" {
