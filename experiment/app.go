@@ -132,11 +132,14 @@ func (s *Spec) appCluster(c *Combination, levels map[string]string) *ClusterSpec
 }
 
 // groupKey identifies the clusters a combination's runs need: its store
-// cluster and its app cluster.
+// cluster, its app cluster and its cache tier's cluster.
 func groupKey(c *Combination) string {
 	k := clusterKey(c.Cluster)
 	if c.App != nil {
 		k += " | app " + clusterKey(c.App)
+	}
+	if c.Cache != nil {
+		k += " | cache " + clusterKey(c.Cache)
 	}
 	return k
 }

@@ -20,6 +20,7 @@ type group struct {
 	key    string
 	spec   *ClusterSpec // nil: no cluster
 	app    *ClusterSpec // the app cluster in front of it; nil: none
+	cache  *ClusterSpec // the cache tier's cluster; nil: none
 	combos []int        // indexes into the matrix
 }
 
@@ -49,7 +50,7 @@ func groups(combos []*Combination) []group {
 		if !ok {
 			j = len(out)
 			at[k] = j
-			out = append(out, group{key: k, spec: c.Cluster, app: c.App})
+			out = append(out, group{key: k, spec: c.Cluster, app: c.App, cache: c.Cache})
 		}
 		out[j].combos = append(out[j].combos, i)
 	}

@@ -121,8 +121,8 @@ func Run(ctx context.Context, s *Spec, o Options) (*Result, error) {
 	x.notes(gs, knee, seed)
 	fmt.Fprintf(o.Stderr, "experiment %s: %s, %d combinations, %s, results in %s\n", s.Name, s.Scenario.Text, len(combos), x.describeRepeats(knee, search), dir)
 
-	run := func(g group) func(map[string]string) error {
-		return func(names map[string]string) error {
+	run := func(g group) func(map[string]ClusterNames) error {
+		return func(names map[string]ClusterNames) error {
 			if knee {
 				return x.kneeGroup(ctx, g, names, search)
 			}
@@ -190,7 +190,7 @@ func (x *executor) notes(gs []group, knee bool, seed uint64) {
 	r := x.res
 	clusters := 0
 	for _, g := range gs {
-		if g.spec != nil {
+		if g.spec != nil || g.cache != nil {
 			clusters++
 		}
 	}
@@ -224,14 +224,27 @@ func (x *executor) describeRepeats(knee bool, s Search) string {
 
 func (x *executor) save() error { return writeResult(x.res, x.dir) }
 
-// withClusters starts the clusters of groups (those that need one: a
-// store cluster, then the app cluster in front of it), runs fn with the
-// name of the cluster each group key's runs name (the app cluster's when
-// there is one), and stops every cluster it started whatever happened,
-// the app cluster first.
-func (x *executor) withClusters(ctx context.Context, gs []group, fn func(map[string]string) error) (err error) {
-	names := map[string]string{}
+// withClusters starts the clusters of groups (those that need one: the
+// cache tier's cluster, a store cluster, then the app cluster in front of
+// it), runs fn with the names of the clusters each group key's runs use,
+// and stops every cluster it started whatever happened, in the reverse
+// order.
+func (x *executor) withClusters(ctx context.Context, gs []group, fn func(map[string]ClusterNames) error) (err error) {
+	names := map[string]ClusterNames{}
 	for _, g := range gs {
+		var n ClusterNames
+		if g.cache != nil {
+			name, stop, uerr := x.upCluster(ctx, g, g.cache, "1 node, the cache tier")
+			if uerr != nil {
+				return uerr
+			}
+			defer func() {
+				if serr := stop(); serr != nil && err == nil {
+					err = serr
+				}
+			}()
+			n.Cache = name
+		}
 		store := ""
 		if g.spec != nil {
 			shape := fmt.Sprintf("%d nodes", max(g.spec.Nodes, 1))
@@ -253,7 +266,7 @@ func (x *executor) withClusters(ctx context.Context, gs []group, fn func(map[str
 					err = serr
 				}
 			}()
-			store, names[g.key] = name, name
+			store, n.Run = name, name
 		}
 		if g.app != nil {
 			app := *g.app
@@ -264,6 +277,9 @@ func (x *executor) withClusters(ctx context.Context, gs []group, fn func(map[str
 			if store != "" {
 				app.Options[apptier.OptStore] = store
 			}
+			if n.Cache != "" {
+				app.Options[apptier.OptCache] = n.Cache // the servers cache in it
+			}
 			name, stop, uerr := x.upCluster(ctx, g, &app, appShape(&app, store))
 			if uerr != nil {
 				return uerr
@@ -273,8 +289,9 @@ func (x *executor) withClusters(ctx context.Context, gs []group, fn func(map[str
 					err = serr
 				}
 			}()
-			names[g.key] = name
+			n.Run = name
 		}
+		names[g.key] = n
 	}
 	return fn(names)
 }
@@ -320,7 +337,7 @@ func (x *executor) upCluster(ctx context.Context, g group, cs *ClusterSpec, shap
 
 // matrixGroup runs a group's combinations with the repeat rule, in the
 // file's order.
-func (x *executor) matrixGroup(ctx context.Context, g group, names map[string]string) error {
+func (x *executor) matrixGroup(ctx context.Context, g group, names map[string]ClusterNames) error {
 	attempts := x.attempts
 	x.remaining = func() int {
 		n := 0
@@ -405,10 +422,10 @@ func (x *executor) expected(ci int, attempts map[int]int) int {
 }
 
 // runRepeat runs one repeat of a combination and records it.
-func (x *executor) runRepeat(ctx context.Context, ci, repeat int, clusterName string) error {
+func (x *executor) runRepeat(ctx context.Context, ci, repeat int, names ClusterNames) error {
 	c := x.combos[ci]
 	dir := filepath.Join(RunsDir, fmt.Sprintf("%s-r%02d", c.ID, repeat))
-	opts := x.s.RunOptions(c, repeat, filepath.Join(x.dir, dir), clusterName)
+	opts := x.s.RunOptions(c, repeat, filepath.Join(x.dir, dir), names)
 	x.progressStart(c, fmt.Sprintf("repeat %s", x.repeatText(ci, repeat)))
 	ref, table, err := x.execute(ctx, opts, dir, repeat)
 	if err != nil {

@@ -111,7 +111,7 @@ func applySearchLoad(o *runner.Options, on string, load float64) {
 	o.Args = commandLine(o)
 }
 
-func (x *executor) kneeGroup(ctx context.Context, g group, names map[string]string, sr Search) error {
+func (x *executor) kneeGroup(ctx context.Context, g group, names map[string]ClusterNames, sr Search) error {
 	for _, ci := range g.combos {
 		if err := x.knee(ctx, ci, names[groupKey(x.combos[ci])], sr); err != nil {
 			return err
@@ -122,7 +122,7 @@ func (x *executor) kneeGroup(ctx context.Context, g group, names map[string]stri
 
 // knee searches one combination: the load doubles from Start until the
 // SLO breaks (or halves until it holds), then bisects the bracket.
-func (x *executor) knee(ctx context.Context, ci int, clusterName string, sr Search) error {
+func (x *executor) knee(ctx context.Context, ci int, names ClusterNames, sr Search) error {
 	c := x.combos[ci]
 	k := Knee{Combination: c.ID, Label: c.Label, On: sr.On, Start: sr.Start, Max: sr.Max, Precision: sr.Precision, Repeats: sr.Repeats}
 	x.res.Knees = append(x.res.Knees, k)
@@ -137,7 +137,7 @@ func (x *executor) knee(ctx context.Context, ci int, clusterName string, sr Sear
 		var tables []slo.Table
 		for r := 1; r <= sr.Repeats; r++ {
 			dir := filepath.Join(RunsDir, fmt.Sprintf("%s-%s%s-r%02d", c.ID, sr.On, strconv.FormatFloat(load, 'f', -1, 64), r))
-			opts := x.s.RunOptions(c, r, filepath.Join(x.dir, dir), clusterName)
+			opts := x.s.RunOptions(c, r, filepath.Join(x.dir, dir), names)
 			applySearchLoad(opts, sr.On, load)
 			x.progressStart(c, fmt.Sprintf("%s %g, repeat %d/%d", sr.On, load, r, sr.Repeats))
 			ref, table, err := x.execute(ctx, opts, dir, r)

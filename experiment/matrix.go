@@ -27,6 +27,7 @@ type Combination struct {
 	Tiers    []Assign     // tiers beside the store (cache, cache_target)
 	Cluster  *ClusterSpec // local cluster its runs need; nil for none
 	App      *ClusterSpec // the app cluster its runs drive (app.go); nil for none
+	Cache    *ClusterSpec // the cache tier's local cluster (cachetier.go); nil for none
 	Baseline bool         // a reference others are compared with
 	// ComparedTo is the ID of the combination this one is compared with
 	// (its own for a reference).
@@ -338,20 +339,21 @@ func (s *Spec) combination(d *decoder, v []int, name string, pos Pos) *Combinati
 			}
 		}
 	}
+	c.Cache = s.cacheCluster(c.Tiers)
 	c.App = s.appCluster(c, appLevels)
 	return c
 }
 
 // DefaultEngine is the engine of a combination that no `engine:` key or
-// factor names: the engine of the file's only cluster when it names exactly
-// one (a cluster implies its engine, as `run --cluster` does), else the
-// embedded SQLite.
+// factor names: the engine of the file's only store cluster when it names
+// exactly one (a cluster implies its engine, as `run --cluster` does; a
+// cache tier's cluster does not count), else the embedded SQLite.
 func (s *Spec) DefaultEngine() string {
 	if s.Engine.Set {
 		return s.Engine.Text
 	}
-	if len(s.Clusters) == 1 {
-		return s.Clusters[0].Engine
+	if stores := s.storeClusters(); len(stores) == 1 {
+		return stores[0].Engine
 	}
 	return "sqlite"
 }
@@ -462,10 +464,10 @@ func (s *Spec) BaselineRule(combos []*Combination) string {
 // RunOptions are the runner options of one run of a combination; repeat
 // counts from 1 and shifts the seed (every combination of one repeat gets
 // the same seed: common random numbers).
-func (s *Spec) RunOptions(c *Combination, repeat int, out, clusterName string) *runner.Options {
-	o := &runner.Options{Scenario: s.Scenario.Text, Engine: c.Engine, Target: s.Target.Text, Cluster: clusterName,
+func (s *Spec) RunOptions(c *Combination, repeat int, out string, names ClusterNames) *runner.Options {
+	o := &runner.Options{Scenario: s.Scenario.Text, Engine: c.Engine, Target: s.Target.Text, Cluster: names.Run,
 		Sets: append([]string(nil), c.Sets...), Out: out, Drain: time.Second, Seed: 1, Given: map[string]bool{}}
-	if clusterName != "" {
+	if names.Run != "" {
 		o.Target = ""
 	}
 	for _, a := range c.Load {
@@ -517,6 +519,9 @@ func (s *Spec) RunOptions(c *Combination, repeat int, out, clusterName string) *
 				cache.Cluster = v
 			}
 		}
+	}
+	if names.Cache != "" {
+		cache.Cluster = names.Cache
 	}
 	if cache.Engine != "" || cache.Cluster != "" {
 		cache.Role = scenario.RoleCache

@@ -75,7 +75,7 @@ results: out/demo
 	if combos[1].Label != "memory.latency=0s users=8" || !combos[1].Baseline || combos[0].Baseline {
 		t.Errorf("combos %+v %+v", combos[0], combos[1])
 	}
-	o := s.RunOptions(combos[3], 2, "dir", "")
+	o := s.RunOptions(combos[3], 2, "dir", ClusterNames{})
 	if o.Users != 8 || o.Seed != 2 || o.Duration.String() != "2s" || o.Think != "0-5ms" || !o.Given["users"] || o.Engine != "memory" {
 		t.Errorf("run options %+v", o)
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	_ "github.com/scalelab/scalelab/engine/memcached" // cache engines with local clusters
+	_ "github.com/scalelab/scalelab/engine/redis"
 	_ "github.com/scalelab/scalelab/scenario/records" // the app tier's scenario
 )
 
@@ -17,7 +19,7 @@ engine: sqlite
 factors:
   cache: [none, memory]
 `, 2)
-	none, mem := s.RunOptions(combos[0], 1, "out", ""), s.RunOptions(combos[1], 1, "out", "")
+	none, mem := s.RunOptions(combos[0], 1, "out", ClusterNames{}), s.RunOptions(combos[1], 1, "out", ClusterNames{})
 	if len(none.Tiers) != 0 || len(mem.Tiers) != 1 || mem.Tiers[0].Role != "cache" || mem.Tiers[0].Engine != "memory" {
 		t.Fatalf("tiers: none %+v, memory %+v", none.Tiers, mem.Tiers)
 	}
@@ -39,7 +41,7 @@ factors:
     - {label: off, cache.mode: "off"}
     - {label: shared, cache_cluster: mc1, cache.mode: shared}
 `, 2)
-	off, shared := s.RunOptions(combos[0], 1, "out", ""), s.RunOptions(combos[1], 1, "out", "")
+	off, shared := s.RunOptions(combos[0], 1, "out", ClusterNames{}), s.RunOptions(combos[1], 1, "out", ClusterNames{})
 	if len(off.Tiers) != 0 || len(shared.Tiers) != 1 || shared.Tiers[0].Cluster != "mc1" || shared.Tiers[0].Engine != "" {
 		t.Fatalf("tiers: off %+v, shared %+v", off.Tiers, shared.Tiers)
 	}
@@ -52,6 +54,56 @@ factors:
 	}
 	if combos[0].App.Options["cache_cluster"] != "" || combos[0].App.Options["set.cache.mode"] != "off" {
 		t.Fatalf("app cluster without a cache %+v", combos[0].App)
+	}
+}
+
+// TestCacheTierCluster: a `clusters:` entry of an engine a `cache` level
+// names is the cache tier's cluster: the combinations with that cache get
+// it (a group of their own, the run's --cache-cluster, the app servers'
+// cache), it does not become the store's default engine, and an entry no
+// run uses as store or cache is refused.
+func TestCacheTierCluster(t *testing.T) {
+	s, combos := matrixOf(t, "cache.yaml", `
+name: cache
+scenario: records
+app: {servers: 2}
+clusters:
+  redis: {}
+  memcached: {}
+factors:
+  policy:
+    - {label: off, cache.mode: "off"}
+    - {label: redis, cache: redis, cache.mode: shared}
+    - {label: memcached, cache: memcached, cache.mode: shared}
+    - {label: given, cache: redis, cache_target: "redis://127.0.0.1:6379", cache.mode: shared}
+`, 4)
+	if got := s.DefaultEngine(); got != "sqlite" {
+		t.Errorf("default engine %s: a cache cluster was taken for the store's", got)
+	}
+	if combos[0].Cache != nil || combos[3].Cache != nil {
+		t.Errorf("a cache cluster for no cache or a given target: %+v %+v", combos[0].Cache, combos[3].Cache)
+	}
+	if combos[1].Cache == nil || combos[1].Cache.Engine != "redis" || combos[2].Cache == nil || combos[2].Cache.Engine != "memcached" {
+		t.Fatalf("cache clusters %+v %+v", combos[1].Cache, combos[2].Cache)
+	}
+	gs := groups(combos)
+	if len(gs) != 4 || gs[1].cache == nil || gs[1].cache.Engine != "redis" {
+		t.Fatalf("groups %+v", gs)
+	}
+	o := s.RunOptions(combos[1], 1, "out", ClusterNames{Run: "web", Cache: "xp-redis-1"})
+	if len(o.Tiers) != 1 || o.Tiers[0].Cluster != "xp-redis-1" || o.Tiers[0].Engine != "redis" || o.Cluster != "web" {
+		t.Fatalf("run options: cluster %q, tiers %+v", o.Cluster, o.Tiers)
+	}
+	if got := strings.Join(o.Args, " "); !strings.Contains(got, "--cache redis --cache-cluster xp-redis-1") {
+		t.Errorf("command line %q", got)
+	}
+
+	bad, err := Parse("bad.yaml", []byte("name: x\nscenario: ycsb\nengine: sqlite\nclusters:\n  redis: {}\nfactors:\n  cache: [none, memory]\n"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "no run uses engine redis, as its store or its cache") {
+		t.Errorf("an unused cache cluster: %v", err)
 	}
 }
 

@@ -66,8 +66,8 @@ func (s *Spec) Validate() error {
 		use(s.Engine.Text, s.Engine.Pos, "engine")
 	} else if !engineFactor {
 		pos, field := s.Scenario.Pos, "engine"
-		if len(s.Clusters) == 1 {
-			pos, field = s.Clusters[0].Pos, "clusters."+s.Clusters[0].Engine
+		if stores := s.storeClusters(); len(stores) == 1 {
+			pos, field = stores[0].Pos, "clusters."+stores[0].Engine
 		}
 		use(s.DefaultEngine(), pos, field)
 	}
@@ -133,10 +133,11 @@ func (s *Spec) Validate() error {
 			}
 		}
 	}
+	caches := s.cacheEngines()
 	for _, c := range s.Clusters {
 		field := "clusters." + c.Engine
-		if _, ok := used[c.Engine]; !ok {
-			d.errAt(c.Pos, field, "no run uses engine %s; engines of this experiment: %s", c.Engine, strings.Join(usedOrder, ", "))
+		if _, ok := used[c.Engine]; !ok && !caches[c.Engine] {
+			d.errAt(c.Pos, field, "no run uses engine %s, as its store or its cache (a `cache: %s` level); engines of this experiment: %s", c.Engine, c.Engine, strings.Join(usedOrder, ", "))
 			continue
 		}
 		if available(c.Engine) {
@@ -190,7 +191,7 @@ func (s *Spec) Validate() error {
 				continue
 			}
 		}
-		o := s.RunOptions(c, 1, filepath.Join("validate", c.ID), "")
+		o := s.RunOptions(c, 1, filepath.Join("validate", c.ID), ClusterNames{})
 		if c.Cluster != nil || c.App != nil {
 			o.Faults = nil // node names exist once the cluster is up; the run checks them
 		}

@@ -223,11 +223,18 @@ func printPlan(w io.Writer, s *experiment.Spec, repeats int) error {
 			}
 			parts = append(parts, cl)
 		}
+		if c.Cache != nil {
+			parts = append(parts, c.Cache.Engine+" cache")
+		}
 		cl := "-"
 		if len(parts) > 0 {
 			cl = strings.Join(parts, ", ")
 		}
-		o := s.RunOptions(c, 1, "DIR", "")
+		names := experiment.ClusterNames{}
+		if c.Cache != nil {
+			names.Cache = "CACHE" // the cluster the experiment starts
+		}
+		o := s.RunOptions(c, 1, "DIR", names)
 		vs := c.ComparedTo
 		if c.Baseline {
 			vs = "-"
