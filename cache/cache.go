@@ -31,6 +31,13 @@ const (
 	KeyTTL       = "cache.ttl"
 	KeyWrite     = "cache.write"
 	KeySearchTTL = "cache.search_ttl"
+	KeyOnError   = "cache.on_error"
+)
+
+// What a read does when the cache fails (cache.on_error).
+const (
+	OnErrorStore = "store" // the store answers; the cache's failure is counted
+	OnErrorFail  = "fail"  // the operation fails with the cache's error
 )
 
 // Write policies (cache.write).
@@ -61,6 +68,12 @@ func SpecTTL() setting.Spec {
 func SpecWrite() setting.Spec {
 	return setting.Spec{Key: KeyWrite, Kind: setting.Enum, Default: WriteInvalidate, Allowed: []string{WriteInvalidate, WriteThrough},
 		Description: "what a write does to the cache: invalidate (drop the key; the next read fills it) or through (store the new value in the cache after the store)"}
+}
+
+// SpecOnError is the cache.on_error setting.
+func SpecOnError() setting.Spec {
+	return setting.Spec{Key: KeyOnError, Kind: setting.Enum, Default: OnErrorStore, Allowed: []string{OnErrorStore, OnErrorFail},
+		Description: "what a read does when the cache fails (down, timed out): store (read the store instead, as an application that treats its cache as optional; counted as a cache error, and the cache is not filled) or fail (the operation fails with the cache's error class)"}
 }
 
 // SpecSearchTTL is the cache.search_ttl setting.

@@ -13,9 +13,9 @@ import (
 
 // DirectSpecs are the settings of a scenario that caches its store's
 // records in its own process or the cache tier (direct mode): mode, local
-// size, TTL and write policy.
+// size, TTL, write policy and what a failed read does.
 func DirectSpecs() []setting.Spec {
-	return []setting.Spec{SpecMode(), SpecLocalSize(), SpecTTL(), SpecWrite()}
+	return []setting.Spec{SpecMode(), SpecLocalSize(), SpecTTL(), SpecWrite(), SpecOnError()}
 }
 
 // Opened is a scenario's cache as its settings chose it.
@@ -24,6 +24,7 @@ type Opened struct {
 	Mode      Mode
 	Engine    string // the cache tier's engine; "" for a local cache
 	Write     string // WriteInvalidate or WriteThrough
+	OnError   string // OnErrorStore or OnErrorFail
 	TTL       time.Duration
 	LocalSize int64
 	LRU       *LRU // the local cache (for its usage); nil when shared
@@ -42,7 +43,7 @@ func OpenFor(ctx context.Context, env scenario.Env, scen, namespace string) (*Op
 		return nil, err
 	}
 	o := &Opened{Mode: mode, Write: env.Settings.Get(KeyWrite).String(), TTL: env.Settings.Get(KeyTTL).Duration(),
-		LocalSize: env.Settings.Get(KeyLocalSize).Int()}
+		LocalSize: env.Settings.Get(KeyLocalSize).Int(), OnError: env.Settings.Get(KeyOnError).String()}
 	cfg := Config{Mode: mode, LocalSize: o.LocalSize, Namespace: namespace}
 	if mode == Shared {
 		if _, ok := t.Conn.(engine.Cacher); !ok {

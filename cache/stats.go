@@ -9,6 +9,9 @@ import (
 // Event is what the cache did for one operation.
 type Event struct {
 	Hit, Miss, Stale bool
+	// Error: the cache failed the read and the store answered it
+	// (cache.on_error=store); neither a hit nor a miss.
+	Error bool
 	// Cache and Store are the time spent in the cache's and the store's
 	// calls, CacheCalls and StoreCalls how many there were.
 	Cache, Store           time.Duration
@@ -25,11 +28,12 @@ type Stats struct {
 
 type opStats struct {
 	hits, misses, stale    int64
+	errors                 int64
 	cache, store           time.Duration
 	cacheCalls, storeCalls int64
 }
 
-type secStats struct{ hits, misses, stale int64 }
+type secStats struct{ hits, misses, stale, errors int64 }
 
 // NewStats returns empty stats.
 func NewStats() *Stats {
@@ -64,6 +68,10 @@ func (s *Stats) RecordAt(t time.Time, op string, e Event) {
 	if e.Stale {
 		o.stale++
 		sec.stale++
+	}
+	if e.Error {
+		o.errors++
+		sec.errors++
 	}
 	o.cache += e.Cache
 	o.store += e.Store
@@ -103,11 +111,13 @@ func (s *Stats) Report(mode Mode, engine string) map[string]any {
 	hits, misses, stale := s.Totals()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var errs int64
 	by := map[string]any{}
 	for op, o := range s.ops {
-		by[op] = map[string]any{"hits": o.hits, "misses": o.misses, "hit_rate": rate(o.hits, o.misses), "stale_reads": o.stale,
+		by[op] = map[string]any{"hits": o.hits, "misses": o.misses, "hit_rate": rate(o.hits, o.misses), "stale_reads": o.stale, "cache_errors": o.errors,
 			"cache_ms": meanMs(o.cache, o.cacheCalls), "store_ms": meanMs(o.store, o.storeCalls),
 			"cache_calls": o.cacheCalls, "store_calls": o.storeCalls}
+		errs += o.errors
 	}
 	keys := make([]int64, 0, len(s.secs))
 	for k := range s.secs {
@@ -117,9 +127,9 @@ func (s *Stats) Report(mode Mode, engine string) map[string]any {
 	per := make([]map[string]any, 0, len(keys))
 	for _, k := range keys {
 		sec := s.secs[k]
-		per = append(per, map[string]any{"unix": k, "hits": sec.hits, "misses": sec.misses, "stale_reads": sec.stale})
+		per = append(per, map[string]any{"unix": k, "hits": sec.hits, "misses": sec.misses, "stale_reads": sec.stale, "cache_errors": sec.errors})
 	}
 	return map[string]any{"mode": string(mode), "engine": engine, "hits": hits, "misses": misses, "hit_rate": rate(hits, misses),
-		"stale_reads": stale, "by_operation": by, "per_second": per,
-		"note": "a hit is a read the cache answered, a miss one the store answered (and the cache was filled); a stale read returned a value older than the session's own acknowledged write; cache_ms and store_ms are the mean time of one cache and one store call"}
+		"stale_reads": stale, "cache_errors": errs, "by_operation": by, "per_second": per,
+		"note": "a hit is a read the cache answered, a miss one the store answered (and the cache was filled); a cache error a read the cache failed and the store answered (cache.on_error=store); a stale read returned a value older than the session's own acknowledged write; cache_ms and store_ms are the mean time of one cache and one store call"}
 }

@@ -40,6 +40,8 @@ type cacheCounts struct {
 	Misses     float64  `json:"misses"`
 	HitRate    *float64 `json:"hit_rate"` // nil when not reported
 	StaleReads float64  `json:"stale_reads"`
+	// CacheErrors are reads the cache failed and the store answered.
+	CacheErrors float64 `json:"cache_errors"`
 }
 
 // hitRate is the reported hit rate, else hits / (hits + misses); NaN
@@ -71,12 +73,14 @@ type cacheSecond struct {
 	Hits       float64 `json:"hits"`
 	Misses     float64 `json:"misses"`
 	StaleReads float64 `json:"stale_reads"`
+	// CacheErrors are reads the cache failed and the store answered.
+	CacheErrors float64 `json:"cache_errors"`
 }
 
 // cacheKeys are the keys of scenario_report.cache that the cache section
 // shows; any other stays for the generic scenario tables.
 var cacheKeys = map[string]bool{"mode": true, "engine": true, "hits": true, "misses": true, "hit_rate": true,
-	"stale_reads": true, "by_operation": true, "per_second": true, "note": true}
+	"stale_reads": true, "cache_errors": true, "by_operation": true, "per_second": true, "note": true}
 
 // parseCache reads scenario_report.cache. Without one, or with one of
 // another shape, it returns nil and rep as it is; else the cache report
@@ -136,7 +140,19 @@ func (c *cacheReport) summary() string {
 	if c.StaleReads == 1 {
 		s = ""
 	}
-	return line + fmt.Sprintf(", %s stale read%s", fmtCount(c.StaleReads), s)
+	line += fmt.Sprintf(", %s stale read%s", fmtCount(c.StaleReads), s)
+	if c.CacheErrors > 0 {
+		line += fmt.Sprintf(", %s read%s the cache failed (the store answered)", fmtCount(c.CacheErrors), plural(c.CacheErrors))
+	}
+	return line
+}
+
+// plural is "s" unless n is 1.
+func plural(n float64) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // cacheView is the run page's cache section.
@@ -216,9 +232,16 @@ func cacheCharts(c *cacheReport, r *results.Run, dir string, tl []tick, width fl
 	}
 	hit := lineSeries{Name: "hit rate", Color: color(0)}
 	stale := lineSeries{Name: "stale reads per second", Color: color(1)}
+	failed := lineSeries{Name: "reads the cache failed per second", Color: color(3)}
 	for _, p := range cachePoints(c.PerSecond, t0, xmax, width) {
 		hit.X, hit.Y = append(hit.X, p.X), append(hit.Y, p.HitPct)
 		stale.X, stale.Y = append(stale.X, p.X), append(stale.Y, p.StalePerS)
+		failed.X, failed.Y = append(failed.X, p.X), append(failed.Y, p.ErrorsPerS)
+	}
+	title, series, what := "Stale reads over time", []lineSeries{stale}, "Reads the scenario found stale (older than a write it knew of), per second."
+	if c.CacheErrors > 0 {
+		title, series = "Stale reads and cache failures over time", append(series, failed)
+		what += " Reads the cache failed (down, timed out), which the store answered instead, per second."
 	}
 	bands := warmupBand(r.Load.WarmupS)
 	hs := lineSpec{Title: "Cache hit rate over time", XLabel: "time since start", XZero: true, XMax: xmax, YLabel: "hit rate", XFmt: fmtSeconds,
@@ -226,9 +249,9 @@ func cacheCharts(c *cacheReport, r *results.Run, dir string, tl []tick, width fl
 		Note: joinNotes(append([]string{"Hits / (hits + misses) of the reads through the cache in each second, on the time axis of the latency charts; " +
 			"a gap is a second without such a read."}, notes...)...),
 		Empty: "no read went through the cache during the load"}
-	ss := lineSpec{Title: "Stale reads over time", XLabel: "time since start", XZero: true, XMax: xmax, YLabel: "stale reads per second", XFmt: fmtSeconds,
-		Bands: bands, Series: []lineSeries{stale},
-		Note:  joinNotes(append([]string{"Reads the scenario found stale (older than a write it knew of), per second."}, notes...)...),
+	ss := lineSpec{Title: title, XLabel: "time since start", XZero: true, XMax: xmax, YLabel: "reads per second", XFmt: fmtSeconds,
+		Bands: bands, Series: series,
+		Note:  joinNotes(append([]string{what}, notes...)...),
 		Empty: "no second of the cache report falls within the load"}
 	charts := []chart{hs.render(), ss.render()}
 	marks := faultMarks(r)
@@ -241,7 +264,7 @@ func cacheCharts(c *cacheReport, r *results.Run, dir string, tl []tick, width fl
 // cachePoint is one point of the cache charts: the hit rate in % (NaN
 // without reads through the cache) and the stale reads per second.
 type cachePoint struct {
-	X, HitPct, StalePerS float64
+	X, HitPct, StalePerS, ErrorsPerS float64
 }
 
 // cachePoints places each wall-clock second at its end in seconds since
@@ -259,8 +282,8 @@ func cachePoints(per []cacheSecond, t0, xmax, width float64) []cachePoint {
 		t0 = secs[0].Unix
 	}
 	type bucket struct {
-		key, x, hits, misses, stale float64
-		n                           int
+		key, x, hits, misses, stale, errs float64
+		n                                 int
 	}
 	var buckets []bucket
 	for _, s := range secs {
@@ -280,14 +303,15 @@ func cachePoints(per []cacheSecond, t0, xmax, width float64) []cachePoint {
 		b.hits += s.Hits
 		b.misses += s.Misses
 		b.stale += s.StaleReads
+		b.errs += s.CacheErrors
 		b.n++
 	}
 	out := make([]cachePoint, 0, len(buckets))
 	for i, b := range buckets {
 		if i > 0 && b.x-buckets[i-1].x > 1.5*width {
-			out = append(out, cachePoint{X: buckets[i-1].x + width, HitPct: math.NaN(), StalePerS: math.NaN()})
+			out = append(out, cachePoint{X: buckets[i-1].x + width, HitPct: math.NaN(), StalePerS: math.NaN(), ErrorsPerS: math.NaN()})
 		}
-		p := cachePoint{X: b.x, HitPct: math.NaN(), StalePerS: b.stale / float64(b.n)}
+		p := cachePoint{X: b.x, HitPct: math.NaN(), StalePerS: b.stale / float64(b.n), ErrorsPerS: b.errs / float64(b.n)}
 		if b.hits+b.misses > 0 {
 			p.HitPct = 100 * b.hits / (b.hits + b.misses)
 		}
@@ -309,20 +333,35 @@ func cacheOpTable(c *cacheReport) *figTable {
 		ops = append(ops, op)
 	}
 	sort.Strings(ops)
+	failures := c.CacheErrors > 0
+	for _, o := range c.ByOperation {
+		failures = failures || o.CacheErrors > 0
+	}
+	if failures {
+		t.Cols = append(t.Cols, "cache failed")
+		t.Note += " Cache failed: reads the cache failed (down, timed out) and the store answered (cache.on_error=store); they are neither hits nor misses."
+	}
+	row := func(cells []string, n cacheCounts) []string {
+		if failures {
+			cells = append(cells, fmtCount(n.CacheErrors))
+		}
+		return cells
+	}
 	var sum cacheCounts
 	for _, op := range ops {
 		o := c.ByOperation[op]
-		t.Rows = append(t.Rows, []string{op, fmtCount(o.Hits), fmtCount(o.Misses), fmtRatePct(o.hitRate()), fmtCount(o.StaleReads),
-			meanMs(o.CacheMs, o.CacheCalls), meanMs(o.StoreMs, o.StoreCalls)})
+		t.Rows = append(t.Rows, row([]string{op, fmtCount(o.Hits), fmtCount(o.Misses), fmtRatePct(o.hitRate()), fmtCount(o.StaleReads),
+			meanMs(o.CacheMs, o.CacheCalls), meanMs(o.StoreMs, o.StoreCalls)}, o.cacheCounts))
 		sum.Hits += o.Hits
 		sum.Misses += o.Misses
 		sum.StaleReads += o.StaleReads
+		sum.CacheErrors += o.CacheErrors
 	}
 	if len(ops) > 1 {
-		if c.Hits+c.Misses+c.StaleReads > 0 {
+		if c.Hits+c.Misses+c.StaleReads+c.CacheErrors > 0 {
 			sum = c.cacheCounts
 		}
-		t.Rows = append(t.Rows, []string{"total", fmtCount(sum.Hits), fmtCount(sum.Misses), fmtRatePct(sum.hitRate()), fmtCount(sum.StaleReads), "", ""})
+		t.Rows = append(t.Rows, row([]string{"total", fmtCount(sum.Hits), fmtCount(sum.Misses), fmtRatePct(sum.hitRate()), fmtCount(sum.StaleReads), "", ""}, sum))
 	}
 	return t
 }

@@ -163,7 +163,7 @@ func TestCachePage(t *testing.T) {
 func TestCacheTimeAxis(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	per := []cacheSecond{{Unix: float64(start.Unix()), Hits: 3, Misses: 1}, {Unix: float64(start.Unix() + 1), Hits: 1, Misses: 1, StaleReads: 4},
+	per := []cacheSecond{{Unix: float64(start.Unix()), Hits: 3, Misses: 1}, {Unix: float64(start.Unix() + 1), Hits: 1, Misses: 1, StaleReads: 4, CacheErrors: 2},
 		{Unix: float64(start.Unix() + 4), Hits: 1}, {Unix: float64(start.Unix() + 5), Misses: 1}}
 	cases := []struct {
 		name      string
@@ -171,11 +171,11 @@ func TestCacheTimeAxis(t *testing.T) {
 		want      []cachePoint
 	}{
 		{"load started 0.4 s into a second", float64(start.Unix()) + 0.4, 1,
-			[]cachePoint{{0.6, 75, 0}, {1.6, 50, 4}, {2.6, math.NaN(), math.NaN()}, {4.6, 100, 0}, {5, 0, 0}}},
+			[]cachePoint{{0.6, 75, 0, 0}, {1.6, 50, 4, 2}, {2.6, math.NaN(), math.NaN(), math.NaN()}, {4.6, 100, 0, 0}, {5, 0, 0, 0}}},
 		{"unknown start", math.NaN(), 1,
-			[]cachePoint{{1, 75, 0}, {2, 50, 4}, {3, math.NaN(), math.NaN()}, {5, 100, 0}, {6, 0, 0}}},
+			[]cachePoint{{1, 75, 0, 0}, {2, 50, 4, 2}, {3, math.NaN(), math.NaN(), math.NaN()}, {5, 100, 0, 0}, {6, 0, 0, 0}}},
 		{"buckets of 3 s", float64(start.Unix()), 3,
-			[]cachePoint{{2, 4.0 / 6 * 100, 2}, {5, 100, 0}}},
+			[]cachePoint{{2, 4.0 / 6 * 100, 2, 1}, {5, 100, 0, 0}}},
 	}
 	for _, c := range cases {
 		got := cachePoints(per, c.t0, 5, c.width)
@@ -185,7 +185,7 @@ func TestCacheTimeAxis(t *testing.T) {
 		}
 		for i, p := range got {
 			w := c.want[i]
-			if math.Abs(p.X-w.X) > 1e-6 || !sameFloat(p.HitPct, w.HitPct) || !sameFloat(p.StalePerS, w.StalePerS) {
+			if math.Abs(p.X-w.X) > 1e-6 || !sameFloat(p.HitPct, w.HitPct) || !sameFloat(p.StalePerS, w.StalePerS) || !sameFloat(p.ErrorsPerS, w.ErrorsPerS) {
 				t.Errorf("%s: point %d %+v, want %+v", c.name, i, p, w)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -37,6 +38,9 @@ type cachedStore struct {
 	stats   *cache.Stats
 	ttl     time.Duration
 	through bool
+	// failOnError fails a read the cache fails (cache.on_error=fail)
+	// instead of reading the store.
+	failOnError bool
 }
 
 // openCache wraps st in the cache of cache.mode (st itself when off).
@@ -45,7 +49,8 @@ func openCache(ctx context.Context, env scenario.Env, st store, stats *cache.Sta
 	if err != nil || o == nil {
 		return st, cache.Off, "", err
 	}
-	return &cachedStore{store: st, kv: o.KV, stats: stats, ttl: o.TTL, through: o.Write == cache.WriteThrough}, o.Mode, o.Engine, nil
+	return &cachedStore{store: st, kv: o.KV, stats: stats, ttl: o.TTL, through: o.Write == cache.WriteThrough, failOnError: o.OnError == cache.OnErrorFail},
+		o.Mode, o.Engine, nil
 }
 
 // forSession keeps the store's per-session view (a read-your-writes
@@ -66,7 +71,9 @@ func cachePlanKey(p int64, week int) string {
 }
 
 // readThrough fills out from the cache under key, or from read (the
-// store) and then the cache; op names the figures.
+// store) and then the cache; op names the figures. A failing cache is
+// bypassed (the store answers, nothing is filled) unless
+// cache.on_error=fail.
 func readThrough[T any](ctx context.Context, c *cachedStore, op, key string, out *T, read func() (T, error)) error {
 	t0 := time.Now()
 	b, err := c.kv.Get(ctx, key)
@@ -76,7 +83,12 @@ func readThrough[T any](ctx context.Context, c *cachedStore, op, key string, out
 		c.stats.Record(op, e)
 		return nil
 	}
-	e.Miss = true
+	failed := err != nil && !errors.Is(err, engine.ErrNotFound)
+	if failed && c.failOnError {
+		c.stats.Record(op, e)
+		return fmt.Errorf("cache: %w", err)
+	}
+	e.Miss, e.Error = !failed, failed
 	t1 := time.Now()
 	v, err := read()
 	e.Store, e.StoreCalls = time.Since(t1), 1
@@ -85,7 +97,7 @@ func readThrough[T any](ctx context.Context, c *cachedStore, op, key string, out
 		return err
 	}
 	*out = v
-	if b, err := json.Marshal(v); err == nil {
+	if b, err := json.Marshal(v); err == nil && !failed {
 		t2 := time.Now()
 		_ = c.kv.Set(ctx, key, b, c.ttl) // a failed fill only costs the next read a miss
 		e.Cache += time.Since(t2)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/engine/memory"
 )
 
@@ -69,5 +70,33 @@ func TestCachedStore(t *testing.T) {
 	h, m, _ := stats.Totals()
 	if h != 1 || m != 4 {
 		t.Fatalf("hits %d, misses %d; want 1 and 4", h, m)
+	}
+}
+
+// TestCachedStoreCacheDown: a read the cache fails is answered by the
+// store and counted as a cache error (cache.on_error=store), or fails
+// with the cache's error (fail).
+func TestCachedStoreCacheDown(t *testing.T) {
+	ctx := context.Background()
+	inner := &countingStore{store: &memoryStore{c: memory.New(memory.Faults{})}}
+	stats := cache.NewStats()
+	c := &cachedStore{store: inner, kv: enginetest.DownKV{}, stats: stats}
+	if err := c.createPatient(ctx, Patient{ID: 7, Goals: DefaultGoals}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if v, err := c.totals(ctx, 7); err != nil || v != 0 {
+			t.Fatalf("totals %d, %v", v, err)
+		}
+	}
+	if h, m, _ := stats.Totals(); h != 0 || m != 0 || inner.totalsReads != 3 {
+		t.Errorf("hits %d, misses %d, store reads %d; want 0, 0 and 3", h, m, inner.totalsReads)
+	}
+	if got := stats.Report(cache.Shared, "redis")["cache_errors"]; got != int64(3) {
+		t.Errorf("cache errors %v, want 3", got)
+	}
+	c.failOnError = true
+	if _, err := c.totals(ctx, 7); !errors.Is(err, enginetest.ErrCacheDown) {
+		t.Errorf("on_error=fail: %v, want the cache's error", err)
 	}
 }

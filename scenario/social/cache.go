@@ -60,6 +60,7 @@ type userCache struct {
 	mode      cache.Mode
 	engine    string
 	write     string
+	onError   string // cache.OnErrorStore or cache.OnErrorFail
 	ttl       time.Duration
 	localSize int64
 	lru       *cache.LRU
@@ -79,7 +80,7 @@ func openCache(ctx context.Context, env scenario.Env) (*userCache, error) {
 	if err != nil || o == nil {
 		return nil, err
 	}
-	return &userCache{kv: o.KV, mode: o.Mode, engine: o.Engine, write: o.Write, ttl: o.TTL, localSize: o.LocalSize, lru: o.LRU,
+	return &userCache{kv: o.KV, mode: o.Mode, engine: o.Engine, write: o.Write, onError: o.OnError, ttl: o.TTL, localSize: o.LocalSize, lru: o.LRU,
 		stats: cache.NewStats(), vers: versions{inFlight: map[uint64]struct{}{}}}, nil
 }
 
@@ -186,7 +187,9 @@ func (s *Session) timed(store bool, fn func() error) error {
 	return err
 }
 
-// cachedRead reads user s.key through the cache into s.u.
+// cachedRead reads user s.key through the cache into s.u. A failing
+// cache is bypassed (the store answers, nothing is filled) unless
+// cache.on_error=fail.
 func (s *Session) cachedRead(ctx context.Context) error {
 	c := s.w.cache
 	var b []byte
@@ -197,10 +200,11 @@ func (s *Session) cachedRead(ctx context.Context) error {
 		if err := decodeUser(b, s.key, &s.rows); err != nil {
 			return fmt.Errorf("cache: %w", err)
 		}
-	case !errors.Is(err, engine.ErrNotFound):
+	case !errors.Is(err, engine.ErrNotFound) && c.onError == cache.OnErrorFail:
 		return fmt.Errorf("cache: %w", err)
 	default:
-		s.ev.Miss = true
+		failed := !errors.Is(err, engine.ErrNotFound)
+		s.ev.Miss, s.ev.Error = !failed, failed
 		s.rows.Reset(numFields)
 		if err := s.timed(true, func() error { return s.st.c.Get(ctx, []byte(s.key), engine.AllFields, &s.rows) }); err != nil {
 			return err
@@ -212,9 +216,11 @@ func (s *Session) cachedRead(ctx context.Context) error {
 		if c.afterStoreRead != nil {
 			c.afterStoreRead()
 		}
-		s.enc = encodeUser(s.enc[:0], &s.rows)
-		if err := s.timed(false, func() error { return c.kv.Set(ctx, s.key, s.enc, c.ttl) }); err != nil {
-			c.fillErrors.Add(1)
+		if !failed {
+			s.enc = encodeUser(s.enc[:0], &s.rows)
+			if err := s.timed(false, func() error { return c.kv.Set(ctx, s.key, s.enc, c.ttl) }); err != nil {
+				c.fillErrors.Add(1)
+			}
 		}
 	}
 	if err := userFrom(&s.rows, 0, &s.u); err != nil {

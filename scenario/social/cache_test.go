@@ -200,3 +200,28 @@ func TestCacheSharedRedis(t *testing.T) {
 // notCache is a connection without the key-value capability (the memory
 // engine's, whose own connections have it).
 type notCache struct{ engine.Conn }
+
+// TestCacheDown: with cache.on_error=store (the default) profile reads
+// the cache fails are answered by the store and counted as cache errors;
+// with cache.on_error=fail they fail with the cache's error.
+func TestCacheDown(t *testing.T) {
+	t.Parallel()
+	w := cachedWorkload(t, nil, "cache.mode=local", KeyMix+"=d2", KeyUsers+"=50")
+	w.cache.kv = enginetest.DownKV{}
+	s := w.NewSession(1, 1).(*Session)
+	for range 100 {
+		step(t, s, OpRead)
+	}
+	r := figures(t, w)
+	if r["hits"].(int64) != 0 || r["misses"].(int64) != 0 || r["cache_errors"].(int64) != 100 {
+		t.Errorf("figures with the cache down: %v", r)
+	}
+
+	w = cachedWorkload(t, nil, "cache.mode=local", "cache.on_error=fail", KeyMix+"=d2", KeyUsers+"=50")
+	w.cache.kv = enginetest.DownKV{}
+	s = w.NewSession(1, 1).(*Session)
+	prepare(t, s, OpRead)
+	if err := s.Do(context.Background()); !errors.Is(err, enginetest.ErrCacheDown) {
+		t.Errorf("on_error=fail: read %v, want the cache's error", err)
+	}
+}

@@ -45,6 +45,7 @@ type cacheLayer struct {
 	mode      cache.Mode
 	engine    string // the cache tier's engine ("" for a local cache)
 	write     string // cache.WriteInvalidate or cache.WriteThrough
+	onError   string // cache.OnErrorStore or cache.OnErrorFail
 	ttl       time.Duration
 	localSize int64
 	lru       *cache.LRU // the local cache, for its usage
@@ -67,7 +68,7 @@ func openCache(ctx context.Context, env scenario.Env, cfg *config) (*cacheLayer,
 	if err != nil || o == nil {
 		return nil, err
 	}
-	c := &cacheLayer{kv: o.KV, mode: o.Mode, engine: o.Engine, write: o.Write, ttl: o.TTL, localSize: o.LocalSize, lru: o.LRU, stats: cache.NewStats()}
+	c := &cacheLayer{kv: o.KV, mode: o.Mode, engine: o.Engine, write: o.Write, onError: o.OnError, ttl: o.TTL, localSize: o.LocalSize, lru: o.LRU, stats: cache.NewStats()}
 	if cfg.fieldLength >= staleLen {
 		c.vers = newAckCounter(1)
 	}
@@ -106,7 +107,8 @@ func decodeRecord(b []byte, full [][]byte) error {
 }
 
 // cachedGet reads s.key through the cache: the record's fields into
-// s.full, the fields asked for into s.res.
+// s.full, the fields asked for into s.res. A failing cache is bypassed
+// (the store answers, nothing is filled) unless cache.on_error=fail.
 func (s *Session) cachedGet(ctx context.Context) error {
 	c := s.w.cache
 	if s.full == nil {
@@ -124,10 +126,11 @@ func (s *Session) cachedGet(ctx context.Context) error {
 		if err := decodeRecord(b, s.full); err != nil {
 			return fmt.Errorf("cache: %w", err)
 		}
-	case !errors.Is(err, engine.ErrNotFound):
+	case !errors.Is(err, engine.ErrNotFound) && c.onError == cache.OnErrorFail:
 		return fmt.Errorf("cache: %w", err)
 	default:
-		s.ev.Miss = true
+		failed := !errors.Is(err, engine.ErrNotFound)
+		s.ev.Miss, s.ev.Error = !failed, failed
 		s.res.Reset(s.nf)
 		t1 := time.Now()
 		err := s.st.Get(ctx, s.key, engine.AllFields, &s.res)
@@ -146,7 +149,9 @@ func (s *Session) cachedGet(ctx context.Context) error {
 		if c.afterStoreRead != nil {
 			c.afterStoreRead()
 		}
-		s.fill(ctx, key)
+		if !failed {
+			s.fill(ctx, key)
+		}
 	}
 	s.fullOK = true
 	s.ev.Stale = s.stale()

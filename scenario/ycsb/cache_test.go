@@ -339,3 +339,30 @@ func TestCacheShared(t *testing.T) {
 // notCache is a connection without the key-value capability (the memory
 // engine's, whose own connections have it).
 type notCache struct{ engine.Conn }
+
+// TestCacheDownBypassed: with cache.on_error=store (the default) a read
+// the cache fails is answered by the store and counted as a cache error,
+// neither a hit nor a miss, and the store's values are right; with
+// cache.on_error=fail the read fails with the cache's error.
+func TestCacheDownBypassed(t *testing.T) {
+	t.Parallel()
+	w := cached(t, nil, "cache.mode=local", "ycsb.workload=c", "ycsb.records=40", "ycsb.verify=true", "ycsb.session_ops=0")
+	w.cache.kv = enginetest.DownKV{}
+	runOps(t, 200, w.newSession(1), w.newSession(2))
+	r := cacheFigures(t, w)
+	if r["hits"].(int64) != 0 || r["misses"].(int64) != 0 || r["cache_errors"].(int64) != 400 || r["fill_errors"].(int64) != 0 {
+		t.Errorf("figures with the cache down: %v", r)
+	}
+	read := r["by_operation"].(map[string]any)["read"].(map[string]any)
+	if read["cache_errors"].(int64) != 400 || read["store_calls"].(int64) != 400 {
+		t.Errorf("read figures with the cache down: %v", read)
+	}
+
+	w = cached(t, nil, "cache.mode=local", "cache.on_error=fail", "ycsb.workload=c", "ycsb.records=40", "ycsb.session_ops=0")
+	w.cache.kv = enginetest.DownKV{}
+	s := w.newSession(1)
+	next(t, s, OpRead)
+	if err := s.Do(context.Background()); !errors.Is(err, engine.ErrUnreachable) {
+		t.Errorf("on_error=fail: read %v, want the cache's error", err)
+	}
+}
