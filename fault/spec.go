@@ -246,7 +246,7 @@ func Validate(specs []Spec, st *cluster.State, runFor time.Duration) error {
 		return nil
 	}
 	if st == nil {
-		return fmt.Errorf("--fault %s: faults need a scalelab-managed cluster given with --cluster NAME (see `scalelab cluster up`)", specs[0].Text)
+		return fmt.Errorf("--fault %s: faults need a scalelab-managed cluster given with --cluster NAME, or a cache tier's with --cache-cluster NAME in front of an embedded store (see `scalelab cluster up`)", specs[0].Text)
 	}
 	names := make([]string, len(st.Nodes))
 	for i, n := range st.Nodes {

@@ -56,12 +56,22 @@ func resolveApp(f *Options, scen scenario.Scenario, app *cluster.State) (*cluste
 }
 
 // faultCluster is the cluster --fault acts on: the app cluster when the
-// run drives one (kill:app2), else the store's.
+// run drives one (kill:app2), else the store's, else (an embedded store
+// behind a cache tier) the cache tier's, so that a cache server can be
+// killed under the load.
 func (p *Plan) faultCluster() *cluster.State {
 	if p.app != nil {
 		return p.app
 	}
-	return p.cluster
+	if p.cluster != nil {
+		return p.cluster
+	}
+	for _, t := range p.tiers {
+		if t.cluster != nil {
+			return t.cluster
+		}
+	}
+	return nil
 }
 
 // appStats reads the balancer's counters; nil without an app cluster.

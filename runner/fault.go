@@ -20,6 +20,12 @@ import (
 // cluster to be healthy again before the post-run checks.
 const DefaultRecoveryWait = 3 * time.Minute
 
+// CacheRecoveryWait is that bound when the faults hit a cache tier in
+// front of an embedded store: the post-run checks read the store, which
+// the faults did not touch, so the wait only measures the cache's
+// recovery, and a killed cache server (never back) does not hold the run.
+const CacheRecoveryWait = 10 * time.Second
+
 // planFaults parses and validates --fault against the cluster and the run
 // (usage errors, exit code 2).
 func planFaults(f *Options, cl *cluster.State, runFor time.Duration) ([]fault.Spec, error) {
@@ -91,7 +97,10 @@ func (o *faultObserver) RunDone() {
 	}
 	o.sess.EndLoad()
 	bound := o.p.flags.RecoveryWait
-	if bound == 0 {
+	switch {
+	case bound == 0 && o.p.faultCluster() != o.p.cluster && o.p.app == nil:
+		bound = CacheRecoveryWait
+	case bound == 0:
 		bound = DefaultRecoveryWait
 	}
 	fmt.Fprintf(o.stderr, "faults: waiting up to %s for cluster %s to be healthy (green) before the post-run checks\n", bound, o.p.faultCluster().Name)

@@ -124,10 +124,7 @@ func NewPlan(f *Options) (*Plan, error) {
 		return nil, err
 	}
 	opts.Segment = f.Segment
-	fcl := cl
-	if app != nil {
-		fcl = app
-	}
+	fcl := (&Plan{app: app, cluster: cl, tiers: tiers}).faultCluster()
 	faults, err := planFaults(f, fcl, opts.Duration)
 	if err != nil {
 		return nil, err
