@@ -230,20 +230,28 @@ func (x *executor) save() error { return writeResult(x.res, x.dir) }
 // and stops every cluster it started whatever happened, in the reverse
 // order.
 func (x *executor) withClusters(ctx context.Context, gs []group, fn func(map[string]ClusterNames) error) (err error) {
+	var stops []func() error
+	defer func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			if serr := stops[i](); serr != nil && err == nil {
+				err = serr
+			}
+		}
+	}()
 	names := map[string]ClusterNames{}
 	for _, g := range gs {
+		up := func(cs *ClusterSpec, shape string) (string, error) {
+			name, stop, uerr := x.upCluster(ctx, g, cs, shape)
+			if uerr == nil {
+				stops = append(stops, stop)
+			}
+			return name, uerr
+		}
 		var n ClusterNames
 		if g.cache != nil {
-			name, stop, uerr := x.upCluster(ctx, g, g.cache, "1 node, the cache tier")
-			if uerr != nil {
-				return uerr
+			if n.Cache, err = up(g.cache, "1 node, the cache tier"); err != nil {
+				return err
 			}
-			defer func() {
-				if serr := stop(); serr != nil && err == nil {
-					err = serr
-				}
-			}()
-			n.Cache = name
 		}
 		store := ""
 		if g.spec != nil {
@@ -257,16 +265,10 @@ func (x *executor) withClusters(ctx context.Context, gs []group, fn func(map[str
 			if nw := g.spec.NetworkText(); nw != "" {
 				shape += ", " + nw
 			}
-			name, stop, uerr := x.upCluster(ctx, g, g.spec, shape)
-			if uerr != nil {
-				return uerr
+			if store, err = up(g.spec, shape); err != nil {
+				return err
 			}
-			defer func() {
-				if serr := stop(); serr != nil && err == nil {
-					err = serr
-				}
-			}()
-			store, n.Run = name, name
+			n.Run = store
 		}
 		if g.app != nil {
 			app := *g.app
@@ -280,16 +282,9 @@ func (x *executor) withClusters(ctx context.Context, gs []group, fn func(map[str
 			if n.Cache != "" {
 				app.Options[apptier.OptCache] = n.Cache // the servers cache in it
 			}
-			name, stop, uerr := x.upCluster(ctx, g, &app, appShape(&app, store))
-			if uerr != nil {
-				return uerr
+			if n.Run, err = up(&app, appShape(&app, store)); err != nil {
+				return err
 			}
-			defer func() {
-				if serr := stop(); serr != nil && err == nil {
-					err = serr
-				}
-			}()
-			n.Run = name
 		}
 		names[g.key] = n
 	}
