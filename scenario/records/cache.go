@@ -67,8 +67,9 @@ var unsafeCacheForTests bool
 
 // fragment returns the fragment under key from the cache, or builds it
 // (store queries and rendering), stores it for ttl and returns it. Without
-// a cache it builds. A cache that fails is bypassed (the page is still
-// served from the store) and said so in X-Cache.
+// a cache it builds. A cache that fails the get is bypassed (the page is
+// served from the store, nothing is filled) and said so in X-Cache
+// ("error"); a fill that fails after a miss is "miss, fill failed".
 func (s *Site) fragment(ctx context.Context, w http.ResponseWriter, key string, ttl time.Duration, build func() (string, error)) (string, error) {
 	if s.cache.kv == nil {
 		return build()
@@ -81,21 +82,22 @@ func (s *Site) fragment(ctx context.Context, w http.ResponseWriter, key string, 
 		w.Header().Set(HeaderTiming, timing(tCache, 0))
 		return string(v), nil
 	}
-	state := "miss"
-	if !errors.Is(err, engine.ErrNotFound) {
-		state = "error"
-	}
+	failed := !errors.Is(err, engine.ErrNotFound)
 	t1 := time.Now()
 	out, err := build()
 	tStore := time.Since(t1)
 	if err != nil {
 		return "", err
 	}
-	t2 := time.Now()
-	if err := s.cache.kv.Set(ctx, key, []byte(out), ttl); err != nil {
-		state = "error"
+	state := "error"
+	if !failed {
+		state = "miss"
+		t2 := time.Now()
+		if err := s.cache.kv.Set(ctx, key, []byte(out), ttl); err != nil {
+			state = "miss, fill failed"
+		}
+		tCache += time.Since(t2)
 	}
-	tCache += time.Since(t2)
 	w.Header().Set(HeaderCache, state)
 	w.Header().Set(HeaderTiming, timing(tCache, tStore))
 	return out, nil
@@ -203,8 +205,8 @@ func (w *workload) observe(op string, h http.Header) {
 		return
 	}
 	c, st := parseTiming(h.Get(HeaderTiming))
-	e := cache.Event{Hit: state == "hit", Miss: state != "hit", Cache: c, Store: st, CacheCalls: 1}
-	if state != "hit" {
+	e := cache.Event{Hit: state == "hit", Miss: strings.HasPrefix(state, "miss"), Error: state == "error", Cache: c, Store: st, CacheCalls: 1}
+	if e.Miss {
 		e.CacheCalls = 2 // the get that missed, and the fill
 	}
 	if st > 0 {
