@@ -20,6 +20,7 @@ import (
 	"github.com/bradfitz/gomemcache/memcache"
 
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/engine/netdial"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -156,6 +157,7 @@ func (*Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, error)
 func Connect(ctx context.Context, addrs []string, o Options) (*Conn, error) {
 	mc := memcache.New(addrs...)
 	mc.MaxIdleConns, mc.Timeout = o.MaxIdleConns, o.Timeout
+	mc.DialContext = netdial.Dialer{Timeout: o.Timeout}.DialContext
 	c := &Conn{mc: mc, addrs: addrs, opts: o}
 	if err := ctx.Err(); err != nil {
 		return nil, err

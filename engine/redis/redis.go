@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/engine/netdial"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -232,6 +233,7 @@ func Connect(ctx context.Context, t Target, o Options) (*Conn, error) {
 		PoolSize:                 o.PoolSize,
 		PoolTimeout:              o.Timeout,
 		DialTimeout:              o.ConnectTimeout,
+		Dialer:                   netdial.Dialer{Timeout: o.ConnectTimeout, KeepAlive: 5 * time.Minute}.DialContext,
 		DialerRetries:            1,
 		ReadTimeout:              o.Timeout,
 		WriteTimeout:             o.Timeout,
