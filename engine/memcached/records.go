@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -201,9 +202,15 @@ func (m *collection) Insert(ctx context.Context, key []byte, vals [][]byte) erro
 // writes keep changing before it gives up.
 const casTries = 100
 
+// casPause is the longest pause after the first conflict of an Update;
+// the n-th waits up to n times as long (at most 20 times).
+const casPause = 50 * time.Microsecond
+
 // Update replaces the whole record when fields is nil; otherwise it reads
 // the record and swaps in the new values if nobody wrote it meanwhile
-// (gets, then cas), trying again when somebody did.
+// (gets, then cas), trying again when somebody did, after a random pause
+// that grows with each conflict so that writers racing on one record stop
+// colliding.
 func (m *collection) Update(ctx context.Context, key []byte, fields []int, vals [][]byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -219,7 +226,7 @@ func (m *collection) Update(ctx context.Context, key []byte, fields []int, vals 
 		return wrap(err)
 	}
 	ik := m.itemKey(key)
-	for range casTries {
+	for try := range casTries {
 		it, err := m.c.mc.Get(ik)
 		if notFound(err) {
 			return fmt.Errorf("update %s: %w", key, engine.ErrNotFound)
@@ -248,8 +255,12 @@ func (m *collection) Update(ctx context.Context, key []byte, fields []int, vals 
 		case !errors.Is(err, memcache.ErrCASConflict):
 			return wrap(err)
 		}
-		if err := ctx.Err(); err != nil {
-			return err
+		pause := time.NewTimer(time.Duration(rand.Int64N(int64(min(try+1, 20)) * int64(casPause))))
+		select {
+		case <-ctx.Done():
+			pause.Stop()
+			return ctx.Err()
+		case <-pause.C:
 		}
 	}
 	return wrap(fmt.Errorf("update %s: %w (%d tries)", key, errContended, casTries))
