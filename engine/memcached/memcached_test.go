@@ -248,6 +248,7 @@ func TestClassify(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	waitStopped(t, pid)
 	err = col.Get(ctx, []byte("k"), engine.AllFields, &rows)
 	if cerr := syscall.Kill(pid, syscall.SIGCONT); cerr != nil {
 		t.Fatal(cerr)
