@@ -1,12 +1,8 @@
 package memcached_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -16,6 +12,7 @@ import (
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/engine/memcached"
 	"github.com/scalelab/scalelab/engine/memcached/memcachedtest"
+	"github.com/scalelab/scalelab/internal/testproc"
 	"github.com/scalelab/scalelab/metrics"
 )
 
@@ -168,10 +165,7 @@ func TestKVErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := st.Nodes[0].PID
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	waitStopped(t, pid)
+	testproc.Stop(t, pid)
 	_, err := kv.Get(ctx, "k")
 	if cerr := syscall.Kill(pid, syscall.SIGCONT); cerr != nil {
 		t.Fatal(cerr)
@@ -182,29 +176,5 @@ func TestKVErrors(t *testing.T) {
 	err = c.Classify(ctx, kv.Set(ctx, "big", make([]byte, 2<<20), 0))
 	if metrics.ClassOf(err) != metrics.Rejected {
 		t.Errorf("an entry over 1 MB: %v (class %v)", err, metrics.ClassOf(err))
-	}
-}
-
-// waitStopped waits until every thread of pid is stopped (state T in
-// /proc/PID/task/TID/stat): kill returns before a busy thread has stopped,
-// and such a thread may still answer a request.
-func waitStopped(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
-		all := len(stats) > 0
-		for _, f := range stats {
-			b, err := os.ReadFile(f)
-			i := bytes.LastIndexByte(b, ')')
-			all = all && err == nil && i >= 0 && i+2 < len(b) && b[i+2] == 'T'
-		}
-		if all {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pid %d not stopped 5 s after SIGSTOP", pid)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/engine/redis"
 	"github.com/scalelab/scalelab/engine/redis/redistest"
+	"github.com/scalelab/scalelab/internal/testproc"
 	"github.com/scalelab/scalelab/metrics"
 )
 
@@ -183,9 +184,7 @@ func TestKVErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := st.Nodes[0].PID
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	testproc.Stop(t, pid)
 	_, err := kv.Get(ctx, "k")
 	if cerr := syscall.Kill(pid, syscall.SIGCONT); cerr != nil {
 		t.Fatal(cerr)

@@ -17,6 +17,7 @@ import (
 	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/engine/redis"
 	"github.com/scalelab/scalelab/engine/redis/redistest"
+	"github.com/scalelab/scalelab/internal/testproc"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/setting"
 )
@@ -252,9 +253,7 @@ func TestClassify(t *testing.T) {
 	rows.Reset(3)
 	// a server that stops answering: its process stopped (SIGSTOP)
 	pid := st.Nodes[0].PID
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	testproc.Stop(t, pid)
 	err = col.Get(ctx, []byte("k"), engine.AllFields, &rows)
 	if cerr := syscall.Kill(pid, syscall.SIGCONT); cerr != nil {
 		t.Fatal(cerr)
