@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -22,6 +20,7 @@ import (
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/netns"
+	"github.com/scalelab/scalelab/sysuser"
 )
 
 // Node roles in a local cluster's state.
@@ -156,134 +155,6 @@ func BinDir() (string, error) {
 	return dir, nil
 }
 
-// osUser is the system user the servers run as when scalelab is root.
-type osUser struct {
-	name      string
-	uid, gid  uint32
-	groups    []uint32
-	setpriv   string // path of setpriv, which starts the long-lived servers as this user
-	credsAttr *syscall.Credential
-}
-
-// serverUser returns nil when scalelab is not root (the servers run as the
-// current user), else the postgres system user.
-func serverUser() (*osUser, error) {
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	u, err := user.Lookup(SystemUser)
-	if err != nil {
-		return nil, fmt.Errorf("scalelab runs as root and PostgreSQL refuses to: it needs the %q system user to run the servers (apt-get install -y postgresql creates it): %w", SystemUser, err)
-	}
-	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
-	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
-	ou := &osUser{name: u.Username, uid: uint32(uid), gid: uint32(gid)}
-	if gids, err := u.GroupIds(); err == nil {
-		for _, g := range gids {
-			if n, err := strconv.ParseUint(g, 10, 32); err == nil {
-				ou.groups = append(ou.groups, uint32(n))
-			}
-		}
-	}
-	if ou.setpriv, err = exec.LookPath("setpriv"); err != nil {
-		return nil, fmt.Errorf("scalelab runs as root and starts the servers as %s with setpriv (util-linux), which is missing: %w", SystemUser, err)
-	}
-	ou.credsAttr = &syscall.Credential{Uid: ou.uid, Gid: ou.gid, Groups: ou.groups}
-	return ou, nil
-}
-
-// wrap prefixes a server command so that it runs as the user.
-func (u *osUser) wrap(cmd []string) []string {
-	if u == nil {
-		return cmd
-	}
-	return append([]string{u.setpriv, "--reuid=" + strconv.Itoa(int(u.uid)), "--regid=" + strconv.Itoa(int(u.gid)), "--init-groups", "--"}, cmd...)
-}
-
-// own gives path to the user (a no-op when not root).
-func (u *osUser) own(path string) error {
-	if u == nil {
-		return nil
-	}
-	return os.Chown(path, int(u.uid), int(u.gid))
-}
-
-// mkdir creates a directory owned by the user, mode 0700.
-func (u *osUser) mkdir(path string) error {
-	if err := os.Mkdir(path, 0o700); err != nil {
-		return err
-	}
-	return u.own(path)
-}
-
-// run executes a short command as the user, its output appended to log;
-// the error quotes the output's end.
-func (u *osUser) run(ctx context.Context, dir, log string, env []string, args ...string) error {
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if u != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: u.credsAttr}
-	}
-	err := cmd.Run()
-	if lf, lerr := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); lerr == nil {
-		fmt.Fprintf(lf, "$ %s\n%s", strings.Join(args, " "), out.Bytes())
-		lf.Close()
-	}
-	if err != nil {
-		msg := strings.TrimSpace(out.String())
-		if len(msg) > 600 {
-			msg = "..." + msg[len(msg)-600:]
-		}
-		return fmt.Errorf("%s: %w: %s", filepath.Base(args[0]), err, msg)
-	}
-	return nil
-}
-
-// reachable makes dir reachable by the user: every ancestor the user cannot
-// search gets an ACL entry granting that user (only) search permission.
-func (u *osUser) reachable(ctx context.Context, dir string) error {
-	if u == nil {
-		return nil
-	}
-	probe := func() error {
-		return u.run(ctx, "/", os.DevNull, nil, "/bin/sh", "-c", `cd "$1"`, "sh", dir)
-	}
-	if probe() == nil {
-		return nil
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return err
-	}
-	var paths []string
-	for p := abs; ; p = filepath.Dir(p) {
-		paths = append(paths, p)
-		if p == "/" {
-			break
-		}
-	}
-	for _, p := range paths {
-		fi, err := os.Stat(p)
-		if err != nil {
-			return err
-		}
-		st := fi.Sys().(*syscall.Stat_t)
-		if st.Uid == u.uid || fi.Mode().Perm()&0o001 != 0 {
-			continue
-		}
-		if err := addSearchACL(p, fi.Mode().Perm(), u.uid); err != nil {
-			return fmt.Errorf("let %s reach %s: granting search permission on %s: %w (set SCALELAB_HOME to a directory %s can reach)", u.name, dir, p, err, u.name)
-		}
-	}
-	if err := probe(); err != nil {
-		return fmt.Errorf("%s cannot reach %s even after granting search permission (set SCALELAB_HOME to a directory it can reach): %w", u.name, dir, err)
-	}
-	return nil
-}
-
 // nodeSetup describes one server being set up.
 type nodeSetup struct {
 	name, role string
@@ -319,11 +190,11 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	if err != nil {
 		return err
 	}
-	ou, err := serverUser()
+	ou, err := sysuser.ForServer(SystemUser, "PostgreSQL", "apt-get install -y postgresql")
 	if err != nil {
 		return err
 	}
-	if err := ou.reachable(ctx, st.Dir); err != nil {
+	if err := ou.Reachable(ctx, st.Dir); err != nil {
 		return err
 	}
 	if st.Params == nil {
@@ -331,7 +202,7 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	}
 	st.Params[ParamBinDir] = bin
 	if ou != nil {
-		st.Params[ParamOSUser] = ou.name
+		st.Params[ParamOSUser] = ou.Name()
 	}
 	if out, err := exec.CommandContext(ctx, filepath.Join(bin, "postgres"), "--version").Output(); err == nil {
 		st.Params[ParamVersion] = strings.TrimSpace(string(out))
@@ -352,7 +223,7 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	var tlsDir string
 	if conf.tls {
 		tlsDir = filepath.Join(st.Dir, "tls")
-		if err := ou.mkdir(tlsDir); err != nil {
+		if err := ou.Mkdir(tlsDir); err != nil {
 			return err
 		}
 		ca, err := writeServerTLS(tlsDir, ou)
@@ -400,7 +271,7 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 		return fmt.Errorf("create database %s: %w", ClusterDB, err)
 	}
 	for _, n := range nodes[1:] {
-		if err := ou.mkdir(n.dir); err != nil {
+		if err := ou.Mkdir(n.dir); err != nil {
 			return err
 		}
 		// the replica streams from the primary through its link's proxy
@@ -409,7 +280,7 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 		if err != nil {
 			return fmt.Errorf("replica %s: %w", n.name, err)
 		}
-		if err := ou.run(ctx, n.dir, n.log, []string{PasswordEnv + "=" + pw, "PGSSLMODE=prefer"},
+		if err := ou.Run(ctx, n.dir, n.log, []string{PasswordEnv + "=" + pw, "PGSSLMODE=prefer"},
 			filepath.Join(bin, "pg_basebackup"), "-h", phost, "-p", strconv.Itoa(pport), "-U", ClusterUser,
 			"-D", n.data, "-X", "stream", "-R", "-C", "-S", n.name, "-c", "fast", "-N"); err != nil {
 			return fmt.Errorf("replica %s: %w", n.name, err)
@@ -446,8 +317,8 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 }
 
 // initPrimary runs initdb and writes pg_hba.conf and the settings.
-func initPrimary(ctx context.Context, ou *osUser, bin string, n *nodeSetup, pw string, conf *clusterConf, nw *netns.Topology) error {
-	if err := ou.mkdir(n.dir); err != nil {
+func initPrimary(ctx context.Context, ou *sysuser.User, bin string, n *nodeSetup, pw string, conf *clusterConf, nw *netns.Topology) error {
+	if err := ou.Mkdir(n.dir); err != nil {
 		return err
 	}
 	pwfile := filepath.Join(n.dir, "initdb.pw")
@@ -455,10 +326,10 @@ func initPrimary(ctx context.Context, ou *osUser, bin string, n *nodeSetup, pw s
 		return err
 	}
 	defer os.Remove(pwfile)
-	if err := ou.own(pwfile); err != nil {
+	if err := ou.Own(pwfile); err != nil {
 		return err
 	}
-	if err := ou.run(ctx, n.dir, n.log, []string{"LC_ALL=C"}, filepath.Join(bin, "initdb"), "-D", n.data, "-U", ClusterUser,
+	if err := ou.Run(ctx, n.dir, n.log, []string{"LC_ALL=C"}, filepath.Join(bin, "initdb"), "-D", n.data, "-U", ClusterUser,
 		"--pwfile="+pwfile, "--auth=scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync"); err != nil {
 		return err
 	}
@@ -491,8 +362,8 @@ func initPrimary(ctx context.Context, ou *osUser, bin string, n *nodeSetup, pw s
 
 // startNode starts a server detached, records it in st, and waits until it
 // accepts connections (a replica: in recovery).
-func startNode(ctx context.Context, ou *osUser, bin string, n *nodeSetup, pw string, st *cluster.State) error {
-	cmd := ou.wrap(n.cmd(bin))
+func startNode(ctx context.Context, ou *sysuser.User, bin string, n *nodeSetup, pw string, st *cluster.State) error {
+	cmd := ou.Wrap(n.cmd(bin))
 	pid, cg, err := st.StartNode(n.name, cmd, n.dir, n.log, nil)
 	if err != nil {
 		return err

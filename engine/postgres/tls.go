@@ -13,12 +13,14 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/scalelab/scalelab/sysuser"
 )
 
 // writeServerTLS creates a CA and a server certificate it signs (for
 // 127.0.0.1 and localhost) in dir: ca.crt, server.crt and server.key, the
 // server's files owned by ou. It returns the CA file's path.
-func writeServerTLS(dir string, ou *osUser) (string, error) {
+func writeServerTLS(dir string, ou *sysuser.User) (string, error) {
 	caKey, caCert, caDER, err := newCA("scalelab local CA")
 	if err != nil {
 		return "", err
@@ -62,7 +64,7 @@ func writeServerTLS(dir string, ou *osUser) (string, error) {
 			return "", err
 		}
 		if f.server {
-			if err := ou.own(p); err != nil {
+			if err := ou.Own(p); err != nil {
 				return "", err
 			}
 		}

@@ -1,4 +1,4 @@
-package postgres
+package sysuser
 
 import (
 	"encoding/binary"
