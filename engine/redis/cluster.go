@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/sysuser"
 )
 
 // Local servers: the binary and how to get it.
@@ -29,6 +30,11 @@ const (
 	// ParamConfig is the prefix of the cluster params holding the
 	// configuration directives scalelab wrote.
 	ParamConfig = "config."
+	// ParamOSUser is the cluster param holding the system user the server
+	// runs as when scalelab is root.
+	ParamOSUser = "os_user"
+	// SystemUser is that user: Debian's package creates it (else nobody).
+	SystemUser = "redis"
 )
 
 // ErrNoServer means the redis-server binary is missing.
@@ -127,8 +133,18 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	if err != nil {
 		return err
 	}
+	ou, err := serverUser()
+	if err != nil {
+		return err
+	}
+	if err := ou.Reachable(ctx, st.Dir); err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
 	if st.Params == nil {
 		st.Params = map[string]string{}
+	}
+	if ou != nil {
+		st.Params[ParamOSUser] = ou.Name()
 	}
 	if out, err := exec.CommandContext(ctx, bin, "--version").Output(); err == nil {
 		st.Params[ParamVersion] = strings.TrimSpace(string(out))
@@ -145,7 +161,7 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	}
 	node := cluster.Node{Name: "node1", Role: "server", Host: cluster.Loopback, Port: port, Ports: map[string]int{"redis": port},
 		DataDir: filepath.Join(st.Dir, "node1"), LogFile: filepath.Join(st.Dir, "node1.log")}
-	if err := os.Mkdir(node.DataDir, 0o700); err != nil {
+	if err := ou.Mkdir(node.DataDir); err != nil {
 		return fmt.Errorf("redis: %w", err)
 	}
 	var b strings.Builder
@@ -159,7 +175,10 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	if err := os.WriteFile(confFile, []byte(b.String()), 0o600); err != nil {
 		return fmt.Errorf("redis: write %s: %w", confFile, err)
 	}
-	node.Cmd = []string{bin, confFile}
+	if err := ou.Own(confFile); err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	node.Cmd = ou.Wrap([]string{bin, confFile})
 	pid, cg, err := st.StartNode(node.Name, node.Cmd, node.DataDir, node.LogFile, nil)
 	if err != nil {
 		return fmt.Errorf("redis: %w", err)
@@ -175,6 +194,19 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 		return fmt.Errorf("redis: %w", err)
 	}
 	return nil
+}
+
+// serverUser is the system user the server runs as when scalelab is
+// root (nil otherwise): SystemUser, else nobody (a redis-server that did
+// not come from Debian's package).
+func serverUser() (*sysuser.User, error) {
+	u, err := sysuser.ForServer(SystemUser, "Redis", "apt-get install -y redis-server")
+	if err != nil {
+		if nobody, nerr := sysuser.ForServer("nobody", "Redis", "the base system"); nerr == nil {
+			return nobody, nil
+		}
+	}
+	return u, err
 }
 
 // ping sends an authenticated PING to the server at addr (2 s at most).

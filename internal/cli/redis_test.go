@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +91,11 @@ func TestRedisCluster(t *testing.T) {
 	if h, err := cluster.CheckHealth(ctx, st); err != nil || !h.Healthy() {
 		t.Fatalf("health %v %v", h, err)
 	}
+	if os.Geteuid() == 0 { // a server is never left running as root
+		if uid := processUID(t, st.Nodes[0].PID); uid == 0 || st.Params[redis.ParamOSUser] == "" {
+			t.Errorf("redis-server runs as uid %d (os_user %q), want a system user", uid, st.Params[redis.ParamOSUser])
+		}
+	}
 
 	// the store, with a restart fault
 	dir := filepath.Join(t.TempDir(), "store")
@@ -168,4 +175,24 @@ func gone(t *testing.T, n cluster.Node) {
 	if err := cluster.WaitFor(ctx, "port "+n.ClientAddress()+" to close", 50*time.Millisecond, func() bool { return !cluster.Listening(n.ClientAddress()) }, nil); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// processUID is the real user id of pid (/proc/PID/status).
+func processUID(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "Uid:" {
+			uid, err := strconv.Atoi(f[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			return uid
+		}
+	}
+	t.Fatalf("no Uid line in /proc/%d/status", pid)
+	return -1
 }
