@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"syscall"
@@ -64,8 +65,9 @@ func WithClass(class Class, err error) error {
 
 // ClassOf sorts an operation's error into a class. nil is OK. An error that
 // implements Classed (anywhere in its chain) decides itself; otherwise
-// deadlines are timeouts, refused connections are refused, and the rest are
-// other.
+// deadlines are timeouts, connections refused, reset or closed by the
+// server before its answer (EOF, a broken pipe: a node going down) are
+// refused, and the rest are other.
 func ClassOf(err error) Class {
 	if err == nil {
 		return OK
@@ -81,7 +83,8 @@ func ClassOf(err error) Class {
 	if errors.As(err, &ne) && ne.Timeout() {
 		return Timeout
 	}
-	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) {
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return Refused
 	}
 	return Other

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -231,6 +233,12 @@ func TestClassOf(t *testing.T) {
 	t.Parallel()
 	if ClassOf(nil) != OK || ClassOf(os.ErrDeadlineExceeded) != Timeout || ClassOf(WithClass(Rejected, os.ErrClosed)) != Rejected || ClassOf(os.ErrClosed) != Other {
 		t.Fatal("classification wrong")
+	}
+	// a node that closed the connection before its answer (going down)
+	for _, err := range []error{fmt.Errorf("POST /logs/_count: %w", io.EOF), io.ErrUnexpectedEOF, syscall.ECONNRESET, syscall.EPIPE} {
+		if c := ClassOf(err); c != Refused {
+			t.Errorf("%v: class %v, want refused", err, c)
+		}
 	}
 }
 
