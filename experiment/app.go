@@ -123,10 +123,8 @@ func (s *Spec) appCluster(c *Combination, levels map[string]string) *ClusterSpec
 			cs.Options[apptier.SetPrefix+k] = v
 		}
 	}
-	for _, a := range c.Tiers {
-		if v := strings.TrimSpace(a.Value); a.Key == "cache_cluster" && v != "none" && v != "" {
-			cs.Options[apptier.OptCache] = v // the servers cache in it
-		}
+	if cl := cacheTier(c.Tiers).Cluster; cl != "" {
+		cs.Options[apptier.OptCache] = cl // the servers cache in it
 	}
 	return cs
 }

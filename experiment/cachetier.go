@@ -1,6 +1,10 @@
 package experiment
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/scalelab/scalelab/runner"
+)
 
 // ClusterNames names the local clusters one run uses.
 type ClusterNames struct {
@@ -43,34 +47,38 @@ func (s *Spec) storeClusters() []ClusterSpec {
 	return out
 }
 
+// cacheTier is the cache tier a combination's tier keys ask for: its
+// engine (none: no cache), target and local cluster.
+func cacheTier(tiers []Assign) runner.TierOptions {
+	var t runner.TierOptions
+	for _, a := range tiers {
+		switch v := strings.TrimSpace(a.Value); a.Key {
+		case "cache":
+			if v != "none" {
+				t.Engine = v
+			}
+		case "cache_target":
+			t.Target = v
+		case "cache_cluster":
+			if v != "none" {
+				t.Cluster = v
+			}
+		}
+	}
+	return t
+}
+
 // cacheCluster is the local cluster a combination's cache tier needs: the
 // file's `clusters:` entry of the engine its `cache` key names, when no
 // cache_target or cache_cluster says where the cache is; nil for none.
 func (s *Spec) cacheCluster(tiers []Assign) *ClusterSpec {
-	eng := ""
-	for _, a := range tiers {
-		switch v := strings.TrimSpace(a.Value); a.Key {
-		case "cache":
-			eng = v
-			if v == "none" {
-				eng = ""
-			}
-		case "cache_target", "cache_cluster":
-			if v != "" && v != "none" {
-				return nil
-			}
-		}
-	}
-	if eng == "" {
+	t := cacheTier(tiers)
+	if t.Engine == "" || t.Target != "" || t.Cluster != "" {
 		return nil
 	}
 	for _, cs := range s.Clusters {
-		if cs.Engine == eng {
+		if cs.Engine == t.Engine {
 			cp := cs
-			cp.Options = map[string]string{}
-			for k, v := range cs.Options {
-				cp.Options[k] = v
-			}
 			return &cp
 		}
 	}

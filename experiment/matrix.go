@@ -505,21 +505,7 @@ func (s *Spec) RunOptions(c *Combination, repeat int, out string, names ClusterN
 			}
 		}
 	}
-	var cache runner.TierOptions
-	for _, a := range c.Tiers {
-		switch v := strings.TrimSpace(a.Value); a.Key {
-		case "cache":
-			if v != "none" {
-				cache.Engine = v
-			}
-		case "cache_target":
-			cache.Target = v
-		case "cache_cluster":
-			if v != "none" {
-				cache.Cluster = v
-			}
-		}
-	}
+	cache := cacheTier(c.Tiers)
 	if names.Cache != "" {
 		cache.Cluster = names.Cache
 	}
