@@ -136,11 +136,7 @@ func (c *cacheReport) summary() string {
 	} else {
 		line += ": no reads went through the cache"
 	}
-	s := "s"
-	if c.StaleReads == 1 {
-		s = ""
-	}
-	line += fmt.Sprintf(", %s stale read%s", fmtCount(c.StaleReads), s)
+	line += fmt.Sprintf(", %s stale read%s", fmtCount(c.StaleReads), plural(c.StaleReads))
 	if c.CacheErrors > 0 {
 		line += fmt.Sprintf(", %s read%s the cache failed (the store answered)", fmtCount(c.CacheErrors), plural(c.CacheErrors))
 	}
