@@ -59,14 +59,18 @@ func resolveApp(f *Options, scen scenario.Scenario, app *cluster.State) (*cluste
 // run drives one (kill:app2), else the store's, else (an embedded store
 // behind a cache tier) the cache tier's, so that a cache server can be
 // killed under the load.
-func (p *Plan) faultCluster() *cluster.State {
-	if p.app != nil {
-		return p.app
+func (p *Plan) faultCluster() *cluster.State { return faultTarget(p.app, p.cluster, p.tiers) }
+
+// faultTarget is faultCluster of a plan's app cluster, store cluster and
+// tiers, before the plan exists.
+func faultTarget(app, store *cluster.State, tiers []planTier) *cluster.State {
+	if app != nil {
+		return app
 	}
-	if p.cluster != nil {
-		return p.cluster
+	if store != nil {
+		return store
 	}
-	for _, t := range p.tiers {
+	for _, t := range tiers {
 		if t.cluster != nil {
 			return t.cluster
 		}

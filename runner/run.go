@@ -124,8 +124,7 @@ func NewPlan(f *Options) (*Plan, error) {
 		return nil, err
 	}
 	opts.Segment = f.Segment
-	fcl := (&Plan{app: app, cluster: cl, tiers: tiers}).faultCluster()
-	faults, err := planFaults(f, fcl, opts.Duration)
+	faults, err := planFaults(f, faultTarget(app, cl, tiers), opts.Duration)
 	if err != nil {
 		return nil, err
 	}
