@@ -84,6 +84,10 @@ func (c *Closed) user(r *Run, id int) {
 			}
 			start = metrics.Now()
 		}
+		if r.beyondEnd(start) {
+			r.awaitStop()
+			return
+		}
 		rec.Start(op)
 		err := sess.Do(ctx)
 		if r.cutByDrain(err) {

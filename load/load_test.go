@@ -136,6 +136,30 @@ func TestRatePoissonThroughput(t *testing.T) {
 	}
 }
 
+// TestRateScheduleEndsAtDuration: the duration counts from the
+// collector's base, and no arrival scheduled at or after its end starts,
+// however late the run begins or its stop timer fires: 1,000/s for 1 s
+// begun 300 ms before Execute runs at most 1,000 operations, not 1,300.
+func TestRateScheduleEndsAtDuration(t *testing.T) {
+	t.Parallel()
+	wl := &fakeWorkload{}
+	m := &Rate{Rate: 1000, Arrivals: "constant", Workers: 2}
+	c := metrics.NewCollector(metrics.Config{Ops: wl.Operations(), Open: m.Open()})
+	r, err := NewRun(wl, c, m, Options{Duration: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Begin()
+	time.Sleep(300 * time.Millisecond)
+	r.Execute(context.Background())
+	if n := wl.n.Load(); n > 1000 || n < 900 {
+		t.Fatalf("%d operations at 1000/s for 1 s, want at most 1000 (and about that many)", n)
+	}
+	if r.StopReason() != "duration" {
+		t.Fatalf("stop reason %q, want duration", r.StopReason())
+	}
+}
+
 // TestPhasesSessions: sessions arrive at the phase rate and are counted.
 func TestPhasesSessions(t *testing.T) {
 	t.Parallel()

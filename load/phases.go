@@ -89,6 +89,10 @@ func (m *Phases) run(r *Run) {
 		}
 		at += rng.ExpFloat64() * mean
 		for at < phaseEnd {
+			if r.beyondEnd(start + int64(at)) {
+				r.awaitStop()
+				return
+			}
 			if !r.sleepUntil(start+int64(at), &timer) {
 				return
 			}
@@ -123,6 +127,10 @@ func (m *Phases) session(r *Run, id uint64) {
 			return
 		}
 		intended := last + int64(thinkFor(th, m.Think, rng))
+		if r.beyondEnd(intended) {
+			r.awaitStop()
+			return
+		}
 		if !r.sleepUntil(intended, &timer) {
 			return
 		}

@@ -95,6 +95,10 @@ func (m *Rate) worker(r *Run, id int) {
 			continue
 		}
 		intended := base + int64(next)
+		if r.beyondEnd(intended) {
+			r.awaitStop()
+			return
+		}
 		if !r.sleepUntil(intended, &timer) {
 			return
 		}
