@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -118,5 +119,24 @@ func TestStatsReport(t *testing.T) {
 	per := r["per_second"].([]map[string]any)
 	if len(per) != 2 || per[0]["unix"].(int64) != 1_700_000_000 || per[0]["hits"].(int64) != 1 || per[0]["misses"].(int64) != 1 || per[1]["stale_reads"].(int64) != 1 {
 		t.Fatalf("per second %v", per)
+	}
+}
+
+// TestMissed: a not-found is a miss that may be filled; another error is
+// a cache error that goes to the store unfilled, or fails the operation
+// with the cache's error under on_error=fail.
+func TestMissed(t *testing.T) {
+	down := errors.New("connection refused")
+	var e Event
+	if fill, err := Missed(fmt.Errorf("get: %w", engine.ErrNotFound), OnErrorFail, &e); !fill || err != nil || !e.Miss || e.Error {
+		t.Errorf("not found: fill %v, err %v, %+v", fill, err, e)
+	}
+	e = Event{}
+	if fill, err := Missed(down, OnErrorStore, &e); fill || err != nil || e.Miss || !e.Error {
+		t.Errorf("down, on_error=store: fill %v, err %v, %+v", fill, err, e)
+	}
+	e = Event{}
+	if fill, err := Missed(down, OnErrorFail, &e); fill || !errors.Is(err, down) || e.Miss || e.Error {
+		t.Errorf("down, on_error=fail: fill %v, err %v, %+v", fill, err, e)
 	}
 }

@@ -1,9 +1,13 @@
 package cache
 
 import (
+	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/scalelab/scalelab/engine"
 )
 
 // Event is what the cache did for one operation.
@@ -132,4 +136,23 @@ func (s *Stats) Report(mode Mode, engine string) map[string]any {
 	return map[string]any{"mode": string(mode), "engine": engine, "hits": hits, "misses": misses, "hit_rate": rate(hits, misses),
 		"stale_reads": stale, "cache_errors": errs, "by_operation": by, "per_second": per,
 		"note": "a hit is a read the cache answered, a miss one the store answered (and the cache was filled); a cache error a read the cache failed and the store answered (cache.on_error=store); a stale read returned a value older than the session's own acknowledged write; cache_ms and store_ms are the mean time of one cache and one store call"}
+}
+
+// Missed records in e what a cache read that did not hit means under
+// policy onError (OnErrorStore or OnErrorFail), getErr being the cache's
+// error. A not-found is a miss; any other error is a cache error, which
+// fails the operation under OnErrorFail (the error returned) and
+// otherwise sends the read to the store. fill reports whether the
+// store's answer may be put in the cache: never after a cache error, so
+// a cache coming back is not filled from a read that bypassed it.
+func Missed(getErr error, onError string, e *Event) (fill bool, err error) {
+	if !errors.Is(getErr, engine.ErrNotFound) {
+		if onError == OnErrorFail {
+			return false, fmt.Errorf("cache: %w", getErr)
+		}
+		e.Error = true
+		return false, nil
+	}
+	e.Miss = true
+	return true, nil
 }

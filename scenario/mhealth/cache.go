@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -38,9 +37,7 @@ type cachedStore struct {
 	stats   *cache.Stats
 	ttl     time.Duration
 	through bool
-	// failOnError fails a read the cache fails (cache.on_error=fail)
-	// instead of reading the store.
-	failOnError bool
+	onError string // cache.OnErrorStore or cache.OnErrorFail
 }
 
 // openCache wraps st in the cache of cache.mode (st itself when off).
@@ -49,7 +46,7 @@ func openCache(ctx context.Context, env scenario.Env, st store, stats *cache.Sta
 	if err != nil || o == nil {
 		return st, cache.Off, "", err
 	}
-	return &cachedStore{store: st, kv: o.KV, stats: stats, ttl: o.TTL, through: o.Write == cache.WriteThrough, failOnError: o.OnError == cache.OnErrorFail},
+	return &cachedStore{store: st, kv: o.KV, stats: stats, ttl: o.TTL, through: o.Write == cache.WriteThrough, onError: o.OnError},
 		o.Mode, o.Engine, nil
 }
 
@@ -83,12 +80,14 @@ func readThrough[T any](ctx context.Context, c *cachedStore, op, key string, out
 		c.stats.Record(op, e)
 		return nil
 	}
-	failed := err != nil && !errors.Is(err, engine.ErrNotFound)
-	if failed && c.failOnError {
-		c.stats.Record(op, e)
-		return fmt.Errorf("cache: %w", err)
+	if err == nil {
+		err = engine.ErrNotFound // an entry that does not decode is a miss
 	}
-	e.Miss, e.Error = !failed, failed
+	fill, err := cache.Missed(err, c.onError, &e)
+	if err != nil {
+		c.stats.Record(op, e)
+		return err
+	}
 	t1 := time.Now()
 	v, err := read()
 	e.Store, e.StoreCalls = time.Since(t1), 1
@@ -97,7 +96,7 @@ func readThrough[T any](ctx context.Context, c *cachedStore, op, key string, out
 		return err
 	}
 	*out = v
-	if b, err := json.Marshal(v); err == nil && !failed {
+	if b, err := json.Marshal(v); err == nil && fill {
 		t2 := time.Now()
 		_ = c.kv.Set(ctx, key, b, c.ttl) // a failed fill only costs the next read a miss
 		e.Cache += time.Since(t2)

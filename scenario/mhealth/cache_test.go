@@ -95,7 +95,7 @@ func TestCachedStoreCacheDown(t *testing.T) {
 	if got := stats.Report(cache.Shared, "redis")["cache_errors"]; got != int64(3) {
 		t.Errorf("cache errors %v, want 3", got)
 	}
-	c.failOnError = true
+	c.onError = cache.OnErrorFail
 	if _, err := c.totals(ctx, 7); !errors.Is(err, enginetest.ErrCacheDown) {
 		t.Errorf("on_error=fail: %v, want the cache's error", err)
 	}

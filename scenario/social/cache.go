@@ -200,11 +200,11 @@ func (s *Session) cachedRead(ctx context.Context) error {
 		if err := decodeUser(b, s.key, &s.rows); err != nil {
 			return fmt.Errorf("cache: %w", err)
 		}
-	case !errors.Is(err, engine.ErrNotFound) && c.onError == cache.OnErrorFail:
-		return fmt.Errorf("cache: %w", err)
 	default:
-		failed := !errors.Is(err, engine.ErrNotFound)
-		s.ev.Miss, s.ev.Error = !failed, failed
+		fill, err := cache.Missed(err, c.onError, &s.ev)
+		if err != nil {
+			return err
+		}
 		s.rows.Reset(numFields)
 		if err := s.timed(true, func() error { return s.st.c.Get(ctx, []byte(s.key), engine.AllFields, &s.rows) }); err != nil {
 			return err
@@ -216,7 +216,7 @@ func (s *Session) cachedRead(ctx context.Context) error {
 		if c.afterStoreRead != nil {
 			c.afterStoreRead()
 		}
-		if !failed {
+		if fill {
 			s.enc = encodeUser(s.enc[:0], &s.rows)
 			if err := s.timed(false, func() error { return c.kv.Set(ctx, s.key, s.enc, c.ttl) }); err != nil {
 				c.fillErrors.Add(1)

@@ -126,14 +126,14 @@ func (s *Session) cachedGet(ctx context.Context) error {
 		if err := decodeRecord(b, s.full); err != nil {
 			return fmt.Errorf("cache: %w", err)
 		}
-	case !errors.Is(err, engine.ErrNotFound) && c.onError == cache.OnErrorFail:
-		return fmt.Errorf("cache: %w", err)
 	default:
-		failed := !errors.Is(err, engine.ErrNotFound)
-		s.ev.Miss, s.ev.Error = !failed, failed
+		fill, err := cache.Missed(err, c.onError, &s.ev)
+		if err != nil {
+			return err
+		}
 		s.res.Reset(s.nf)
 		t1 := time.Now()
-		err := s.st.Get(ctx, s.key, engine.AllFields, &s.res)
+		err = s.st.Get(ctx, s.key, engine.AllFields, &s.res)
 		s.ev.Store += time.Since(t1)
 		s.ev.StoreCalls++
 		if err != nil {
@@ -149,7 +149,7 @@ func (s *Session) cachedGet(ctx context.Context) error {
 		if c.afterStoreRead != nil {
 			c.afterStoreRead()
 		}
-		if !failed {
+		if fill {
 			s.fill(ctx, key)
 		}
 	}
