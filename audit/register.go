@@ -77,6 +77,22 @@ func (l *Log) register(tag byte, key int64) int64 {
 // micros is the time since the history began, in microseconds.
 func (w *Writer) micros() int64 { return int64(time.Since(w.start) / time.Microsecond) }
 
+// NotApplied logs the register writes this operation invoked so far as
+// failed (known not applied, class not_found): the store refused them,
+// although the operation itself went as the session expected (a patient
+// answering a request that another visit already answered). The
+// operation's own outcome no longer applies to them.
+func (l *Log) NotApplied() {
+	t := l.w.micros()
+	s := l.s
+	s.mu.Lock()
+	for _, r := range l.regs {
+		s.buf = appendRegLine(s.buf, tagRegFailed, r.key, r.version, t, metrics.NotFound.String())
+	}
+	s.mu.Unlock()
+	l.regs = l.regs[:0]
+}
+
 // doneRegisters logs the outcome of the pending register writes. A
 // register write is one item: Classify's single-item rule applies.
 func (l *Log) doneRegisters(err error) {

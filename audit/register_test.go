@@ -167,6 +167,43 @@ func TestRegisterHistoryRoundTrip(t *testing.T) {
 	}
 }
 
+// TestRegisterNotApplied: a write the session says the store refused
+// is failed (known not applied) even though its operation succeeded, so a
+// later answer that found the request already answered is not taken for
+// the register's final value; the other writes keep the operation's
+// outcome.
+func TestRegisterNotApplied(t *testing.T) {
+	t.Parallel()
+	path := t.TempDir() + "/history.log"
+	wr, err := Create(path, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := wr.Log(1)
+	l.Updating(5, false)
+	l.Done(nil)
+	l.Updating(5, false)
+	l.NotApplied()
+	l.Done(nil)
+	l.Updating(6, false)
+	l.Done(nil)
+	if err := wr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := h.Registers
+	if len(r) != 3 || r[0].Outcome != OK || r[1].Outcome != Failed || r[1].Class != metrics.NotFound || r[2].Outcome != OK {
+		t.Fatalf("registers %+v", r)
+	}
+	keys := registerKeys(r)
+	if !keys[0].allows(1) || keys[0].allows(2) {
+		t.Errorf("key 5 may hold %v; want version 1 only", keys[0].want())
+	}
+}
+
 func TestRegisterLinesRejected(t *testing.T) {
 	t.Parallel()
 	for _, line := range []string{"O 1 5 10", "w 1 0 10", "w 1 2", "w 1 2 3\nw 4 2 5"} {

@@ -191,6 +191,11 @@ type RegisterLog interface {
 	// Inserting logs the creation of a key that did not exist before (so
 	// that its absence is its value from before the run).
 	Inserting(key int64) (version int64)
+	// NotApplied says the register writes the operation logged so far
+	// were refused by the store (known not applied) although the
+	// operation itself succeeded, as a conditional write that found its
+	// condition already false does; Do then returns nil.
+	NotApplied()
 }
 
 // RegisterReader is an optional capability of a Workload whose sessions

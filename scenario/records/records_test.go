@@ -74,6 +74,35 @@ func TestRecordsSQLite(t *testing.T) {
 	}
 }
 
+// TestRecordsAnswersAudited: a returning patient's accept or decline of a
+// provider's request is an audited update of the grant's register (the
+// one the provider's request inserted), read back after the run; an
+// answer to a request another visit already answered is failed, not
+// taken for the register's value. A small seed makes patients find
+// requests.
+func TestRecordsAnswersAudited(t *testing.T) {
+	t.Setenv("SCALELAB_HOME", t.TempDir())
+	dir := filepath.Join(t.TempDir(), "r")
+	args := append([]string{"run", "records", "--duration", "4s", "--users", "8", "--out", dir, "--progress", "off"}, fast...)
+	args = append(args, "--set", "records.patients=12", "--set", "records.mix=provider:1,returning:2")
+	code, out, errs := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	r, err := results.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked, answered := r.Summary["request_access"].Count, r.Summary["answer_request"].Count
+	reg := r.Audit.Registers
+	if answered == 0 || reg == nil {
+		t.Fatalf("%d requests, %d answers, audit %+v", asked, answered, r.Audit)
+	}
+	if reg.Writes < asked+answered || reg.Lost != 0 || !r.Audit.Checked {
+		t.Errorf("%d requests and %d answers, but the audit logged %d register writes (%d lost): %+v", asked, answered, reg.Writes, reg.Lost, reg)
+	}
+}
+
 // TestRecordsLeakFailsRun: a site that serves records without checking
 // grants (reachable from tests only) is caught by the sessions' access
 // checks, and the run fails (exit 1).

@@ -483,7 +483,13 @@ func (s *Site) myGrants(w http.ResponseWriter, r *http.Request, ss webSession, u
 			if u.Role == RoleProvider {
 				other = g.Patient
 			}
-			fmt.Fprintf(&b, `<li data-grant="%d" data-user="%d" data-status="%s">%s: %s</li>`, g.ID, other, g.Status, html.EscapeString(g.Name), g.Status)
+			audit := ""
+			if g.AKey != 0 {
+				// the register a client's audit follows the grant by
+				// (written by audited runs only)
+				audit = fmt.Sprintf(` data-audit="%d"`, g.AKey)
+			}
+			fmt.Fprintf(&b, `<li data-grant="%d" data-user="%d" data-status="%s"%s>%s: %s</li>`, g.ID, other, g.Status, audit, html.EscapeString(g.Name), g.Status)
 		}
 		b.WriteString("</ul>")
 		return b.String(), err

@@ -385,7 +385,7 @@ func (s *session) signupPath() {
 
 var (
 	dataIDs    = regexp.MustCompile(`data-id="(\d+)"`)
-	grantItems = regexp.MustCompile(`data-grant="(\d+)" data-user="(\d+)" data-status="(\w+)"`)
+	grantItems = regexp.MustCompile(`data-grant="(\d+)" data-user="(\d+)" data-status="(\w+)"(?: data-audit="(\d+)")?`)
 )
 
 // login signs the session's browser in as email.
@@ -484,7 +484,8 @@ func (s *session) returningPath() {
 		for _, m := range grantItems.FindAllStringSubmatch(p.Body, -1) {
 			if m[3] == StatusRequested {
 				id, _ := strconv.ParseInt(m[1], 10, 64)
-				s.then(OpAnswerRequest, thinkForm, func(ctx context.Context) error { return s.answer(ctx, id) })
+				akey, _ := strconv.ParseInt(m[4], 10, 64)
+				s.then(OpAnswerRequest, thinkForm, func(ctx context.Context) error { return s.answer(ctx, id, akey) })
 				break
 			}
 		}
@@ -492,16 +493,27 @@ func (s *session) returningPath() {
 	})
 }
 
-// answer accepts or declines a provider's request.
-func (s *session) answer(ctx context.Context, id int64) error {
+// answer accepts or declines a provider's request: an update of the
+// grant's register (akey, written by the provider's session; 0 when the
+// grant is not audited).
+func (s *session) answer(ctx context.Context, id, akey int64) error {
 	action := "accept"
 	if s.rng.IntN(2) == 0 {
 		action = "decline"
 	}
-	_, err := s.me.Post(ctx, opNames[OpAnswerRequest], "/grants/"+strconv.FormatInt(id, 10)+"/"+action, url.Values{"csrf_token": {s.token}}, nil)
+	var h map[string]string
+	if akey != 0 {
+		h = s.register(akey, false, false)
+	}
+	_, err := s.me.Post(ctx, opNames[OpAnswerRequest], "/grants/"+strconv.FormatInt(id, 10)+"/"+action, url.Values{"csrf_token": {s.token}}, h)
 	var se *httpload.StatusError
 	if errors.As(err, &se) && se.Code == http.StatusNotFound {
-		return nil // answered meanwhile by another visit of the same patient
+		// answered meanwhile by another visit of the same patient: the
+		// site changed nothing
+		if rl, ok := s.log.(scenario.RegisterLog); ok && h != nil {
+			rl.NotApplied()
+		}
+		return nil
 	}
 	return err
 }

@@ -93,6 +93,7 @@ type Grant struct {
 	Status   string
 	AskedBy  string
 	Name     string // the other party's name, in lists
+	AKey     int64  // the audit's register of the grant (0: not audited)
 }
 
 // schemaStmts is the DDL for a dialect, column type and index choice.
@@ -328,12 +329,12 @@ func (s *store) setGrant(ctx context.Context, id, patient int64, status string, 
 // grantsOf lists a user's grants (as patient or provider) with the other
 // party's name.
 func (s *store) grantsOf(ctx context.Context, r *reader, u User) ([]Grant, error) {
-	q := `SELECT g.id, g.patient, g.provider, g.status, g.asked_by, u.name FROM rc_grants g JOIN rc_users u ON u.id = g.provider WHERE g.patient = ? ORDER BY g.id`
+	q := `SELECT g.id, g.patient, g.provider, g.status, g.asked_by, u.name, COALESCE(g.akey, 0) FROM rc_grants g JOIN rc_users u ON u.id = g.provider WHERE g.patient = ? ORDER BY g.id`
 	if u.Role == RoleProvider {
-		q = `SELECT g.id, g.patient, g.provider, g.status, g.asked_by, u.name FROM rc_grants g JOIN rc_users u ON u.id = g.patient WHERE g.provider = ? ORDER BY g.id`
+		q = `SELECT g.id, g.patient, g.provider, g.status, g.asked_by, u.name, COALESCE(g.akey, 0) FROM rc_grants g JOIN rc_users u ON u.id = g.patient WHERE g.provider = ? ORDER BY g.id`
 	}
 	return scanAll(ctx, s.db, r, func(rs rows) (g Grant, err error) {
-		err = rs.Scan(&g.ID, &g.Patient, &g.Provider, &g.Status, &g.AskedBy, &g.Name)
+		err = rs.Scan(&g.ID, &g.Patient, &g.Provider, &g.Status, &g.AskedBy, &g.Name, &g.AKey)
 		return g, err
 	}, q, u.ID)
 }
