@@ -8,10 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scalelab/scalelab/apptier"
 	"github.com/scalelab/scalelab/cluster"
-	"github.com/scalelab/scalelab/engine/postgres"
-	"github.com/scalelab/scalelab/internal/testenv"
 	"github.com/scalelab/scalelab/results"
 )
 
@@ -25,12 +22,8 @@ func TestAppTierBehindHAProxy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts PostgreSQL, app servers and HAProxy")
 	}
-	if _, err := postgres.BinDir(); err != nil {
-		testenv.Unavailable(t, "PostgreSQL", err, "apt-get install postgresql")
-	}
-	if _, err := apptier.HAProxyPath(); err != nil {
-		testenv.Unavailable(t, "HAProxy", err, "apt-get install haproxy")
-	}
+	needPostgres(t)
+	needHAProxy(t)
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	ctx := context.Background()
 	if code, out, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgapp", "--replicas", "1"); code != 0 {
@@ -144,9 +137,7 @@ func TestAppTierExperiment(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts app servers and HAProxy")
 	}
-	if _, err := apptier.HAProxyPath(); err != nil {
-		testenv.Unavailable(t, "HAProxy", err, "apt-get install haproxy")
-	}
+	needHAProxy(t)
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	ctx := context.Background()
 	dir := t.TempDir()

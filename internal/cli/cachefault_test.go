@@ -4,9 +4,6 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
-
-	"github.com/scalelab/scalelab/engine/redis"
-	"github.com/scalelab/scalelab/internal/testenv"
 )
 
 // TestCacheKilledUnderLoad: --fault acts on the cache tier's cluster when
@@ -15,9 +12,7 @@ import (
 // errors, none fails), or fails the reads (fail: errors classed
 // refused); the run waits only briefly for a cache that never comes back.
 func TestCacheKilledUnderLoad(t *testing.T) {
-	if _, err := redis.Binary(); err != nil {
-		testenv.Unavailable(t, "redis", err, "make setup")
-	}
+	needRedis(t)
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	ctx := context.Background()
 	for _, onError := range []string{"store", "fail"} {

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scalelab/scalelab/engine/postgres"
-	"github.com/scalelab/scalelab/internal/testenv"
 	"github.com/scalelab/scalelab/results"
 )
 
@@ -25,9 +23,7 @@ func TestKill9DuringFaultThenAudit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and starts PostgreSQL")
 	}
-	if _, err := postgres.BinDir(); err != nil {
-		testenv.Unavailable(t, "postgres", err, "apt-get install postgresql")
-	}
+	needPostgres(t)
 	home := t.TempDir()
 	t.Setenv("SCALELAB_HOME", home)
 	bin := buildBinary(t)

@@ -8,10 +8,7 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/cluster"
-	"github.com/scalelab/scalelab/engine/memcached"
-	"github.com/scalelab/scalelab/engine/redis"
 	"github.com/scalelab/scalelab/experiment"
-	"github.com/scalelab/scalelab/internal/testenv"
 )
 
 // TestExperimentStartsCacheClusters: an experiment whose `cache` factor
@@ -20,12 +17,8 @@ import (
 // the cache tier (hits counted, the server's stats recorded), and stops it
 // afterwards; no cluster is left behind.
 func TestExperimentStartsCacheClusters(t *testing.T) {
-	if _, err := redis.Binary(); err != nil {
-		testenv.Unavailable(t, "redis", err, "make setup")
-	}
-	if _, err := memcached.Binary(); err != nil {
-		testenv.Unavailable(t, "memcached", err, "make setup")
-	}
+	needRedis(t)
+	needMemcached(t)
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	ctx := context.Background()
 	dir := t.TempDir()

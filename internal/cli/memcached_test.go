@@ -9,7 +9,6 @@ import (
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine/memcached"
-	"github.com/scalelab/scalelab/internal/testenv"
 )
 
 // TestMemcachedCluster runs what a new user runs: a local memcached server
@@ -18,9 +17,7 @@ import (
 // load) where they do, the server as the cache tier in front of SQLite,
 // and `cluster down`.
 func TestMemcachedCluster(t *testing.T) {
-	if _, err := memcached.Binary(); err != nil {
-		testenv.Unavailable(t, "memcached", err, "make setup")
-	}
+	needMemcached(t)
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	ctx := context.Background()
 	code, out, errs := run(t, ctx, "cluster", "up", "memcached", "--name", "m1", "--opt", "memory_mb=64", "--opt", "threads=2")
@@ -88,6 +85,23 @@ func TestMemcachedCluster(t *testing.T) {
 	}
 	cacheReport(t, r)
 	checkHitRate(t, ctx, memcached.Name, "m1")
+
+	// social through it: the friend walk's profile reads hit, updates
+	// and deletes invalidate, and the audit finds every write
+	dir = filepath.Join(t.TempDir(), "social-cache")
+	code, out, errs = run(t, ctx, "run", "social", "--engine", "sqlite", "--cache", "memcached", "--cache-cluster", "m1",
+		"--set", "social.users=300", "--duration", "2s", "--out", dir, "--progress", "off")
+	if code != 0 {
+		t.Fatalf("social cache run: %d %s %s", code, out, errs)
+	}
+	r = readRun(t, dir)
+	c := cacheReport(t, r)
+	if inv, ok := c["invalidations"].(float64); !ok || inv == 0 || c["engine"] != memcached.Name || c["invalidate_errors"] != float64(0) {
+		t.Errorf("social through memcached: %v", c)
+	}
+	if a := r.Audit; a == nil || !a.Checked || a.Registers == nil || a.Registers.Acknowledged == 0 || a.Registers.Lost != 0 {
+		t.Errorf("social through memcached: audit %+v", r.Audit)
+	}
 
 	// no authentication: a target with a user or password is a usage error
 	code, _, errs = run(t, ctx, "run", "ycsb", "--engine", "memcached", "--target", "memcached://u:hunter2@"+st.Nodes[0].ClientAddress(),

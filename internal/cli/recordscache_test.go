@@ -6,10 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scalelab/scalelab/apptier"
-	"github.com/scalelab/scalelab/engine/memcached"
-	"github.com/scalelab/scalelab/engine/redis"
-	"github.com/scalelab/scalelab/internal/testenv"
 	"github.com/scalelab/scalelab/results"
 )
 
@@ -67,9 +63,7 @@ func checkRecordsCache(t *testing.T, dir, engine string) {
 // TestRecordsSharedCacheMemcached: the records site in this process with
 // its cache on a real memcached server (cache.mode=shared).
 func TestRecordsSharedCacheMemcached(t *testing.T) {
-	if _, err := memcached.Binary(); err != nil {
-		testenv.Unavailable(t, "memcached", err, "make setup")
-	}
+	needMemcached(t)
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	ctx := context.Background()
 	if code, out, errs := run(t, ctx, "cluster", "up", "memcached", "--name", "rcmc"); code != 0 {
@@ -95,12 +89,8 @@ func TestRecordsSharedCacheMemcached(t *testing.T) {
 // responses' X-Cache headers, and run.json has the Redis server's own
 // figures (the app cluster's cache tier is the run's).
 func TestRecordsSharedCacheRedisAppTier(t *testing.T) {
-	if _, err := redis.Binary(); err != nil {
-		testenv.Unavailable(t, "redis", err, "make setup")
-	}
-	if _, err := apptier.HAProxyPath(); err != nil {
-		testenv.Unavailable(t, "HAProxy", err, "apt-get install haproxy")
-	}
+	needRedis(t)
+	needHAProxy(t)
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	ctx := context.Background()
 	if code, out, errs := run(t, ctx, "cluster", "up", "redis", "--name", "rcredis"); code != 0 {

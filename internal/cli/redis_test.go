@@ -12,7 +12,6 @@ import (
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine/redis"
-	"github.com/scalelab/scalelab/internal/testenv"
 	"github.com/scalelab/scalelab/results"
 )
 
@@ -58,9 +57,7 @@ func cacheReport(t *testing.T, r *results.Run) map[string]any {
 // target that carries the password (redacted everywhere) or a wrong one,
 // and `cluster down`.
 func TestRedisCluster(t *testing.T) {
-	if _, err := redis.Binary(); err != nil {
-		testenv.Unavailable(t, "redis", err, "make setup")
-	}
+	needRedis(t)
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	ctx := context.Background()
 	code, out, errs := run(t, ctx, "cluster", "up", "redis", "--name", "r1")

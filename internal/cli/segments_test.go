@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scalelab/scalelab/engine/postgres"
-	"github.com/scalelab/scalelab/internal/testenv"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
 )
@@ -176,9 +174,7 @@ func TestSegmentsAuditedLogsOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and starts PostgreSQL")
 	}
-	if _, err := postgres.BinDir(); err != nil {
-		testenv.Unavailable(t, "postgres", err, "apt-get install postgresql")
-	}
+	needPostgres(t)
 	home := t.TempDir()
 	t.Setenv("SCALELAB_HOME", home)
 	bin := buildBinary(t)

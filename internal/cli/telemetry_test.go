@@ -9,7 +9,6 @@ import (
 
 	"github.com/scalelab/scalelab/cgroup"
 	"github.com/scalelab/scalelab/cluster"
-	"github.com/scalelab/scalelab/engine/postgres"
 	"github.com/scalelab/scalelab/internal/testenv"
 	"github.com/scalelab/scalelab/results"
 )
@@ -23,9 +22,7 @@ func TestCPULimitSaturates(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts PostgreSQL")
 	}
-	if _, err := postgres.BinDir(); err != nil {
-		testenv.Unavailable(t, "postgres", err, "apt-get install postgresql")
-	}
+	needPostgres(t)
 	if _, err := cgroup.Detect(); err != nil || os.Geteuid() != 0 {
 		testenv.Unavailable(t, "cgroup limits", err, "run as root on a machine with cgroup cpu and memory controllers")
 	}
