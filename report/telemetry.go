@@ -155,6 +155,15 @@ func telemetryTables(t *results.Telemetry) []figTable {
 			fmt.Sprintf("%.1f µs", x.CPUPerOpUs), fmtBytes(x.PeakRSSBytes)})
 	}
 	out := []figTable{nodes, tiers}
+	if len(t.Phases) > 0 {
+		ph := figTable{Title: "Saturation by phase", Note: "Each phase judged on its own from the CPU samples in it, as the run is above (engine stats stay with the whole run's verdict).",
+			Cols: []string{"phase", "from", "to", "samples", "host CPU mean", "verdict"}}
+		for _, w := range t.Phases {
+			ph.Rows = append(ph.Rows, []string{w.Window, fmt.Sprintf("%g s", w.FromS), fmt.Sprintf("%g s", w.ToS), strconv.Itoa(w.Samples),
+				fmt.Sprintf("%.2f", w.HostCPUMean), w.Saturation})
+		}
+		out = append([]figTable{ph}, out...)
+	}
 	if len(t.EngineStats) > 0 {
 		es := figTable{Title: "Engine stats that moved most", Note: "What the servers reported about themselves at the first and last sample (every sample is in engine_stats.csv); rejections and drops are always listed.",
 			Cols: []string{"tier", "stat", "first", "last", "change", "max"}}

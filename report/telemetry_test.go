@@ -54,3 +54,31 @@ func TestTelemetryView(t *testing.T) {
 		}
 	}
 }
+
+// TestSaturationByPhase: a phases run's per-phase verdicts make a table of
+// their own in the page, first among the telemetry tables, and a line
+// each in the terminal summary.
+func TestSaturationByPhase(t *testing.T) {
+	r := &results.Run{Status: results.StatusOK, Telemetry: &results.Telemetry{HostCPUs: 2, Saturation: "app app1 saturated: at the host's 2 CPUs in 55%",
+		Phases: []results.WindowSaturation{
+			{Window: "10s@1/s", FromS: 0, ToS: 10, Samples: 10, HostCPUMean: 0.4, Saturation: "no tier saturated in this phase"},
+			{Window: "10s@8/s", FromS: 10, ToS: 20, Samples: 10, HostCPUMean: 1.97, Saturation: "app app1 saturated: at the host's 2 CPUs in 100%",
+				Saturated: &results.Saturated{Tier: "app", Node: "app1", Resource: "cpu", Share: 1}},
+		}}}
+	v := buildRunView(r, t.TempDir())
+	if len(v.TeleTables) != 3 || v.TeleTables[0].Title != "Saturation by phase" || len(v.TeleTables[0].Rows) != 2 || v.TeleTables[0].Rows[1][0] != "10s@8/s" {
+		t.Fatalf("tables %+v", v.TeleTables)
+	}
+	b, err := render(runTmpl, "run", v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "Saturation by phase") || !strings.Contains(string(b), "app app1 saturated: at the host&#39;s 2 CPUs in 100%") {
+		t.Error("the page lacks the per-phase verdicts")
+	}
+	var out strings.Builder
+	Terminal(&out, r)
+	if !strings.Contains(out.String(), "  phase 10s@8/s (10-20 s): app app1 saturated") || !strings.Contains(out.String(), "  phase 10s@1/s (0-10 s): no tier saturated") {
+		t.Errorf("terminal:\n%s", out.String())
+	}
+}

@@ -69,6 +69,9 @@ func Terminal(w io.Writer, r *results.Run) {
 		}
 		fmt.Fprintf(w, "cpu: %s; host %.2f of %d cores\n", strings.Join(parts, ", "), t.HostCPUMean, t.HostCPUs)
 		fmt.Fprintf(w, "saturation: %s\n", t.Saturation)
+		for _, ph := range t.Phases {
+			fmt.Fprintf(w, "  phase %s (%g-%g s): %s\n", ph.Window, ph.FromS, ph.ToS, ph.Saturation)
+		}
 	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintln(w, "warning:", warn)

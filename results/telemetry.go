@@ -33,6 +33,22 @@ type Telemetry struct {
 	Errors       []string     `json:"errors,omitempty"`
 	Saturation   string       `json:"saturation"`
 	Saturated    *Saturated   `json:"saturated,omitempty"`
+	// Phases judges each phase of a phases-model run on its own: where the
+	// whole run's verdict averages a ramp, these say from which rate a
+	// tier was at its limit.
+	Phases []WindowSaturation `json:"phases,omitempty"`
+}
+
+// WindowSaturation is the saturation verdict of one stretch of the run
+// (a load phase), from the CPU samples in it.
+type WindowSaturation struct {
+	Window      string     `json:"window"` // the phase, as --phases writes it ("30s@4/s")
+	FromS       float64    `json:"from_s"` // seconds since the load began
+	ToS         float64    `json:"to_s"`
+	Samples     int        `json:"samples"`
+	HostCPUMean float64    `json:"host_cpu_mean_cores"`
+	Saturation  string     `json:"saturation"`
+	Saturated   *Saturated `json:"saturated,omitempty"`
 }
 
 // NodeUsage is one sampled process (and its children) over the measured

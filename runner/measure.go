@@ -135,6 +135,9 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	}
 	if tele != nil {
 		doc.Telemetry = tele.Summary(doc.Totals.Count)
+		if ph, ok := p.model.(*load.Phases); ok {
+			doc.Telemetry.Phases = tele.JudgeWindows(coll.StartTime(), phaseWindows(ph))
+		}
 	}
 	doc.MeasuredS = measured.Seconds()
 	doc.Intervals = coll.Intervals()
@@ -196,4 +199,16 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 		status = results.StatusFailed
 	}
 	return status, nil
+}
+
+// phaseWindows are the phases of m as telemetry windows, in seconds since
+// the load began.
+func phaseWindows(m *load.Phases) []telemetry.Window {
+	ws := make([]telemetry.Window, len(m.Phases))
+	var at time.Duration
+	for i, p := range m.Phases {
+		ws[i] = telemetry.Window{Label: p.String(), From: at.Seconds(), To: (at + p.Duration).Seconds()}
+		at += p.Duration
+	}
+	return ws
 }

@@ -49,7 +49,12 @@ type nodeState struct {
 	throttledS              float64
 	perTick                 map[int]float64
 	tick                    int
+	series                  []point // every measured sample, for windows
 }
+
+// point is one measured sample: the middle of its interval (seconds since
+// Config.Start) and the cores used over it.
+type point struct{ mid, cores float64 }
 
 // read takes the node's figures now and returns the rates since the last
 // read; ok is false on the first read and when the process is gone.
@@ -123,11 +128,13 @@ func (ns *nodeState) read(s *Sampler, snap *snapshot, now time.Time) (row, bool)
 }
 
 // account adds an interval to the node's measured window.
-func (ns *nodeState) account(r row, measured bool, limit float64) {
+// ts is the sample's time in seconds since Config.Start.
+func (ns *nodeState) account(r row, measured bool, limit, ts float64) {
 	ns.peakRSS = max(ns.peakRSS, r.rss)
 	if !measured {
 		return
 	}
+	ns.series = append(ns.series, point{ts - r.dt/2, r.cores})
 	if ns.perTick == nil {
 		ns.perTick = map[int]float64{}
 	}
@@ -172,6 +179,7 @@ type hostState struct {
 	have        bool
 	n           int
 	sum, max    float64
+	series      []point
 }
 
 // step returns the host's busy cores since the last step.
@@ -184,10 +192,11 @@ func (h *hostState) step(busy, total uint64, cpus int) (float64, bool) {
 	return float64(busy-min(busy, prevB)) / float64(total-prevT) * float64(cpus), true
 }
 
-func (h *hostState) account(cores float64, measured bool) {
+func (h *hostState) account(cores float64, measured bool, mid float64) {
 	if !measured {
 		return
 	}
+	h.series = append(h.series, point{mid, cores})
 	h.n++
 	h.sum += cores
 	h.max = max(h.max, cores)

@@ -188,6 +188,7 @@ func (s *Sampler) sample(now time.Time) {
 	}
 	ts := now.Sub(s.cfg.Start).Seconds()
 	first := s.lastAt.IsZero()
+	prevAt := s.lastAt
 	s.lastAt = now
 	if !first && s.meas {
 		s.ticks++
@@ -197,13 +198,13 @@ func (s *Sampler) sample(now time.Time) {
 		if !ok || first {
 			continue
 		}
-		ns.account(r, s.meas, s.limitOf(ns))
+		ns.account(r, s.meas, s.limitOf(ns), ts)
 		s.writeRow(ts, ns, r)
 	}
 	if busy, total, err := hostCPU(s.cfg.ProcDir); err != nil {
 		s.addErr(err.Error())
 	} else if r, ok := s.host.step(busy, total, s.cpus); ok && !first {
-		s.host.account(r, s.meas)
+		s.host.account(r, s.meas, ts-now.Sub(prevAt).Seconds()/2)
 		fmt.Fprintf(s.w, "%.3f,%s,cpu,0,%.4f,,,,,,,,%t\n", ts, TierHost, r, s.meas)
 	}
 	s.flush(now)

@@ -54,6 +54,16 @@ func TestAppTierBehindHAProxy(t *testing.T) {
 		t.Fatalf("app tier in run.json: %+v", r.Tiers)
 	}
 	app1, app2 := at.Servers[0], at.Servers[1]
+	// each phase judged on its own, from its own samples (1 a second)
+	if tel := r.Telemetry; tel == nil || len(tel.Phases) != 3 {
+		t.Errorf("telemetry by phase: %+v", r.Telemetry)
+	} else {
+		for i, ph := range tel.Phases {
+			if ph.FromS != float64(3*i) || ph.ToS != float64(3*i+3) || ph.Samples < 1 || ph.Samples > 4 || ph.Saturation == "" || strings.HasPrefix(ph.Saturation, "not judged") {
+				t.Errorf("phase %d: %+v", i+1, ph)
+			}
+		}
+	}
 	// app1 stays up; on a busy machine it may have missed one check
 	// ("UP 1/2"), never two
 	if app1.Requests == 0 || app2.Requests == 0 || app1.Requests <= app2.Requests || !strings.HasPrefix(app1.StatusEnd, "UP") {
