@@ -57,6 +57,7 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	var tele *telemetry.Sampler
 	if p.flags.Telemetry >= 0 {
 		tc := telemetry.Config{Nodes: p.telemetryNodes(), Sources: sources, Dir: p.dir, Start: start, Interval: p.telemetryInterval()}
+		_, tc.Windows = p.model.(*load.Phases) // judged phase by phase
 		if e, ok := p.eng.(engine.Embedded); ok && e.Embedded() {
 			tc.EmbeddedStore = p.eng.Name()
 		}

@@ -128,13 +128,16 @@ func (ns *nodeState) read(s *Sampler, snap *snapshot, now time.Time) (row, bool)
 }
 
 // account adds an interval to the node's measured window.
-// ts is the sample's time in seconds since Config.Start.
-func (ns *nodeState) account(r row, measured bool, limit, ts float64) {
+// ts is the sample's time in seconds since Config.Start; keep adds the
+// sample to the node's series (Config.Windows).
+func (ns *nodeState) account(r row, measured bool, limit, ts float64, keep bool) {
 	ns.peakRSS = max(ns.peakRSS, r.rss)
 	if !measured {
 		return
 	}
-	ns.series = append(ns.series, point{ts - r.dt/2, r.cores})
+	if keep {
+		ns.series = append(ns.series, point{ts - r.dt/2, r.cores})
+	}
 	if ns.perTick == nil {
 		ns.perTick = map[int]float64{}
 	}
@@ -192,11 +195,13 @@ func (h *hostState) step(busy, total uint64, cpus int) (float64, bool) {
 	return float64(busy-min(busy, prevB)) / float64(total-prevT) * float64(cpus), true
 }
 
-func (h *hostState) account(cores float64, measured bool, mid float64) {
+func (h *hostState) account(cores float64, measured bool, mid float64, keep bool) {
 	if !measured {
 		return
 	}
-	h.series = append(h.series, point{mid, cores})
+	if keep {
+		h.series = append(h.series, point{mid, cores})
+	}
 	h.n++
 	h.sum += cores
 	h.max = max(h.max, cores)

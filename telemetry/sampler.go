@@ -58,6 +58,10 @@ type Config struct {
 	// EmbeddedStore names the store engine that runs inside scalelab
 	// (sqlite): the generator's figures include it.
 	EmbeddedStore string
+	// Windows keeps every measured sample's CPU (16 bytes a node a
+	// sample) for JudgeWindows; without it the sampler's memory does not
+	// grow with the run's length.
+	Windows bool
 }
 
 // Sampler samples until Stop.
@@ -198,13 +202,13 @@ func (s *Sampler) sample(now time.Time) {
 		if !ok || first {
 			continue
 		}
-		ns.account(r, s.meas, s.limitOf(ns), ts)
+		ns.account(r, s.meas, s.limitOf(ns), ts, s.cfg.Windows)
 		s.writeRow(ts, ns, r)
 	}
 	if busy, total, err := hostCPU(s.cfg.ProcDir); err != nil {
 		s.addErr(err.Error())
 	} else if r, ok := s.host.step(busy, total, s.cpus); ok && !first {
-		s.host.account(r, s.meas, ts-now.Sub(prevAt).Seconds()/2)
+		s.host.account(r, s.meas, ts-now.Sub(prevAt).Seconds()/2, s.cfg.Windows)
 		fmt.Fprintf(s.w, "%.3f,%s,cpu,0,%.4f,,,,,,,,%t\n", ts, TierHost, r, s.meas)
 	}
 	s.flush(now)

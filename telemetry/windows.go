@@ -14,7 +14,7 @@ type Window struct {
 	From, To float64 // seconds since the load began
 }
 
-// JudgeWindows judges each window as Summary judges the whole run, from
+// JudgeWindows (with Config.Windows set) judges each window as Summary judges the whole run, from
 // the measured samples whose interval's middle falls in it: the node that
 // spent half its samples or more at its CPU limit, else the host's CPUs,
 // else none. Engine stats, taken every few seconds, stay with the whole

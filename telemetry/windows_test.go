@@ -39,3 +39,26 @@ func TestJudgeWindows(t *testing.T) {
 		t.Errorf("third phase: %+v", w)
 	}
 }
+
+// TestWindowsKeepSamples: a sampler keeps the samples windows are judged
+// from only when asked (Config.Windows), so that a long run that is no
+// phases load does not grow its memory with its length.
+func TestWindowsKeepSamples(t *testing.T) {
+	for _, keep := range []bool{true, false} {
+		start := time.Now()
+		s, err := Start(Config{Dir: t.TempDir(), Start: start, Interval: 100 * time.Millisecond, Windows: keep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Measure()
+		time.Sleep(time.Second)
+		s.Stop()
+		w := s.JudgeWindows(start, []Window{{"1m@1/s", 0, 60}})[0]
+		if keep && (w.Samples < 2 || strings.HasPrefix(w.Saturation, "not judged")) {
+			t.Errorf("kept: %+v", w)
+		}
+		if !keep && (w.Samples != 0 || len(s.self.series) != 0 || len(s.host.series) != 0) {
+			t.Errorf("not kept: %+v", w)
+		}
+	}
+}
