@@ -23,10 +23,8 @@ func (s *Spec) cacheEngines() map[string]bool {
 	out := map[string]bool{}
 	for _, f := range s.Factors {
 		for _, l := range f.Levels {
-			for _, a := range l.Assigns {
-				if v := strings.TrimSpace(a.Value); a.Key == "cache" && v != "none" && v != "" {
-					out[v] = true
-				}
+			if e := cacheTier(l.Assigns).Engine; e != "" {
+				out[e] = true
 			}
 		}
 	}
