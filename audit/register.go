@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -82,16 +83,11 @@ func (w *Writer) micros() int64 { return int64(time.Since(w.start) / time.Micros
 // although the operation itself went as the session expected (a patient
 // answering a request that another visit already answered). The
 // operation's own outcome no longer applies to them.
-func (l *Log) NotApplied() {
-	t := l.w.micros()
-	s := l.s
-	s.mu.Lock()
-	for _, r := range l.regs {
-		s.buf = appendRegLine(s.buf, tagRegFailed, r.key, r.version, t, metrics.NotFound.String())
-	}
-	s.mu.Unlock()
-	l.regs = l.regs[:0]
-}
+func (l *Log) NotApplied() { l.doneRegisters(errNotApplied) }
+
+// errNotApplied is the outcome NotApplied gives: a single-item write
+// refused as not found is failed (Classify).
+var errNotApplied = metrics.WithClass(metrics.NotFound, errors.New("refused by the store: not applied"))
 
 // doneRegisters logs the outcome of the pending register writes. A
 // register write is one item: Classify's single-item rule applies.
