@@ -147,7 +147,7 @@ func (ns *nodeState) account(r row, measured bool, limit, ts float64, keep bool)
 	ns.wall += r.dt
 	ns.maxCores = max(ns.maxCores, r.cores)
 	ns.maxThreads = max(ns.maxThreads, r.threads)
-	if limit > 0 && r.cores >= atLimit*limit {
+	if atLimitSample(r.cores, limit) {
 		ns.atLim++
 	}
 	ns.throttledS += float64(r.thrNs) / 1e9

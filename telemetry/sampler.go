@@ -365,7 +365,7 @@ func (s *Sampler) summary(ops int64, st *statsSummary) *results.Telemetry {
 	if st != nil {
 		t.EngineStats, t.EngineErrors, t.Cost.EngineSamples = st.stats, st.errors, st.samples
 	}
-	judge(t)
+	judge(t, wholeRun)
 	return t
 }
 

@@ -15,12 +15,34 @@ const saturatedShare = 0.5
 // the pool counts as saturated.
 const queueBacklog = 100
 
-// judge fills t.Saturation and t.Saturated: the node (store, cache, app,
-// or scalelab itself) that spent most of the measured window at its CPU
-// limit; else engine-reported rejections, drops or blocked tasks, or a
-// pool queue of queueBacklog tasks or more; else the host's CPUs when the
-// tiers together used them all; else "no tier saturated".
-func judge(t *results.Telemetry) {
+// scope words a verdict for the stretch of the run it judges.
+type scope struct {
+	seconds string // what a node's at-limit share is of
+	none    string // the verdict when nothing saturated
+	empty   string // the verdict without a sample
+}
+
+// wholeRun is the scope of the run's own verdict; phase that of one phase
+// (JudgeWindows).
+var (
+	wholeRun = scope{seconds: "the measured seconds",
+		none:  "no tier saturated over the measured window: the pace came from the load itself, the client or the network, or a limit held only part of the run (see the CPU charts)",
+		empty: "not judged: no sample in the measured window"}
+	phase = scope{seconds: "the phase's seconds", none: "no tier saturated in this phase",
+		empty: "not judged: no measured sample in this phase (the warm-up, or the run ended)"}
+)
+
+// atLimitSample reports whether a sample of cores counts as at a node's
+// CPU limit (0: none known).
+func atLimitSample(cores, limit float64) bool { return limit > 0 && cores >= atLimit*limit }
+
+// judge fills t.Saturation and t.Saturated, worded for sc: the node
+// (store, cache, app, or scalelab itself) that spent most of the measured
+// window at its CPU limit; else engine-reported rejections, drops or
+// blocked tasks, or a pool queue of queueBacklog tasks or more; else the
+// host's CPUs when the tiers together used them all; else "no tier
+// saturated".
+func judge(t *results.Telemetry, sc scope) {
 	var best *results.NodeUsage
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
@@ -46,7 +68,7 @@ func judge(t *results.Telemetry) {
 			}
 		}
 		t.Saturated = &results.Saturated{Tier: best.Tier, Node: best.Node, Resource: "cpu", Share: best.AtLimitShare, Limit: limit}
-		t.Saturation = fmt.Sprintf("%s saturated: at %s in %.0f%% of the measured seconds (mean %.2f cores)", name, what, 100*best.AtLimitShare, best.CPUMeanCores)
+		t.Saturation = fmt.Sprintf("%s saturated: at %s in %.0f%% of %s (mean %.2f cores)", name, what, 100*best.AtLimitShare, sc.seconds, best.CPUMeanCores)
 		return
 	}
 	for _, e := range t.EngineStats {
@@ -68,8 +90,8 @@ func judge(t *results.Telemetry) {
 		t.Saturation = fmt.Sprintf("no single node at its limit, but the host's %d CPUs were busy (mean %.2f cores): the tiers share one machine, and it saturated", t.HostCPUs, t.HostCPUMean)
 		return
 	}
-	t.Saturation = "no tier saturated over the measured window: the pace came from the load itself, the client or the network, or a limit held only part of the run (see the CPU charts)"
+	t.Saturation = sc.none
 	if t.Samples == 0 {
-		t.Saturation = "not judged: no sample in the measured window"
+		t.Saturation = sc.empty
 	}
 }

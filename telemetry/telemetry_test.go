@@ -195,7 +195,7 @@ func TestJudge(t *testing.T) {
 		{"none", results.Telemetry{HostCPUs: 2, Samples: 10, HostCPUMean: 0.5}, "no tier saturated over the measured window: the pace came from the load itself, the client or the network, or a limit held only part of the run (see the CPU charts)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			judge(&c.tel)
+			judge(&c.tel, wholeRun)
 			if !strings.Contains(c.tel.Saturation, c.want) {
 				t.Fatalf("saturation %q, want %q", c.tel.Saturation, c.want)
 			}

@@ -1,7 +1,7 @@
 package telemetry
 
 import (
-	"strings"
+	"sort"
 	"time"
 
 	"github.com/scalelab/scalelab/results"
@@ -14,12 +14,13 @@ type Window struct {
 	From, To float64 // seconds since the load began
 }
 
-// JudgeWindows (with Config.Windows set) judges each window as Summary judges the whole run, from
-// the measured samples whose interval's middle falls in it: the node that
-// spent half its samples or more at its CPU limit, else the host's CPUs,
-// else none. Engine stats, taken every few seconds, stay with the whole
-// run's verdict. A window with no measured sample (the warm-up) says so.
-// loadStart is when the load began, which the windows count from.
+// JudgeWindows judges each window as Summary judges the whole run, from
+// the measured samples whose interval's middle falls in it (kept only
+// with Config.Windows): the node that spent half its samples or more at
+// its CPU limit, else the host's CPUs, else none. Engine stats, taken
+// every few seconds, stay with the whole run's verdict. A window with no
+// measured sample (the warm-up) says so. loadStart is when the load
+// began, which the windows count from.
 func (s *Sampler) JudgeWindows(loadStart time.Time, ws []Window) []results.WindowSaturation {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -28,50 +29,42 @@ func (s *Sampler) JudgeWindows(loadStart time.Time, ws []Window) []results.Windo
 	for _, w := range ws {
 		from, to := w.From+off, w.To+off
 		t := results.Telemetry{HostCPUs: s.cpus}
-		var hostSum float64
-		var hostN int
-		for _, p := range s.host.series {
-			if p.mid >= from && p.mid < to {
-				hostSum += p.cores
-				hostN++
+		if host := within(s.host.series, from, to); len(host) > 0 {
+			for _, p := range host {
+				t.HostCPUMean += p.cores
 			}
-		}
-		if hostN > 0 {
-			t.HostCPUMean = hostSum / float64(hostN)
+			t.HostCPUMean /= float64(len(host))
+			t.Samples = len(host)
 		}
 		for _, ns := range append(s.nodes, s.self) {
+			ps := within(ns.series, from, to)
+			if len(ps) == 0 {
+				continue
+			}
 			limit := s.limitOf(ns)
-			var n, at int
+			var at int
 			var sum float64
-			for _, p := range ns.series {
-				if p.mid < from || p.mid >= to {
-					continue
-				}
-				n++
+			for _, p := range ps {
 				sum += p.cores
-				if limit > 0 && p.cores >= atLimit*limit {
+				if atLimitSample(p.cores, limit) {
 					at++
 				}
 			}
-			t.Samples = max(t.Samples, n)
-			if n == 0 {
-				continue
-			}
+			t.Samples = max(t.Samples, len(ps))
 			t.Nodes = append(t.Nodes, results.NodeUsage{Tier: ns.Tier, Node: ns.Name, Role: ns.Role, Limits: ns.Limits,
-				CPUMeanCores: sum / float64(n), AtLimitShare: float64(at) / float64(n)})
+				CPUMeanCores: sum / float64(len(ps)), AtLimitShare: float64(at) / float64(len(ps))})
 		}
-		t.Samples = max(t.Samples, hostN)
-		judge(&t)
-		switch {
-		case t.Samples == 0:
-			t.Saturation = "not judged: no measured sample in this phase (the warm-up, or the run ended)"
-		case t.Saturated == nil:
-			t.Saturation = "no tier saturated in this phase"
-		default:
-			t.Saturation = strings.Replace(t.Saturation, "of the measured seconds", "of the phase's seconds", 1)
-		}
+		judge(&t, phase)
 		out = append(out, results.WindowSaturation{Window: w.Label, FromS: w.From, ToS: w.To, Samples: t.Samples,
 			HostCPUMean: t.HostCPUMean, Saturation: t.Saturation, Saturated: t.Saturated})
 	}
 	return out
+}
+
+// within is the run of ps (in time order, as sampled) whose middles fall
+// in [from, to).
+func within(ps []point, from, to float64) []point {
+	i := sort.Search(len(ps), func(i int) bool { return ps[i].mid >= from })
+	j := sort.Search(len(ps), func(j int) bool { return ps[j].mid >= to })
+	return ps[i:j]
 }
