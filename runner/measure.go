@@ -24,6 +24,7 @@ import (
 func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, obs Observer, sources []telemetry.Source) (string, error) {
 	doc := st.doc
 	ops := wl.Operations()
+	phases, _ := p.model.(*load.Phases) // nil for the other models
 	coll0 := metrics.Config{Ops: ops, Open: p.model.Open(), Samples: p.flags.Samples, Warmup: p.flags.Warmup}
 	// the tiers' server stats before the load, then after it (tierstats.go);
 	// sampled before t = 0 of the streamed files is taken
@@ -57,7 +58,7 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	var tele *telemetry.Sampler
 	if p.flags.Telemetry >= 0 {
 		tc := telemetry.Config{Nodes: p.telemetryNodes(), Sources: sources, Dir: p.dir, Start: start, Interval: p.telemetryInterval()}
-		_, tc.Windows = p.model.(*load.Phases) // judged phase by phase
+		tc.Windows = phases != nil // judged phase by phase
 		if e, ok := p.eng.(engine.Embedded); ok && e.Embedded() {
 			tc.EmbeddedStore = p.eng.Name()
 		}
@@ -136,8 +137,8 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	}
 	if tele != nil {
 		doc.Telemetry = tele.Summary(doc.Totals.Count)
-		if ph, ok := p.model.(*load.Phases); ok {
-			doc.Telemetry.Phases = tele.JudgeWindows(coll.StartTime(), phaseWindows(ph))
+		if phases != nil {
+			doc.Telemetry.Phases = tele.JudgeWindows(coll.StartTime(), phaseWindows(phases))
 		}
 	}
 	doc.MeasuredS = measured.Seconds()
@@ -156,7 +157,7 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 			}
 		}
 	}
-	if _, ok := p.model.(*load.Phases); ok {
+	if phases != nil {
 		doc.MaxSessions = coll.MaxSessions()
 	}
 	if stuck {
