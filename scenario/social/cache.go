@@ -56,16 +56,9 @@ func (*Scenario) Tiers() []scenario.TierSpec {
 
 // userCache is the run's cache of profiles.
 type userCache struct {
-	kv        engine.KV
-	mode      cache.Mode
-	engine    string
-	write     string
-	onError   string // cache.OnErrorStore or cache.OnErrorFail
-	ttl       time.Duration
-	localSize int64
-	lru       *cache.LRU
-	stats     *cache.Stats
-	vers      versions
+	cache.Opened // where it is and its policy
+	stats        *cache.Stats
+	vers         versions
 
 	fillErrors, invalidations, invalidateErrors, throughSets, throughErrors atomic.Int64
 
@@ -80,8 +73,7 @@ func openCache(ctx context.Context, env scenario.Env) (*userCache, error) {
 	if err != nil || o == nil {
 		return nil, err
 	}
-	return &userCache{kv: o.KV, mode: o.Mode, engine: o.Engine, write: o.Write, onError: o.OnError, ttl: o.TTL, localSize: o.LocalSize, lru: o.LRU,
-		stats: cache.NewStats(), vers: versions{inFlight: map[uint64]struct{}{}}}, nil
+	return &userCache{Opened: *o, stats: cache.NewStats(), vers: versions{inFlight: map[uint64]struct{}{}}}, nil
 }
 
 // versions hands out the versions of updates and knows the floor: the
@@ -193,7 +185,7 @@ func (s *Session) timed(store bool, fn func() error) error {
 func (s *Session) cachedRead(ctx context.Context) error {
 	c := s.w.cache
 	var b []byte
-	err := s.timed(false, func() (err error) { b, err = c.kv.Get(ctx, s.key); return err })
+	err := s.timed(false, func() (err error) { b, err = c.KV.Get(ctx, s.key); return err })
 	switch {
 	case err == nil:
 		s.ev.Hit = true
@@ -201,7 +193,7 @@ func (s *Session) cachedRead(ctx context.Context) error {
 			return fmt.Errorf("cache: %w", err)
 		}
 	default:
-		fill, err := cache.Missed(err, c.onError, &s.ev)
+		fill, err := cache.Missed(err, c.OnError, &s.ev)
 		if err != nil {
 			return err
 		}
@@ -218,7 +210,7 @@ func (s *Session) cachedRead(ctx context.Context) error {
 		}
 		if fill {
 			s.enc = encodeUser(s.enc[:0], &s.rows)
-			if err := s.timed(false, func() error { return c.kv.Set(ctx, s.key, s.enc, c.ttl) }); err != nil {
+			if err := s.timed(false, func() error { return c.KV.Set(ctx, s.key, s.enc, c.TTL) }); err != nil {
 				c.fillErrors.Add(1)
 			}
 		}
@@ -257,12 +249,12 @@ func (s *Session) cachedUpdate(ctx context.Context, status string) error {
 		}
 	}
 	s.written[s.n] = lastWrite{ver: ver, floor: floor}
-	if c.write == cache.WriteInvalidate {
+	if c.Write == cache.WriteInvalidate {
 		s.invalidate(ctx)
 		return nil
 	}
 	var b []byte
-	err = s.timed(false, func() (err error) { b, err = c.kv.Get(ctx, s.key); return err })
+	err = s.timed(false, func() (err error) { b, err = c.KV.Get(ctx, s.key); return err })
 	if err == nil {
 		err = decodeUser(b, s.key, &s.rows)
 	}
@@ -276,7 +268,7 @@ func (s *Session) cachedUpdate(ctx context.Context, status string) error {
 	s.rows.Set(0, fLastSeen, strconv.AppendInt(nil, s.lastSeen, 10))
 	s.enc = encodeUser(s.enc[:0], &s.rows)
 	c.throughSets.Add(1)
-	if err := s.timed(false, func() error { return c.kv.Set(ctx, s.key, s.enc, c.ttl) }); err != nil {
+	if err := s.timed(false, func() error { return c.KV.Set(ctx, s.key, s.enc, c.TTL) }); err != nil {
 		c.throughErrors.Add(1)
 	}
 	return nil
@@ -286,25 +278,25 @@ func (s *Session) cachedUpdate(ctx context.Context, status string) error {
 func (s *Session) invalidate(ctx context.Context) {
 	c := s.w.cache
 	c.invalidations.Add(1)
-	if err := s.timed(false, func() error { return c.kv.Delete(ctx, s.key) }); err != nil {
+	if err := s.timed(false, func() error { return c.KV.Delete(ctx, s.key) }); err != nil {
 		c.invalidateErrors.Add(1)
 	}
 }
 
 // report is the cache's figures for the scenario report.
 func (c *userCache) report() map[string]any {
-	r := c.stats.Report(c.mode, c.engine)
-	r["write_policy"] = c.write
-	r["ttl"] = c.ttl.String()
+	r := c.stats.Report(c.Mode, c.Engine)
+	r["write_policy"] = c.Write
+	r["ttl"] = c.TTL.String()
 	r["invalidations"] = c.invalidations.Load()
 	r["fill_errors"] = c.fillErrors.Load()
 	r["invalidate_errors"] = c.invalidateErrors.Load()
 	r["through_sets"] = c.throughSets.Load()
 	r["through_errors"] = c.throughErrors.Load()
 	r["stale_checked"] = true
-	if c.lru != nil {
-		entries, bytes, evictions := c.lru.Usage()
-		r["local_size"] = c.localSize
+	if c.LRU != nil {
+		entries, bytes, evictions := c.LRU.Usage()
+		r["local_size"] = c.LocalSize
 		r["local_entries"] = entries
 		r["local_bytes"] = bytes
 		r["local_evictions"] = evictions

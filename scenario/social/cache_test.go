@@ -134,14 +134,14 @@ func TestCacheDelete(t *testing.T) {
 		w := cachedWorkload(t, nil, "cache.mode=local", "cache.write="+policy, KeyMix+"=d2", KeyUsers+"=1")
 		s := w.NewSession(1, 1).(*Session)
 		step(t, s, OpRead)
-		if _, err := w.cache.kv.Get(context.Background(), Key(0)); err != nil {
+		if _, err := w.cache.KV.Get(context.Background(), Key(0)); err != nil {
 			t.Fatalf("the read did not fill the cache: %v", err)
 		}
 		s.op, s.n, s.key, s.prepared = OpDelete, 0, Key(0), true
 		if err := s.Do(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.cache.kv.Get(context.Background(), Key(0)); !errors.Is(err, engine.ErrNotFound) {
+		if _, err := w.cache.KV.Get(context.Background(), Key(0)); !errors.Is(err, engine.ErrNotFound) {
 			t.Errorf("%s: the deleted user is still cached: %v", policy, err)
 		}
 		if r := figures(t, w); r["invalidations"].(int64) != 1 {
@@ -207,7 +207,7 @@ type notCache struct{ engine.Conn }
 func TestCacheDown(t *testing.T) {
 	t.Parallel()
 	w := cachedWorkload(t, nil, "cache.mode=local", KeyMix+"=d2", KeyUsers+"=50")
-	w.cache.kv = enginetest.DownKV{}
+	w.cache.KV = enginetest.DownKV{}
 	s := w.NewSession(1, 1).(*Session)
 	for range 100 {
 		step(t, s, OpRead)
@@ -218,7 +218,7 @@ func TestCacheDown(t *testing.T) {
 	}
 
 	w = cachedWorkload(t, nil, "cache.mode=local", "cache.on_error=fail", KeyMix+"=d2", KeyUsers+"=50")
-	w.cache.kv = enginetest.DownKV{}
+	w.cache.KV = enginetest.DownKV{}
 	s = w.NewSession(1, 1).(*Session)
 	prepare(t, s, OpRead)
 	if err := s.Do(context.Background()); !errors.Is(err, enginetest.ErrCacheDown) {

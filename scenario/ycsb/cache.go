@@ -41,15 +41,8 @@ func (*Scenario) Tiers() []scenario.TierSpec {
 
 // cacheLayer is the run's cache: where it is, its policy and what it did.
 type cacheLayer struct {
-	kv        engine.KV
-	mode      cache.Mode
-	engine    string // the cache tier's engine ("" for a local cache)
-	write     string // cache.WriteInvalidate or cache.WriteThrough
-	onError   string // cache.OnErrorStore or cache.OnErrorFail
-	ttl       time.Duration
-	localSize int64
-	lru       *cache.LRU // the local cache, for its usage
-	stats     *cache.Stats
+	cache.Opened // where it is and its policy
+	stats        *cache.Stats
 
 	fillErrors, invalidations, invalidateErrors, throughSets, throughErrors atomic.Int64
 
@@ -68,7 +61,7 @@ func openCache(ctx context.Context, env scenario.Env, cfg *config) (*cacheLayer,
 	if err != nil || o == nil {
 		return nil, err
 	}
-	c := &cacheLayer{kv: o.KV, mode: o.Mode, engine: o.Engine, write: o.Write, onError: o.OnError, ttl: o.TTL, localSize: o.LocalSize, lru: o.LRU, stats: cache.NewStats()}
+	c := &cacheLayer{Opened: *o, stats: cache.NewStats()}
 	if cfg.fieldLength >= staleLen {
 		c.vers = newAckCounter(1)
 	}
@@ -117,7 +110,7 @@ func (s *Session) cachedGet(ctx context.Context) error {
 	s.fullOK = false
 	key := string(s.key)
 	t0 := time.Now()
-	b, err := c.kv.Get(ctx, key)
+	b, err := c.KV.Get(ctx, key)
 	s.ev.Cache += time.Since(t0)
 	s.ev.CacheCalls++
 	switch {
@@ -127,7 +120,7 @@ func (s *Session) cachedGet(ctx context.Context) error {
 			return fmt.Errorf("cache: %w", err)
 		}
 	default:
-		fill, err := cache.Missed(err, c.onError, &s.ev)
+		fill, err := cache.Missed(err, c.OnError, &s.ev)
 		if err != nil {
 			return err
 		}
@@ -173,7 +166,7 @@ func (s *Session) fill(ctx context.Context, key string) {
 	c := s.w.cache
 	s.enc = encodeRecord(s.enc[:0], s.full)
 	t := time.Now()
-	err := c.kv.Set(ctx, key, s.enc, c.ttl)
+	err := c.KV.Set(ctx, key, s.enc, c.TTL)
 	s.ev.Cache += time.Since(t)
 	s.ev.CacheCalls++
 	if err != nil {
@@ -190,10 +183,10 @@ func (s *Session) fill(ctx context.Context, key string) {
 func (s *Session) afterWrite(ctx context.Context) {
 	c := s.w.cache
 	key := string(s.key)
-	if c.write == cache.WriteInvalidate {
+	if c.Write == cache.WriteInvalidate {
 		c.invalidations.Add(1)
 		t := time.Now()
-		err := c.kv.Delete(ctx, key)
+		err := c.KV.Delete(ctx, key)
 		s.ev.Cache += time.Since(t)
 		s.ev.CacheCalls++
 		if err != nil {
@@ -213,7 +206,7 @@ func (s *Session) afterWrite(ctx context.Context) {
 		s.full[s.wfield] = append(s.full[s.wfield][:0], s.vals[s.wfield]...)
 	default:
 		t := time.Now()
-		b, err := c.kv.Get(ctx, key)
+		b, err := c.KV.Get(ctx, key)
 		s.ev.Cache += time.Since(t)
 		s.ev.CacheCalls++
 		if err == nil {
@@ -230,7 +223,7 @@ func (s *Session) afterWrite(ctx context.Context) {
 	c.throughSets.Add(1)
 	s.enc = encodeRecord(s.enc[:0], s.full)
 	t := time.Now()
-	err := c.kv.Set(ctx, key, s.enc, c.ttl)
+	err := c.KV.Set(ctx, key, s.enc, c.TTL)
 	s.ev.Cache += time.Since(t)
 	s.ev.CacheCalls++
 	if err != nil {
@@ -245,18 +238,18 @@ func (w *Workload) Report() map[string]any {
 	if c == nil {
 		return nil
 	}
-	r := c.stats.Report(c.mode, c.engine)
-	r["write_policy"] = c.write
-	r["ttl"] = c.ttl.String()
+	r := c.stats.Report(c.Mode, c.Engine)
+	r["write_policy"] = c.Write
+	r["ttl"] = c.TTL.String()
 	r["invalidations"] = c.invalidations.Load()
 	r["fill_errors"] = c.fillErrors.Load()
 	r["invalidate_errors"] = c.invalidateErrors.Load()
 	r["through_sets"] = c.throughSets.Load()
 	r["through_errors"] = c.throughErrors.Load()
 	r["stale_checked"] = c.vers != nil
-	if c.lru != nil {
-		entries, bytes, evictions := c.lru.Usage()
-		r["local_size"] = c.localSize
+	if c.LRU != nil {
+		entries, bytes, evictions := c.LRU.Usage()
+		r["local_size"] = c.LocalSize
 		r["local_entries"] = entries
 		r["local_bytes"] = bytes
 		r["local_evictions"] = evictions

@@ -248,7 +248,7 @@ func TestCacheModes(t *testing.T) {
 	}
 	// the same tier is fine when the cache is local
 	w := cached(t, &scenario.Tier{Engine: "memory", Conn: tier.conn}, "cache.mode=local")
-	if w.cache == nil || w.cache.mode != cache.Local {
+	if w.cache == nil || w.cache.Mode != cache.Local {
 		t.Errorf("local with a tier: %+v", w.cache)
 	}
 }
@@ -271,7 +271,7 @@ func TestCacheEntryCorrupt(t *testing.T) {
 	w := cached(t, nil, "cache.mode=local", "ycsb.workload=c", "ycsb.records=1")
 	s := w.newSession(1)
 	next(t, s, OpRead)
-	if err := w.cache.kv.Set(context.Background(), string(appendKey(nil, 0, false)), []byte{3, 1, 'x'}, 0); err != nil {
+	if err := w.cache.KV.Set(context.Background(), string(appendKey(nil, 0, false)), []byte{3, 1, 'x'}, 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Do(context.Background()); !errors.Is(err, engine.ErrIntegrity) {
@@ -347,7 +347,7 @@ type notCache struct{ engine.Conn }
 func TestCacheDownBypassed(t *testing.T) {
 	t.Parallel()
 	w := cached(t, nil, "cache.mode=local", "ycsb.workload=c", "ycsb.records=40", "ycsb.verify=true", "ycsb.session_ops=0")
-	w.cache.kv = enginetest.DownKV{}
+	w.cache.KV = enginetest.DownKV{}
 	runOps(t, 200, w.newSession(1), w.newSession(2))
 	r := cacheFigures(t, w)
 	if r["hits"].(int64) != 0 || r["misses"].(int64) != 0 || r["cache_errors"].(int64) != 400 || r["fill_errors"].(int64) != 0 {
@@ -359,7 +359,7 @@ func TestCacheDownBypassed(t *testing.T) {
 	}
 
 	w = cached(t, nil, "cache.mode=local", "cache.on_error=fail", "ycsb.workload=c", "ycsb.records=40", "ycsb.session_ops=0")
-	w.cache.kv = enginetest.DownKV{}
+	w.cache.KV = enginetest.DownKV{}
 	s := w.newSession(1)
 	next(t, s, OpRead)
 	if err := s.Do(context.Background()); !errors.Is(err, engine.ErrUnreachable) {
