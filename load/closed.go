@@ -84,8 +84,7 @@ func (c *Closed) user(r *Run, id int) {
 			}
 			start = metrics.Now()
 		}
-		if r.beyondEnd(start) {
-			r.awaitStop()
+		if r.ended(start) {
 			return
 		}
 		rec.Start(op)

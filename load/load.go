@@ -129,7 +129,7 @@ func (r *Run) Execute(ctx context.Context) (stuck bool) {
 	var timer <-chan time.Time
 	if r.opt.Duration > 0 {
 		// The duration counts from the collector's base, as the workers'
-		// schedules do (see beyondEnd).
+		// schedules do (see ended).
 		t := time.NewTimer(r.opt.Duration - r.coll.Elapsed())
 		defer t.Stop()
 		timer = t.C
@@ -200,18 +200,19 @@ func (r *Run) claim(workers int) int64 {
 	return 0
 }
 
-// beyondEnd reports whether an operation intended at t (metrics.Now
-// scale) falls at or after the end of the run's duration. Workers start
-// no such operation but wait for the stop instead: the stop timer of a
-// busy machine fires late, and the overdue arrivals it would let through
-// are not part of the schedule (2,000/s for 1 s is 2,000 arrivals, not
-// the 2,300 a timer 150 ms late would give).
-func (r *Run) beyondEnd(t int64) bool {
-	return r.opt.Duration > 0 && t >= r.coll.Base()+int64(r.opt.Duration)
+// ended reports whether an operation intended at t (metrics.Now scale)
+// falls at or after the end of the run's duration, and then waits for the
+// stop: a worker starts no such operation. The stop timer of a busy
+// machine fires late, and the overdue arrivals it would let through are
+// not part of the schedule (2,000/s for 1 s is 2,000 arrivals, not the
+// 2,300 a timer 150 ms late would give).
+func (r *Run) ended(t int64) bool {
+	if r.opt.Duration <= 0 || t < r.coll.Base()+int64(r.opt.Duration) {
+		return false
+	}
+	<-r.stopCh
+	return true
 }
-
-// awaitStop blocks until the run is stopped.
-func (r *Run) awaitStop() { <-r.stopCh }
 
 // sleepUntil waits until the monotonic time t (metrics.Now scale) or the
 // stop, reporting false on stop. Short waits yield instead of sleeping,

@@ -89,8 +89,7 @@ func (m *Phases) run(r *Run) {
 		}
 		at += rng.ExpFloat64() * mean
 		for at < phaseEnd {
-			if r.beyondEnd(start + int64(at)) {
-				r.awaitStop()
+			if r.ended(start + int64(at)) {
 				return
 			}
 			if !r.sleepUntil(start+int64(at), &timer) {
@@ -127,8 +126,7 @@ func (m *Phases) session(r *Run, id uint64) {
 			return
 		}
 		intended := last + int64(thinkFor(th, m.Think, rng))
-		if r.beyondEnd(intended) {
-			r.awaitStop()
+		if r.ended(intended) {
 			return
 		}
 		if !r.sleepUntil(intended, &timer) {

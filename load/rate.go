@@ -95,8 +95,7 @@ func (m *Rate) worker(r *Run, id int) {
 			continue
 		}
 		intended := base + int64(next)
-		if r.beyondEnd(intended) {
-			r.awaitStop()
+		if r.ended(intended) {
 			return
 		}
 		if !r.sleepUntil(intended, &timer) {
