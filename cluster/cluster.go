@@ -15,11 +15,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/scalelab/scalelab/cgroup"
 	"github.com/scalelab/scalelab/netns"
 	"github.com/scalelab/scalelab/registry"
+	"github.com/scalelab/scalelab/setting"
 )
 
 // Spec is what `scalelab cluster up` asks for.
@@ -159,6 +161,10 @@ func ForEngine(engine string) (Provisioner, error) {
 	return nil, err
 }
 
+// Provisioners names the engines (and servers, such as ferretdb and app)
+// that can start local clusters, sorted.
+func Provisioners() []string { return provisioners.Names() }
+
 // ProvisionerOf returns the provisioner that started st.
 func ProvisionerOf(st *State) (Provisioner, error) {
 	if st.Kind != "" {
@@ -184,7 +190,12 @@ func Register(p Provisioner) {
 func Lookup(engine string) (Provisioner, error) {
 	p, err := provisioners.Lookup(engine)
 	if err != nil {
-		return nil, fmt.Errorf("engine %q cannot start local clusters; engines that can: %v", engine, provisioners.Names())
+		names := provisioners.Names()
+		msg := fmt.Sprintf("engine %q cannot start local clusters; engines that can: %s", engine, strings.Join(names, ", "))
+		if n := setting.Nearest(engine, names); n != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", n)
+		}
+		return nil, errors.New(msg)
 	}
 	return p, nil
 }

@@ -48,6 +48,28 @@ var ErrSpec = errors.New("bad kube spec")
 // setByRenderer are run flags the renderer sets for every pod.
 var setByRenderer = []string{"segment", "start-at", "out", "load-only"}
 
+// Missing names the required flags s lacks, all at once (the segments and start time only for the Indexed Job: job is
+// true).
+func (s *Spec) Missing(job bool) []string {
+	var m []string
+	if s.Name == "" {
+		m = append(m, "--name")
+	}
+	if s.Image == "" {
+		m = append(m, "--image")
+	}
+	if s.ResultsClaim == "" {
+		m = append(m, "--results-claim")
+	}
+	if job && s.Segments == 0 {
+		m = append(m, "--segments")
+	}
+	if job && s.StartAt.IsZero() {
+		m = append(m, "--start-at or --start-in")
+	}
+	return m
+}
+
 // Validate checks the spec as a Job needs it (the segments and start time
 // only for the Indexed Job: job is true).
 func (s *Spec) Validate(job bool) error {
@@ -97,7 +119,7 @@ func (s *Spec) Validate(job bool) error {
 			return bad("--env-from-secret %q: %s", s.EnvFromSecret, strings.Join(errs, "; "))
 		}
 	}
-	if err := checkRunArgs(s.RunArgs); err != nil {
+	if err := CheckRunArgs(s.RunArgs); err != nil {
 		return fmt.Errorf("%w: %w", ErrSpec, err)
 	}
 	if job {
@@ -111,9 +133,9 @@ func (s *Spec) Validate(job bool) error {
 	return nil
 }
 
-// checkRunArgs wants a scenario first, none of the flags the renderer
+// CheckRunArgs wants a scenario first, none of the flags the renderer
 // sets, and no password in a target (it would sit in the manifest).
-func checkRunArgs(args []string) error {
+func CheckRunArgs(args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return errors.New("the run arguments must start with the scenario: scalelab kube job [flags] -- SCENARIO [run flags]")
 	}

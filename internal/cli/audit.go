@@ -2,47 +2,41 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/spf13/cobra"
 
 	"github.com/scalelab/scalelab/report"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/runner"
 )
 
-const auditUsage = `Usage: scalelab audit DIR
-
-Reads back every write recorded in a run's history.log (docs/audit.md) and
-writes the result into its run.json and report.html: the acknowledged-write
-audit of a run whose process died before its own read-back (run.json still
-"running": its summary is rebuilt first, as 'scalelab report' does), or
-again for any audited run. The engine and the scenario are reopened as
-run.json records them: the local cluster by name, or the command line's
---target (passwords from the environment, as for a run). Exit codes: 0 no
-acknowledged write lost, 1 some lost, 2 bad usage, 4 the read-back could not
-finish.
-`
-
 // auditCmd is `scalelab audit DIR`.
-func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, auditUsage)
-			return nil
-		}
-		return usageErr("audit: %v; see 'scalelab help audit'", err)
+func auditCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "audit DIR",
+		Short: "read back the acknowledged writes of a run (one whose process died, too)",
+		Long: `Reads back every write recorded in a run's history.log (docs/audit.md) and writes the result into
+its run.json and report.html: the acknowledged-write audit of a run whose process died before its
+own read-back (run.json still "running": its summary is rebuilt first, as 'scalelab report' does),
+or again for any audited run. The engine and the scenario are reopened as run.json records them:
+the local cluster by name, or the command line's --target (passwords from the environment, as for
+a run). Exit codes: 0 no acknowledged write lost, 1 some lost, 2 bad usage, 4 the read-back could
+not finish.`,
+		Example:           "  scalelab audit scalelab-results/RUN",
+		Args:              exactArgs(1, "one results DIR"),
+		ValidArgsFunction: completeDirs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return auditDir(c.Context(), args[0], c.OutOrStdout(), c.ErrOrStderr())
+		},
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprint(stderr, auditUsage)
-		return usageErr("audit: one results directory expected, got %d", fs.NArg())
-	}
-	dir := fs.Arg(0)
+}
+
+// auditDir reads back the writes of the run in dir.
+func auditDir(ctx context.Context, dir string, stdout, stderr io.Writer) error {
 	if _, err := os.Stat(filepath.Join(dir, results.RunFile)); err != nil {
 		return usageErr("audit: %s is not a results directory of a run: no %s", dir, results.RunFile)
 	}

@@ -2,41 +2,47 @@ package cli
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
+
+	"github.com/spf13/cobra"
 
 	"github.com/scalelab/scalelab/experiment"
 )
 
-const checkUsage = `Usage: scalelab check RESULTS_DIR [--slo 'p95<1s'] [--slo 'errors<1%'] [--json]
-Checks a run's results directory (run.json) or an experiment's (experiment.json,
-on the mean over repeats) against SLOs; exits 1 when one fails or the run did
-not finish: a release gate for CI pipelines. Without --slo, a run is checked
-against its recorded status and an experiment against its own slo.
-SLOs: p50|p90|p95|p99|p99.9|mean|max < 250ms [for OP], errors < 1%, throughput > 1000/s.
-`
-
 // checkCmd is `scalelab check`.
-func checkCmd(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var slos multiFlag
-	fs.Var(&slos, "slo", "an SLO (repeatable or comma-separated)")
-	asJSON := fs.Bool("json", false, "print the outcome as JSON")
-	pos, err := splitPositional(fs, args)
-	if err != nil {
-		return usageErr("check: %v\n%s", err, checkUsage)
+func checkCmd() *cobra.Command {
+	var slos []string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "check RESULTS_DIR",
+		Short: "exit 1 when a run or experiment misses an SLO (a CI gate)",
+		Long: `Checks a run's results directory (run.json) or an experiment's (experiment.json, on the mean
+over repeats) against SLOs; exits 1 when one fails or the run did not finish: a release gate for CI
+pipelines. Without --slo, a run is checked against its recorded status and an experiment against
+its own slo. SLOs: p50|p90|p95|p99|p99.9|mean|max < 250ms [for OP], errors < 1%,
+throughput > 1000/s.`,
+		Example: `  scalelab check scalelab-results/RUN --slo 'p95<1s' --slo 'errors<1%'
+  scalelab check EXPERIMENT_DIR --json`,
+		Args:              exactArgs(1, "one RESULTS_DIR"),
+		ValidArgsFunction: completeDirs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return check(args[0], slos, asJSON, c.OutOrStdout())
+		},
 	}
-	if len(pos) != 1 {
-		fmt.Fprint(stderr, checkUsage)
-		return usageErr("check: one RESULTS_DIR expected, got %q", pos)
-	}
-	g, err := experiment.CheckDir(pos[0], slos)
+	c.Flags().StringArrayVar(&slos, "slo", nil, "an SLO, e.g. 'p95<1s', 'p99<250ms for read', 'errors<1%' (repeatable or comma-separated)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the outcome as JSON")
+	_ = c.RegisterFlagCompletionFunc("slo", cobra.NoFileCompletions)
+	return c
+}
+
+// check checks dir against slos.
+func check(dir string, slos []string, asJSON bool, stdout io.Writer) error {
+	g, err := experiment.CheckDir(dir, slos)
 	if err != nil {
 		return usageErr("check: %v", err)
 	}
-	if *asJSON {
+	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
@@ -65,7 +71,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	if !g.Pass {
 		return withCode(ExitCheckFailed, errReported)
 	}
-	if !*asJSON {
+	if !asJSON {
 		fmt.Fprintln(stdout, "all checks passed")
 	}
 	return nil

@@ -1,5 +1,7 @@
-// Package cli implements the scalelab command line: one file per
-// subcommand, and the mapping from errors to exit codes.
+// Package cli implements the scalelab command line on cobra: one file per
+// command, the help and flag errors every command shares (help.go,
+// flagerr.go), shell completion (complete.go) and the mapping from errors
+// to exit codes.
 package cli
 
 import (
@@ -9,6 +11,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/runner"
@@ -41,48 +45,6 @@ func ExitCode(err error) int { return results.ExitCode(err) }
 // Version returns the build's version.
 func Version() string { return results.BuildVersion() }
 
-const usage = `scalelab: measure how an application's data backend scales
-
-Usage:
-  scalelab run SCENARIO [flags]   run a scenario against an engine, write a results directory
-  scalelab list [WHAT [NAME]]     list scenarios, engines, load models and settings (WHAT:
-                                  scenarios, engines, models, settings; NAME narrows settings to
-                                  one engine or scenario)
-  scalelab cluster up|status|down|list
-                                  start, inspect and stop local multi-node clusters
-  scalelab experiment run|knee|validate|show FILE
-                                  run a matrix with repeats and statistics, or a knee search
-  scalelab check DIR --slo 'p95<1s'
-                                  exit 1 when a run or experiment misses an SLO (a CI gate)
-  scalelab report DIR [DIR...]    rebuild a run's report.html (repairing a crashed run), or
-                                  compare runs
-  scalelab audit DIR              read back the writes of a run (one whose process died, too)
-  scalelab serve SCENARIO [flags] run a scenario's backend (records, mhealth) as an HTTP app server
-  scalelab merge DIR... --out DIR add the segments of a divided test (run --segment I/N) into
-                                  one result
-  scalelab kube job|setup [flags] -- SCENARIO [run flags]
-                                  render the Kubernetes Jobs of a divided test (YAML on stdout)
-  scalelab version                print the version
-  scalelab help [COMMAND]         print help
-
-Every command answers --help ('scalelab run --help' lists the run flags).
-Exit codes: 0 ok, 1 a check failed, 2 bad usage, 3 interrupted, 4 the run could not finish,
-70 internal error.
-`
-
-// commands are the subcommands, in the order the usage lists them.
-var commands = []string{"run", "list", "cluster", "experiment", "check", "report", "audit", "serve", "merge", "kube", "version", "help"}
-
-// isCommand reports whether name is a subcommand.
-func isCommand(name string) bool {
-	for _, c := range commands {
-		if c == name {
-			return true
-		}
-	}
-	return false
-}
-
 // Main runs the command line and returns the exit code; errors are printed
 // to stderr.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -101,58 +63,168 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return ExitOK
 }
 
-// Run dispatches to a subcommand.
+// Run parses args with the command tree and runs the command they name.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return usageErr("no command given")
-	}
-	cmd, rest := args[0], args[1:]
-	if wantsHelp(rest) && isCommand(cmd) {
-		printHelp(stdout, cmd, rest)
-		return nil
-	}
-	switch cmd {
-	case "run":
-		return runCmd(ctx, rest, stdout, stderr)
-	case "list":
-		return listCmd(rest, stdout)
-	case "report":
-		return reportCmd(rest, stdout, stderr)
-	case "audit":
-		return auditCmd(ctx, rest, stdout, stderr)
-	case "serve":
-		return serveCmd(ctx, rest, stdout, stderr)
-	case "merge":
-		return mergeCmd(rest, stdout, stderr)
-	case "kube":
-		return kubeCmd(rest, stdout, stderr)
-	case "cluster":
-		return clusterCmd(ctx, rest, stdout, stderr)
-	case "experiment":
-		return experimentCmd(ctx, rest, stdout, stderr)
-	case "check":
-		return checkCmd(rest, stdout, stderr)
-	case runner.ChildCommand: // an experiment's segment process; not listed
+	if len(args) > 0 && args[0] == runner.ChildCommand { // an experiment's segment process; not listed
 		return runner.RunChild(ctx, os.Stdin, stdout, stderr)
-	case "version", "--version":
-		fmt.Fprintln(stdout, "scalelab", Version())
-		return nil
-	case "help", "-h", "-help", "--help":
-		if len(rest) > 0 && !isCommand(rest[0]) {
-			return usageErr("help: unknown command %q; commands: %s", rest[0], strings.Join(commands, ", "))
-		}
-		if len(rest) > 0 {
-			printHelp(stdout, rest[0], rest[1:])
-			return nil
-		}
-		fmt.Fprint(stdout, usage)
-		return nil
 	}
-	cmds := commands
-	msg := fmt.Sprintf("unknown command %q; commands: %s", cmd, strings.Join(cmds, ", "))
-	if n := setting.Nearest(cmd, cmds); n != "" {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		args = append([]string{"version"}, args[1:]...)
+	}
+	root := newRoot()
+	root.SetArgs(normalizeArgs(root, args))
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetIn(os.Stdin)
+	_, err := root.ExecuteContextC(ctx)
+	return err
+}
+
+func init() {
+	cobra.EnableCommandSorting = false // commands in the order newRoot adds them
+}
+
+// newRoot builds the whole command tree.
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "scalelab",
+		Short: "measure how an application's data backend scales",
+		Long: `scalelab runs an application scenario against a data store under a load model and writes a
+self-describing results directory (run.json, interval histograms, report.html). Every command
+answers --help; 'scalelab completion SHELL' prints a completion script for bash, zsh or fish.
+Exit codes: 0 ok, 1 a check failed, 2 bad usage, 3 interrupted, 4 the run could not finish,
+70 internal error.`,
+		Example: `  scalelab run ycsb --engine null --users 16 --duration 20s
+  scalelab list settings postgres
+  scalelab completion bash > /etc/bash_completion.d/scalelab`,
+		Args:          cobra.ArbitraryArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				printHelp(c, c.ErrOrStderr())
+				return usageErr("no command given")
+			}
+			return unknownSub(c, args[0])
+		},
+		ValidArgsFunction: cobra.NoFileCompletions,
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetFlagErrorFunc(flagError)
+	root.SetHelpFunc(func(c *cobra.Command, _ []string) { printHelp(c, c.OutOrStdout()) })
+	root.SetHelpCommand(helpCmd(root))
+	root.AddCommand(runCmd(), listCmd(), clusterCmd(), experimentCmd(), checkCmd(), reportCmd(), auditCmd(),
+		serveCmd(), mergeCmd(), kubeCmd(), versionCmd(), completionCmd(root))
+	return root
+}
+
+// path is a command's path without the program name: "cluster up".
+func path(c *cobra.Command) string {
+	return strings.TrimPrefix(strings.TrimPrefix(c.CommandPath(), c.Root().Name()), " ")
+}
+
+// visibleSubs names c's subcommands users see.
+func visibleSubs(c *cobra.Command) []string {
+	var names []string
+	for _, s := range c.Commands() {
+		if s.IsAvailableCommand() || s.Name() == "help" {
+			names = append(names, s.Name())
+		}
+	}
+	return names
+}
+
+// unknownSub is the error for a subcommand of c that does not exist.
+func unknownSub(c *cobra.Command, name string) error {
+	subs := visibleSubs(c)
+	what := "command"
+	where := ""
+	if c.HasParent() {
+		what, where = "subcommand", path(c)+": "
+	}
+	msg := fmt.Sprintf("%sunknown %s %q; %ss: %s", where, what, name, what, strings.Join(subs, ", "))
+	if n := setting.Nearest(name, subs); n != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", n)
 	}
 	return usageErr("%s", msg)
+}
+
+// groupCmd is a command whose work is done by its subcommands: alone it
+// prints its help on stderr and exits 2.
+func groupCmd(c *cobra.Command) *cobra.Command {
+	c.Args = cobra.ArbitraryArgs
+	c.ValidArgsFunction = cobra.NoFileCompletions
+	c.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			printHelp(c, c.ErrOrStderr())
+			return usageErr("%s: no subcommand given (%s)", path(c), strings.Join(visibleSubs(c), ", "))
+		}
+		return unknownSub(c, args[0])
+	}
+	return c
+}
+
+// helpCmd is `scalelab help [COMMAND...]`.
+func helpCmd(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:     "help [COMMAND]",
+		Short:   "print the help of scalelab or of a command",
+		Example: "  scalelab help run\n  scalelab help cluster up",
+		Args:    cobra.ArbitraryArgs,
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			c, _, err := root.Find(args)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return visibleSubs(c), cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			target, rest, err := root.Find(args)
+			if err != nil {
+				return usageErr("help: %v", err)
+			}
+			if len(rest) > 0 && target.HasSubCommands() {
+				return unknownSub(target, rest[0])
+			}
+			if target == root && len(args) > 0 {
+				return unknownSub(root, args[0])
+			}
+			printHelp(target, c.OutOrStdout())
+			return nil
+		},
+	}
+}
+
+// versionCmd is `scalelab version`.
+func versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:               "version",
+		Short:             "print the version of this build",
+		Long:              "Prints the version of this build (also: scalelab --version).",
+		Example:           "  scalelab version",
+		Args:              noArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE: func(c *cobra.Command, _ []string) error {
+			fmt.Fprintln(c.OutOrStdout(), "scalelab", Version())
+			return nil
+		},
+	}
+}
+
+// noArgs refuses positional arguments in scalelab's words.
+func noArgs(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErr("%s takes no arguments, got %q; see 'scalelab %s --help'", path(c), args, path(c))
+	}
+	return nil
+}
+
+// exactArgs wants n positional arguments, described by what.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErr("%s: %s expected, got %q; usage: %s", path(c), what, args, c.UseLine())
+		}
+		return nil
+	}
 }

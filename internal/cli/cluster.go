@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,108 +11,128 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/scalelab/scalelab/apptier"
 	"github.com/scalelab/scalelab/cgroup"
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
 )
 
-const clusterUsage = `Usage:
-  scalelab cluster up ENGINE --name NAME [--nodes N] [--replicas N] [--heap 1g]
-                     [--roles cm,data,data] [--opt key=value] [--timeout 10m]
-                     [--backend sqlite|postgres]   (ferretdb)
-                     [--cpus 0.5] [--memory 1g] [--cpuset 0]   (per node, in a cgroup)
-                     [--netns]   (each node in its own network namespace; root;
-                                  postgres, opensearch, elasticsearch, cassandra, app)
-                     [--link [NODE:]delay=1ms,jitter=1ms,loss=0.5%,rate=100mbit]
-                                 (emulated links, with --netns; repeatable)
-  scalelab cluster up app --name NAME --scenario records [--servers 2]
-                     [--cluster STORE] [--set records.eager=true]...
-                     [--opt max_inflight=16] [--opt procs=1] [--opt request_timeout=30s]
-                     [--opt balance=roundrobin|leastconn] [--opt check_interval=1s]
-                     [--cpus 1] [--memory 512m]   (per app server)
-                                 (N scalelab serve processes behind HAProxy)
-  scalelab cluster status [NAME] [--json]
-  scalelab cluster down NAME [--keep]
-  scalelab cluster list
-Clusters run on loopback, survive the scalelab that started them, and keep their
-state (and a 0600 password file) in $SCALELAB_HOME/clusters (default ~/.scalelab/clusters).
-Use one with: scalelab run SCENARIO --cluster NAME (the cluster implies its engine)
-`
+// clusterLong is the description of `scalelab cluster`; the engines come
+// from the registry of provisioners.
+func clusterLong() string {
+	return fmt.Sprintf(`Starts, inspects and stops local multi-node clusters. Clusters run on loopback, survive the
+scalelab that started them, and keep their state (and a 0600 password file) in
+$SCALELAB_HOME/clusters (default ~/.scalelab/clusters). Use one with: scalelab run SCENARIO
+--cluster NAME (the cluster implies its engine).
 
-// clusterCmd dispatches the cluster subcommands.
-func clusterCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, clusterUsage)
-		return usageErr("cluster: no subcommand given (up, status, down, list)")
-	}
-	// networks a crashed scalelab left behind go first
-	if removed, err := cluster.CleanStaleNets(); err != nil {
-		fmt.Fprintf(stderr, "warning: removing stale cluster networks: %v\n", err)
-	} else if len(removed) > 0 {
-		fmt.Fprintf(stderr, "removed the stale networks of clusters that no longer exist: %s\n", strings.Join(removed, ", "))
-	}
-	switch args[0] {
-	case "up":
-		return clusterUp(ctx, args[1:], stdout, stderr)
-	case "status":
-		return clusterStatus(ctx, args[1:], stdout)
-	case "down":
-		return clusterDown(ctx, args[1:], stdout)
-	case "list", "ls":
-		return clusterList(stdout)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, clusterUsage)
-		return nil
-	}
-	return usageErr("cluster: unknown subcommand %q; allowed: up, status, down, list", args[0])
+Engines that can start clusters: %s.
+'cluster up app' starts N scalelab serve processes behind HAProxy: the app tier of a web scenario,
+on a store cluster (--cluster STORE) and optionally a cache cluster (--cache-cluster CACHE).`,
+		strings.Join(cluster.Provisioners(), ", "))
 }
 
-// splitPositional parses flags wherever the positional arguments stand.
-func splitPositional(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, usageErr("cluster %s: %v", fs.Name(), err)
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
+// clusterCmd is `scalelab cluster` and its subcommands.
+func clusterCmd() *cobra.Command {
+	c := groupCmd(&cobra.Command{
+		Use:   "cluster COMMAND",
+		Short: "start, inspect and stop local multi-node clusters",
+		Long:  clusterLong(),
+		Example: `  scalelab cluster up postgres --name pg1 --replicas 2
+  scalelab cluster up app --name web --scenario records --servers 2 --cluster pg1 --cache-cluster r1
+  scalelab cluster status pg1
+  scalelab cluster down pg1`,
+		PersistentPreRun: func(c *cobra.Command, _ []string) {
+			// networks a crashed scalelab left behind go first
+			if removed, err := cluster.CleanStaleNets(); err != nil {
+				fmt.Fprintf(c.ErrOrStderr(), "warning: removing stale cluster networks: %v\n", err)
+			} else if len(removed) > 0 {
+				fmt.Fprintf(c.ErrOrStderr(), "removed the stale networks of clusters that no longer exist: %s\n", strings.Join(removed, ", "))
+			}
+		},
+	})
+	c.AddCommand(clusterUpCmd(), clusterStatusCmd(), clusterDownCmd(), clusterListCmd())
+	return c
 }
 
-func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("up", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	name := fs.String("name", "", "cluster name (required)")
-	nodes := fs.Int("nodes", 0, "number of nodes (default: the engine's)")
-	replicas := fs.Int("replicas", 0, "read replicas (postgres)")
-	heap := fs.String("heap", "", "JVM heap per node, e.g. 1g")
-	roles := fs.String("roles", "", "per-node roles, comma-separated, e.g. cm,data,data")
-	backend := fs.String("backend", "", "storage backend (ferretdb: sqlite or postgres)")
-	timeout := fs.Duration("timeout", 10*time.Minute, "how long to wait for the cluster to become healthy")
-	cpus := fs.String("cpus", "", "CPU limit per node in cores, e.g. 0.5 (a cgroup per node)")
-	memory := fs.String("memory", "", "memory limit per node, e.g. 512m or 1g (a cgroup per node)")
-	cpuset := fs.String("cpuset", "", "CPUs each node may run on, e.g. 0 or 0-1 (pinning)")
-	netnsFlag := fs.Bool("netns", false, "each node in its own network namespace on a bridge scalelab creates (root)")
-	var opts, linkFlags, sets multiFlag
-	fs.Var(&opts, "opt", "engine-specific option key=value (repeatable)")
-	scen := fs.String("scenario", "", "app: the web scenario the servers serve (records, mhealth)")
-	servers := fs.Int("servers", 0, "app: the number of app servers behind the balancer (default 2)")
-	store := fs.String("cluster", "", "app: the store cluster the servers use (default: a SQLite file of the app cluster's own)")
-	fs.Var(&sets, "set", "app: a scenario setting for every server, key=value (repeatable)")
-	cacheCl := fs.String("cache-cluster", "", "app: the cache tier's cluster (redis, memcached) the servers cache in, with --set cache.mode=shared")
-	fs.Var(&linkFlags, "link", "emulated link, with --netns: [NODE:]delay=1ms,jitter=1ms,loss=0.5%,rate=100mbit (repeatable)")
-	pos, err := splitPositional(fs, args)
-	if err != nil {
-		return err
+// upFlags are the flags of `cluster up`.
+type upFlags struct {
+	name, heap, roles, backend, cpus, memory, cpuset string
+	nodes, replicas, servers                         int
+	timeout                                          time.Duration
+	netns                                            bool
+	opts, links, sets                                []string
+	scen, store, cacheCl                             string
+}
+
+// clusterUpCmd is `scalelab cluster up`.
+func clusterUpCmd() *cobra.Command {
+	f := &upFlags{}
+	c := &cobra.Command{
+		Use:   "up ENGINE --name NAME",
+		Short: "start a local cluster of ENGINE (or the app tier: cluster up app)",
+		Long: fmt.Sprintf(`Starts a local cluster of ENGINE named NAME and waits until it is healthy (--timeout).
+ENGINE is one of: %s.
+'cluster up app' starts the app tier of a web scenario: --servers scalelab serve processes behind
+HAProxy, on the store cluster --cluster STORE (default: a SQLite file of its own) and the cache
+cluster --cache-cluster CACHE (with --set cache.mode=shared).`, strings.Join(cluster.Provisioners(), ", ")),
+		Example: `  scalelab cluster up postgres --name pg1 --replicas 2
+  scalelab cluster up opensearch --name os3 --nodes 3 --heap 1g
+  scalelab cluster up postgres --name pg --cpus 0.5 --memory 1g
+  scalelab cluster up redis --name r1
+  scalelab cluster up app --name web --scenario records --servers 2 --cluster pg1 --cache-cluster r1`,
+		Args: exactArgs(1, "one ENGINE"),
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return cluster.Provisioners(), cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			return clusterUp(c.Context(), args[0], f, c.OutOrStdout(), c.ErrOrStderr())
+		},
 	}
-	if len(pos) != 1 {
-		return usageErr("cluster up: one ENGINE expected, got %q\n%s", pos, clusterUsage)
-	}
+	addGroup(c, "Cluster", func(fs *pflag.FlagSet) {
+		fs.StringVar(&f.name, "name", "", "cluster name (required)")
+		fs.IntVar(&f.nodes, "nodes", 0, "number of nodes (default: the engine's)")
+		fs.IntVar(&f.replicas, "replicas", 0, "read replicas (postgres)")
+		fs.StringVar(&f.heap, "heap", "", "JVM heap per node, e.g. 1g")
+		fs.StringVar(&f.roles, "roles", "", "per-node roles, comma-separated, e.g. cm,data,data")
+		fs.StringVar(&f.backend, "backend", "", "storage backend (ferretdb: sqlite or postgres)")
+		fs.StringArrayVar(&f.opts, "opt", nil, "engine-specific option `KEY=VALUE` (repeatable), e.g. memory_mb=512 (memcached)")
+		fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "how long to wait for the cluster to become healthy")
+	})
+	addGroup(c, "Resources per node (a cgroup per node)", func(fs *pflag.FlagSet) {
+		fs.StringVar(&f.cpus, "cpus", "", "CPU limit per node in cores, e.g. 0.5")
+		fs.StringVar(&f.memory, "memory", "", "memory limit per node, e.g. 512m or 1g")
+		fs.StringVar(&f.cpuset, "cpuset", "", "CPUs each node may run on, e.g. 0 or 0-1 (pinning)")
+	})
+	addGroup(c, "Network", func(fs *pflag.FlagSet) {
+		fs.BoolVar(&f.netns, "netns", false, "each node in its own network namespace on a bridge scalelab creates (root)")
+		fs.StringArrayVar(&f.links, "link", nil, "emulated link, with --netns: [NODE:]delay=1ms,jitter=1ms,loss=0.5%,rate=100mbit (repeatable)")
+	})
+	addGroup(c, "App tier (cluster up app)", func(fs *pflag.FlagSet) {
+		fs.StringVar(&f.scen, "scenario", "", "the web scenario the servers serve")
+		fs.IntVar(&f.servers, "servers", 0, "the number of app servers behind the balancer (default 2)")
+		fs.StringVar(&f.store, "cluster", "", "the store cluster the servers use (default: a SQLite file of the app cluster's own)")
+		fs.StringArrayVar(&f.sets, "set", nil, "a scenario setting for every server, `KEY=VALUE` (repeatable)")
+		fs.StringVar(&f.cacheCl, "cache-cluster", "", "the cache tier's cluster (redis, memcached) the servers cache in, with --set cache.mode=shared")
+	})
+	choices(c, "backend", "sqlite", "postgres")
+	choices(c, "scenario", webScenarios()...)
+	_ = c.RegisterFlagCompletionFunc("cluster", completeClusters)
+	_ = c.RegisterFlagCompletionFunc("cache-cluster", completeClusters)
+	_ = c.RegisterFlagCompletionFunc("set", completeSetting)
+	return c
+}
+
+func clusterUp(ctx context.Context, engArg string, f *upFlags, stdout, stderr io.Writer) error {
+	pos := []string{engArg}
+	name, nodes, replicas, heap, roles, backend, timeout := &f.name, &f.nodes, &f.replicas, &f.heap, &f.roles, &f.backend, &f.timeout
+	cpus, memory, cpuset, netnsFlag, opts, linkFlags, sets := &f.cpus, &f.memory, &f.cpuset, &f.netns, f.opts, f.links, f.sets
+	scen, servers, store, cacheCl := &f.scen, &f.servers, &f.store, &f.cacheCl
 	prov, err := cluster.Lookup(pos[0])
 	if err != nil {
 		return usageErr("cluster up: %v", err)
@@ -242,14 +261,26 @@ func printState(w io.Writer, st *cluster.State) {
 	}
 }
 
-func clusterStatus(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := splitPositional(fs, args)
-	if err != nil {
-		return err
+// clusterStatusCmd is `scalelab cluster status`.
+func clusterStatusCmd() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:               "status [NAME...]",
+		Short:             "print the nodes of the clusters (all, or those named): role, pid, address, health",
+		Example:           "  scalelab cluster status pg1\n  scalelab cluster status --json",
+		Args:              cobra.ArbitraryArgs,
+		ValidArgsFunction: completeClusters,
+		RunE: func(c *cobra.Command, args []string) error {
+			return clusterStatus(c.Context(), args, asJSON, c.OutOrStdout())
+		},
 	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+func clusterStatus(ctx context.Context, pos []string, asJSONFlag bool, stdout io.Writer) error {
+	asJSON := &asJSONFlag
+	var err error
 	names := pos
 	if len(names) == 0 {
 		if names, err = cluster.List(); err != nil {
@@ -299,18 +330,27 @@ func clusterStatus(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
-func clusterDown(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("down", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	keep := fs.Bool("keep", false, "keep the data directories")
-	grace := fs.Duration("grace", 20*time.Second, "how long each node may take to stop after SIGTERM before SIGKILL")
-	pos, err := splitPositional(fs, args)
-	if err != nil {
-		return err
+// clusterDownCmd is `scalelab cluster down`.
+func clusterDownCmd() *cobra.Command {
+	var keep bool
+	var grace time.Duration
+	c := &cobra.Command{
+		Use:               "down NAME",
+		Short:             "stop a cluster and remove its data (--keep keeps it)",
+		Example:           "  scalelab cluster down pg1\n  scalelab cluster down pg1 --keep",
+		Args:              exactArgs(1, "one NAME"),
+		ValidArgsFunction: completeFirstCluster,
+		RunE: func(c *cobra.Command, args []string) error {
+			return clusterDown(c.Context(), args, keep, grace, c.OutOrStdout())
+		},
 	}
-	if len(pos) != 1 {
-		return usageErr("cluster down: one NAME expected, got %q", pos)
-	}
+	c.Flags().BoolVar(&keep, "keep", false, "keep the data directories")
+	c.Flags().DurationVar(&grace, "grace", 20*time.Second, "how long each node may take to stop after SIGTERM before SIGKILL")
+	return c
+}
+
+func clusterDown(ctx context.Context, pos []string, keepFlag bool, graceFlag time.Duration, stdout io.Writer) error {
+	keep, grace := &keepFlag, &graceFlag
 	st, err := cluster.Load(pos[0])
 	if err != nil {
 		return withCode(ExitUsage, err)
@@ -330,7 +370,21 @@ func clusterDown(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
+// clusterListCmd is `scalelab cluster list`.
+func clusterListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:               "list",
+		Aliases:           []string{"ls"},
+		Short:             "list the local clusters: engine, nodes alive, target",
+		Example:           "  scalelab cluster list",
+		Args:              noArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE:              func(c *cobra.Command, _ []string) error { return clusterList(c.OutOrStdout()) },
+	}
+}
+
 func clusterList(stdout io.Writer) error {
+
 	names, err := cluster.List()
 	if err != nil {
 		return withCode(ExitUnfinished, err)

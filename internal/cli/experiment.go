@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -10,90 +9,131 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/scalelab/scalelab/experiment"
 	"github.com/scalelab/scalelab/slo"
 )
 
-const experimentUsage = `Usage:
-  scalelab experiment run FILE.yaml [--out DIR] [--profile NAME] [--repeats N] [--slo S] [--dry-run]
-  scalelab experiment knee FILE.yaml [--on users|rate] [--start N] [--max N] [--precision 10%]
-                                     [--repeats N] [--slo S]
-  scalelab experiment validate FILE.yaml [--profile NAME]
-                                     check the file and print the runs it makes
-  scalelab experiment show DIR                               print a finished experiment's tables
-An experiment runs a matrix of combinations with repeats, compares each with the
-baseline (95% CIs, Welch's t-test) and checks the SLO; a knee search raises users
-or rate until the SLO breaks. See docs/experiments.md and examples/.
-Exit codes: 0 ok, 1 an SLO or check failed, 2 bad file or flags, 3 interrupted,
-4 runs could not finish.
-`
-
-// experimentCmd dispatches the experiment subcommands.
-func experimentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, experimentUsage)
-		return usageErr("experiment: no subcommand given (run, knee, validate, show)")
-	}
-	switch args[0] {
-	case "run":
-		return experimentRun(ctx, args[1:], false, stdout, stderr)
-	case "knee":
-		return experimentRun(ctx, args[1:], true, stdout, stderr)
-	case "validate", "plan":
-		return experimentValidate(args[1:], stdout)
-	case "show":
-		return experimentShow(args[1:], stdout)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, experimentUsage)
-		return nil
-	}
-	return usageErr("experiment: unknown subcommand %q; allowed: run, knee, validate, show", args[0])
+// experimentCmd is `scalelab experiment` and its subcommands.
+func experimentCmd() *cobra.Command {
+	c := groupCmd(&cobra.Command{
+		Use:   "experiment COMMAND",
+		Short: "run a matrix with repeats and statistics, or a knee search",
+		Long: `An experiment runs a matrix of combinations with repeats, compares each with the baseline (95%
+CIs, Welch's t-test) and checks the SLO; a knee search raises users or rate until the SLO breaks.
+See docs/experiments.md and examples/. Exit codes: 0 ok, 1 an SLO or check failed, 2 bad file or
+flags, 3 interrupted, 4 runs could not finish.`,
+		Example: `  scalelab experiment validate examples/social-mixes.yaml
+  scalelab experiment run examples/social-mixes.yaml
+  scalelab experiment knee examples/mhealth-knee.yaml
+  scalelab experiment show scalelab-results/EXPERIMENT`,
+	})
+	c.AddCommand(experimentRunCmd(false), experimentRunCmd(true), experimentValidateCmd(), experimentShowCmd())
+	return c
 }
 
 // experimentFlags are the flags of `experiment run` and `experiment knee`.
 type experimentFlags struct {
+	name              string
 	out, profile      string
 	repeats           int
-	slos              multiFlag
+	slos              []string
 	dryRun            bool
 	on, precision     string
 	start, max        float64
 	searchGiven, knee bool
 }
 
-func parseExperimentFlags(name string, args []string, knee bool) (*experimentFlags, string, error) {
-	f := &experimentFlags{knee: knee}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&f.out, "out", "", "results directory (default: the file's results:, else scalelab-results/NAME-TIME)")
-	fs.StringVar(&f.profile, "profile", "", "apply one of the file's profiles (e.g. study, to run at the study's size)")
-	fs.IntVar(&f.repeats, "repeats", 0, "a fixed number of repeats, overriding the file's rule")
-	fs.Var(&f.slos, "slo", "an SLO added to the file's (repeatable), e.g. 'p95<1s for read'")
+// completeYAML completes the experiment file.
+func completeYAML(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return []string{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
+}
+
+// experimentRunCmd is `experiment run`, or `experiment knee` with knee.
+func experimentRunCmd(knee bool) *cobra.Command {
+	f := &experimentFlags{name: "run", knee: knee}
+	c := &cobra.Command{
+		Use:   "run FILE.yaml",
+		Short: "run the matrix of combinations with repeats, compare each with the baseline",
+		Long: `Runs the combinations of the experiment file, each repeated (a fixed number, or until the 95% CI
+is narrow enough), compares each with its baseline and checks the SLO; writes experiment.json and
+report.html in the results directory.`,
+		Example: `  scalelab experiment run examples/social-mixes.yaml
+  scalelab experiment run examples/mhealth-vertical.yaml --profile study --out results/vertical
+  scalelab experiment run examples/social-mixes.yaml --dry-run`,
+		Args:              exactArgs(1, "one FILE.yaml"),
+		ValidArgsFunction: completeYAML,
+		RunE: func(c *cobra.Command, args []string) error {
+			f.searchGiven = c.Flags().Changed("on") || c.Flags().Changed("start") || c.Flags().Changed("max") || c.Flags().Changed("precision")
+			return experimentRun(c.Context(), args[0], f, c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
 	if knee {
-		fs.StringVar(&f.on, "on", "", "what the search raises: users|rate (default: from the load model)")
-		fs.Float64Var(&f.start, "start", 0, "first load (default: the file's users, or 100/s)")
-		fs.Float64Var(&f.max, "max", 0, "highest load tried (default 1024 users, or 1024 x start)")
-		fs.StringVar(&f.precision, "precision", "", "stop bisecting when the bracket is within this fraction, e.g. 10%")
-	} else {
-		fs.BoolVar(&f.dryRun, "dry-run", false, "check the file and print the runs it makes, without running")
+		f.name = "knee"
+		c.Use = "knee FILE.yaml"
+		c.Short = "find the highest load (users or rate) that meets the SLO"
+		c.Long = `Raises the load (users or rate) of the experiment file until the SLO breaks, then bisects the
+bracket to --precision: the knee. Without search flags, the file's search: block decides.`
+		c.Example = `  scalelab experiment knee examples/mhealth-knee.yaml
+  scalelab experiment knee examples/mhealth-knee.yaml --on users --start 8 --max 512 --precision 10%`
 	}
-	pos, err := splitPositional(fs, args)
-	if err != nil {
-		return nil, "", usageErr("experiment %s: %v\n%s", name, err, experimentUsage)
-	}
-	if len(pos) != 1 {
-		return nil, "", usageErr("experiment %s: one FILE.yaml expected, got %q", name, pos)
-	}
-	if f.repeats < 0 {
-		return nil, "", usageErr("experiment %s: --repeats %d must be positive", name, f.repeats)
-	}
-	fs.Visit(func(fl *flag.Flag) {
-		switch fl.Name {
-		case "on", "start", "max", "precision":
-			f.searchGiven = true
+	addGroup(c, "Experiment", func(fs *pflag.FlagSet) {
+		fs.StringVar(&f.out, "out", "", "results directory (default: the file's results:, else scalelab-results/NAME-TIME)")
+		fs.StringVar(&f.profile, "profile", "", "apply one of the file's profiles (e.g. study, to run at the study's size)")
+		fs.IntVar(&f.repeats, "repeats", 0, "a fixed number of repeats, overriding the file's rule")
+		fs.StringArrayVar(&f.slos, "slo", nil, "an SLO added to the file's (repeatable), e.g. 'p95<1s for read'")
+		if !knee {
+			fs.BoolVar(&f.dryRun, "dry-run", false, "check the file and print the runs it makes, without running")
 		}
 	})
-	return f, pos[0], nil
+	if knee {
+		addGroup(c, "Knee search", func(fs *pflag.FlagSet) {
+			fs.StringVar(&f.on, "on", "", "what the search raises: users|rate (default: from the load model)")
+			fs.Float64Var(&f.start, "start", 0, "first load (default: the file's users, or 100/s)")
+			fs.Float64Var(&f.max, "max", 0, "highest load tried (default 1024 users, or 1024 x start)")
+			fs.StringVar(&f.precision, "precision", "", "stop bisecting when the bracket is within this fraction, e.g. 10%")
+		})
+		choices(c, "on", "users", "rate")
+	}
+	_ = c.RegisterFlagCompletionFunc("out", completeDirs)
+	return c
+}
+
+// experimentValidateCmd is `experiment validate`.
+func experimentValidateCmd() *cobra.Command {
+	var profile string
+	c := &cobra.Command{
+		Use:               "validate FILE.yaml",
+		Aliases:           []string{"plan"},
+		Short:             "check the file and print the runs it makes",
+		Example:           "  scalelab experiment validate examples/social-mixes.yaml --profile study",
+		Args:              exactArgs(1, "one FILE.yaml"),
+		ValidArgsFunction: completeYAML,
+		RunE: func(c *cobra.Command, args []string) error {
+			return experimentValidate(args[0], profile, c.OutOrStdout())
+		},
+	}
+	c.Flags().StringVar(&profile, "profile", "", "apply one of the file's profiles")
+	return c
+}
+
+// experimentShowCmd is `experiment show`.
+func experimentShowCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:               "show DIR",
+		Short:             "print a finished experiment's tables",
+		Example:           "  scalelab experiment show scalelab-results/EXPERIMENT",
+		Args:              exactArgs(1, "one results DIR"),
+		ValidArgsFunction: completeDirs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return experimentShow(args[0], c.OutOrStdout())
+		},
+	}
 }
 
 // loadSpec reads a file and adds --slo objectives.
@@ -112,14 +152,10 @@ func loadSpec(file, profile string, slos []string) (*experiment.Spec, error) {
 	return s, nil
 }
 
-func experimentRun(ctx context.Context, args []string, knee bool, stdout, stderr io.Writer) error {
-	name := "run"
-	if knee {
-		name = "knee"
-	}
-	f, file, err := parseExperimentFlags(name, args, knee)
-	if err != nil {
-		return err
+func experimentRun(ctx context.Context, file string, f *experimentFlags, stdout, stderr io.Writer) error {
+	knee := f.knee
+	if f.repeats < 0 {
+		return usageErr("experiment %s: --repeats %d must be positive", f.name, f.repeats)
 	}
 	s, err := loadSpec(file, f.profile, f.slos)
 	if err != nil {
@@ -148,18 +184,8 @@ func experimentRun(ctx context.Context, args []string, knee bool, stdout, stderr
 	return err
 }
 
-func experimentValidate(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	profile := fs.String("profile", "", "apply one of the file's profiles")
-	pos, err := splitPositional(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usageErr("experiment validate: one FILE.yaml expected, got %q", pos)
-	}
-	s, err := loadSpec(pos[0], *profile, nil)
+func experimentValidate(file, profile string, stdout io.Writer) error {
+	s, err := loadSpec(file, profile, nil)
 	if err != nil {
 		return err
 	}
@@ -246,11 +272,8 @@ func printPlan(w io.Writer, s *experiment.Spec, repeats int) error {
 	return nil
 }
 
-func experimentShow(args []string, stdout io.Writer) error {
-	if len(args) != 1 {
-		return usageErr("experiment show: one results DIR expected, got %q", args)
-	}
-	r, err := experiment.ReadResult(args[0])
+func experimentShow(dir string, stdout io.Writer) error {
+	r, err := experiment.ReadResult(dir)
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}

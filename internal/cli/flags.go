@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"context"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/scalelab/scalelab/runner"
 	"github.com/scalelab/scalelab/scenario"
@@ -31,14 +31,14 @@ type runFlags struct {
 	samples  bool
 	out      string
 	progress string
-	sets     multiFlag
+	sets     []string
 	loadOnly bool
 	drain    time.Duration
 	cpuprof  string
 	audit    bool
 	cluster  string
-	slo      multiFlag
-	faults   multiFlag
+	slo      []string
+	faults   []string
 	recWait  time.Duration
 	cache    string
 	cacheTgt string
@@ -49,74 +49,121 @@ type runFlags struct {
 	tele     string
 }
 
-type multiFlag []string
+// runLong is the description of `scalelab run`.
+const runLong = `Runs SCENARIO (see 'scalelab list scenarios') against an engine under a load model, and writes a
+results directory (run.json, intervals.hlog, series.csv, report.html). Flags may stand before or
+after SCENARIO. Exit codes: 0 ok, 1 an SLO or check failed (lost writes, wrong answers), 2 bad
+usage, 3 interrupted, 4 the run could not finish, 70 internal error.`
 
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
-
-func newRunFlags() (*flag.FlagSet, *runFlags) {
-	f := &runFlags{}
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&f.engine, "engine", "", "engine to run against (see 'scalelab list'); default: the --cluster's engine, else sqlite")
-	fs.StringVar(&f.target, "target", "", "engine target: a file for sqlite, an address for servers (passwords come from the environment, never from here)")
-	fs.StringVar(&f.model, "model", "", "load model: closed|rate|phases (default: phases with --phases, rate with --rate, else closed)")
-	fs.IntVar(&f.users, "users", 0, "closed: virtual users (default 8); rate: operations that may be in flight at once (default 32)")
-	fs.StringVar(&f.think, "think", "", "think time between a user's operations: 2s, uniform 0-5s, exponential exp:2s")
-	fs.DurationVar(&f.duration, "duration", 0, "how long to run (default 10s unless --ops or --phases bound the run)")
-	fs.Int64Var(&f.ops, "ops", 0, "total operations, shared by all users (0: no limit)")
-	fs.StringVar(&f.rate, "rate", "", "rate model: operations per second, e.g. 5000/s")
-	fs.StringVar(&f.arrivals, "arrivals", "constant", "rate model arrivals: constant|poisson")
-	fs.StringVar(&f.phases, "phases", "", "phases model: session arrival phases, e.g. 30s@1/s,30s@2/s,30s@4/s")
-	fs.DurationVar(&f.warmup, "warmup", 0, "exclude this first part of the run from every figure")
-	fs.Uint64Var(&f.seed, "seed", 1, "seed of generated data and random choices (same seed, same data)")
-	fs.BoolVar(&f.samples, "samples", false, "also write every operation to samples.csv")
-	fs.StringVar(&f.tele, "telemetry", "1s", "how often to sample CPU, memory and I/O of every node scalelab started (telemetry.csv), or off")
-	fs.StringVar(&f.out, "out", "", "results directory (default scalelab-results/SCENARIO-ENGINE-TIME)")
-	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto|bar|lines|off")
-	fs.Var(&f.sets, "set", "a setting, key=value (repeatable); 'scalelab list settings' prints them all")
-	fs.BoolVar(&f.loadOnly, "load-only", false, "load the data and stop, without the measured run")
-	fs.DurationVar(&f.drain, "drain", time.Second, "at the stop, how long in-flight operations may finish")
-	fs.StringVar(&f.cluster, "cluster", "", "run against a local cluster started with 'scalelab cluster up' (instead of --target)")
-	fs.StringVar(&f.cache, "cache", "", "a cache tier in front of the store: its engine (for scenarios that use one, see 'scalelab list scenarios'); its settings are --set cache.ENGINE.KEY=VALUE")
-	fs.StringVar(&f.cacheTgt, "cache-target", "", "the cache tier's target (as --target is the store's)")
-	fs.StringVar(&f.cacheCl, "cache-cluster", "", "the cache tier on a local cluster (implies --cache)")
-	fs.StringVar(&f.app, "app", "", "drive a web scenario's backend over HTTP at this URL (scalelab serve, or a balancer): sets SCENARIO.app")
-	fs.Var(&f.slo, "slo", "a service-level objective, e.g. 'p95<1s', 'p99<250ms for read', 'errors<1%' (repeatable or comma-separated); a failed one exits 1")
-	fs.Var(&f.faults, "fault", "inject a fault into the --cluster: kill:NODE@T, stop:NODE@T+D (SIGSTOP, SIGCONT after D), restart:NODE@T; with --netns clusters partition:NODE@T+D, partition:A|B@T+D (groups), delay:NODE=200ms@T+D, loss:NODE=10%@T+D; T counts from the start of the load (repeatable; see docs/faults.md)")
-	fs.DurationVar(&f.recWait, "recovery-wait", 0, "with --fault: how long to wait after the load for the cluster to be healthy again before the post-run checks (default 3m)")
-	fs.BoolVar(&f.audit, "audit", true, "log every write in history.log and read the acknowledged ones back after the run; a lost one exits 1 (docs/audit.md); --audit=false turns it off, except with --fault")
-	fs.StringVar(&f.segment, "segment", "", "run the I-th (0-based) of N disjoint shares of the test, as I/N (e.g. 0/4); 'scalelab merge' adds the shares' results into one (docs/segments.md)")
-	fs.StringVar(&f.startAt, "start-at", "", "start the load at this wall-clock instant (RFC 3339, e.g. 2026-11-24T10:00:00Z): every segment of a divided test starts at once")
-	fs.StringVar(&f.cpuprof, "cpuprofile", "", "write a Go CPU profile of scalelab itself to this file (to find generator overhead)")
-	return fs, f
+// declareRunFlags declares the run flags on c, by help group. A new run
+// flag is one line in its group (and a field of runFlags).
+func declareRunFlags(c *cobra.Command, f *runFlags) {
+	addGroup(c, "Load", func(fs *pflag.FlagSet) {
+		fs.StringVar(&f.model, "model", "", "load model: closed|rate|phases (default: phases with --phases, rate with --rate, else closed)")
+		fs.IntVar(&f.users, "users", 0, "closed: virtual users (default 8); rate: operations that may be in flight at once (default 32)")
+		fs.StringVar(&f.think, "think", "", "think time between a user's operations: 2s, uniform 0-5s, exponential exp:2s")
+		fs.DurationVar(&f.duration, "duration", 0, "how long to run (default 10s unless --ops or --phases bound the run)")
+		fs.Int64Var(&f.ops, "ops", 0, "total operations, shared by all users (0: no limit)")
+		fs.StringVar(&f.rate, "rate", "", "rate model: operations per second, e.g. 5000/s")
+		fs.StringVar(&f.arrivals, "arrivals", "constant", "rate model arrivals: constant|poisson")
+		fs.StringVar(&f.phases, "phases", "", "phases model: session arrival phases, e.g. 30s@1/s,30s@2/s,30s@4/s")
+		fs.DurationVar(&f.warmup, "warmup", 0, "exclude this first part of the run from every figure")
+		fs.Uint64Var(&f.seed, "seed", 1, "seed of generated data and random choices (same seed, same data)")
+		fs.DurationVar(&f.drain, "drain", time.Second, "at the stop, how long in-flight operations may finish")
+		fs.BoolVar(&f.loadOnly, "load-only", false, "load the data and stop, without the measured run")
+	})
+	addGroup(c, "Engine and tiers", func(fs *pflag.FlagSet) {
+		fs.StringVar(&f.engine, "engine", "", "engine to run against (see 'scalelab list'); default: the --cluster's engine, else sqlite")
+		fs.StringVar(&f.target, "target", "", "engine target: a file for sqlite, an address for servers (passwords come from the environment, never from here)")
+		fs.StringVar(&f.cluster, "cluster", "", "run against a local cluster started with 'scalelab cluster up' (instead of --target)")
+		fs.StringArrayVar(&f.sets, "set", nil, "a setting, `KEY=VALUE` (repeatable); 'scalelab list settings' prints them all")
+		fs.StringVar(&f.cache, "cache", "", "a cache tier in front of the store: its engine (for scenarios that use one, see 'scalelab list scenarios'); its settings are --set cache.ENGINE.KEY=VALUE")
+		fs.StringVar(&f.cacheTgt, "cache-target", "", "the cache tier's target (as --target is the store's)")
+		fs.StringVar(&f.cacheCl, "cache-cluster", "", "the cache tier on a local cluster (implies --cache)")
+		fs.StringVar(&f.app, "app", "", "drive a web scenario's backend over HTTP at this URL (scalelab serve, or a balancer): sets SCENARIO.app")
+	})
+	addGroup(c, "Output and checks", func(fs *pflag.FlagSet) {
+		fs.StringVar(&f.out, "out", "", "results directory (default scalelab-results/SCENARIO-ENGINE-TIME)")
+		fs.StringVar(&f.progress, "progress", "auto", "progress display: auto|bar|lines|off")
+		fs.BoolVar(&f.samples, "samples", false, "also write every operation to samples.csv")
+		fs.StringVar(&f.tele, "telemetry", "1s", "how often to sample CPU, memory and I/O of every node scalelab started (telemetry.csv), or off")
+		fs.StringArrayVar(&f.slo, "slo", nil, "a service-level objective, e.g. 'p95<1s', 'p99<250ms for read', 'errors<1%' (repeatable or comma-separated); a failed one exits 1")
+		fs.BoolVar(&f.audit, "audit", true, "log every write in history.log and read the acknowledged ones back after the run; a lost one exits 1 (docs/audit.md); --audit=false turns it off, except with --fault")
+		fs.StringVar(&f.cpuprof, "cpuprofile", "", "write a Go CPU profile of scalelab itself to this file (to find generator overhead)")
+	})
+	addGroup(c, "Faults", func(fs *pflag.FlagSet) {
+		fs.StringArrayVar(&f.faults, "fault", nil, "inject a fault into the --cluster: kill:NODE@T, stop:NODE@T+D (SIGSTOP, SIGCONT after D), restart:NODE@T; with --netns clusters partition:NODE@T+D, partition:A|B@T+D (groups), delay:NODE=200ms@T+D, loss:NODE=10%@T+D; T counts from the start of the load (repeatable; see docs/faults.md)")
+		fs.DurationVar(&f.recWait, "recovery-wait", 0, "with --fault: how long to wait after the load for the cluster to be healthy again before the post-run checks (default 3m)")
+	})
+	addGroup(c, "Many load machines", func(fs *pflag.FlagSet) {
+		fs.StringVar(&f.segment, "segment", "", "run the I-th (0-based) of N disjoint shares of the test, as I/N (e.g. 0/4); 'scalelab merge' adds the shares' results into one (docs/segments.md)")
+		fs.StringVar(&f.startAt, "start-at", "", "start the load at this wall-clock instant (RFC 3339, e.g. 2026-11-24T10:00:00Z): every segment of a divided test starts at once")
+	})
+	completeRunFlags(c)
 }
 
-// parseRunArgs accepts the scenario anywhere among the flags.
-func parseRunArgs(args []string) (*runFlags, map[string]bool, string, error) {
-	fs, f := newRunFlags()
-	var positional []string
-	rest := args
-	for {
-		if err := fs.Parse(rest); err != nil {
-			return nil, nil, "", usageErr("run: %v; see 'scalelab help run'", err)
-		}
-		rest = fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		positional = append(positional, rest[0])
-		rest = rest[1:]
+// runCmd is `scalelab run`.
+func runCmd() *cobra.Command { return newRunCmd(&runFlags{}) }
+
+// newRunCmd is `scalelab run` parsing into f.
+func newRunCmd(f *runFlags) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "run SCENARIO",
+		Short: "run a scenario against an engine, write a results directory",
+		Long:  runLong,
+		Example: `  scalelab run ycsb                                   # YCSB workload A, 8 users, 10 s, on SQLite
+  scalelab run ycsb --engine null --users 16 --duration 20s --set ycsb.workload=c
+  scalelab run ycsb --rate 5000/s --arrivals poisson --duration 30s
+  scalelab run logs --cluster pg1 --slo 'p95<50ms'`,
+		Args:              runPositional,
+		ValidArgsFunction: completeScenarios,
+		RunE: func(c *cobra.Command, args []string) error {
+			p, err := f.plan(args[0], givenFlags(c), nil)
+			if err != nil {
+				return err
+			}
+			_, err = p.Execute(c.Context(), newProgress(c.ErrOrStderr(), f.progress), c.OutOrStdout(), c.ErrOrStderr())
+			return err
+		},
 	}
+	declareRunFlags(c, f)
+	return c
+}
+
+// runPositional wants one SCENARIO.
+func runPositional(_ *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return usageErr("run: no scenario given; usage: scalelab run SCENARIO [flags] (see `scalelab list`)")
+	}
+	if len(args) > 1 {
+		return usageErr("run: one scenario expected, got %q; flags go before or after it (--engine null)", args)
+	}
+	return nil
+}
+
+// givenFlags names the flags given on c's command line.
+func givenFlags(c *cobra.Command) map[string]bool {
 	given := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
-	if len(positional) == 0 {
-		return nil, nil, "", usageErr("run: no scenario given; usage: scalelab run SCENARIO [flags] (see `scalelab list`)")
+	c.Flags().Visit(func(fl *pflag.Flag) { given[fl.Name] = true })
+	return given
+}
+
+// parseRunArgs parses `scalelab run` arguments (SCENARIO and run flags,
+// in any order) exactly as the run command does: the same flags, errors
+// and checks of the scenario's arity.
+func parseRunArgs(args []string) (*runFlags, map[string]bool, string, error) {
+	f := &runFlags{}
+	c := newRunCmd(f)
+	root := &cobra.Command{Use: "scalelab"}
+	root.AddCommand(c)
+	norm := normalizeArgs(root, append([]string{"run"}, args...))[1:]
+	if err := c.Flags().Parse(norm); err != nil {
+		return nil, nil, "", flagError(c, err)
 	}
-	if len(positional) > 1 {
-		return nil, nil, "", usageErr("run: one scenario expected, got %q; flags go before or after it (--engine null)", positional)
+	if err := runPositional(c, c.Flags().Args()); err != nil {
+		return nil, nil, "", err
 	}
-	return f, given, positional[0], nil
+	return f, givenFlags(c), c.Flags().Arg(0), nil
 }
 
 func fmtDur(d time.Duration) string {
@@ -143,36 +190,40 @@ func (f *runFlags) tiers() []runner.TierOptions {
 	return []runner.TierOptions{{Role: scenario.RoleCache, Engine: f.cache, Target: f.cacheTgt, Cluster: f.cacheCl}}
 }
 
-// runCmd is `scalelab run`.
-func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f, given, scen, err := parseRunArgs(args)
-	if err != nil {
-		return err
-	}
+// plan checks the run flags as a run would and plans it; seg, when not
+// nil, stands for the --segment a renderer adds (kube job).
+func (f *runFlags) plan(scen string, given map[string]bool, seg *segment.Segment) (*runner.Plan, error) {
+	sets := append([]string(nil), f.sets...)
 	if f.app != "" {
 		s, err := scenario.Lookup(scen)
 		if err != nil {
-			return usageErr("run: %v", err)
+			return nil, usageErr("run: %v", err)
 		}
 		if _, ok := s.(scenario.Server); !ok {
-			return usageErr("run: --app: scenario %s has no HTTP backend; scenarios that do: %s", scen, strings.Join(webScenarios(), ", "))
+			return nil, usageErr("run: --app: scenario %s has no HTTP backend; scenarios that do: %s", scen, strings.Join(webScenarios(), ", "))
 		}
-		f.sets = append(f.sets, scen+".app="+f.app)
+		sets = append(sets, scen+".app="+f.app)
 	}
 	opts := f.options(scen, given)
+	opts.Sets = sets
+	var err error
 	if opts.Telemetry, err = parseTelemetry(f.tele); err != nil {
-		return err
+		return nil, err
 	}
 	if err := f.segmentOptions(opts); err != nil {
-		return err
+		return nil, err
 	}
-	p, err := runner.NewPlan(opts)
-	if err != nil {
-		return err
+	if seg != nil {
+		opts.Segment = *seg
 	}
-	_, err = p.Execute(ctx, newProgress(stderr, f.progress), stdout, stderr)
-	return err
+	if !contains(progressModes, f.progress) {
+		return nil, usageErr("run: --progress %q; allowed: %s", f.progress, strings.Join(progressModes, "|"))
+	}
+	return runner.NewPlan(opts)
 }
+
+// progressModes are the values of --progress.
+var progressModes = []string{"auto", "bar", "lines", "off"}
 
 // segmentOptions parses --segment and --start-at into opts.
 func (f *runFlags) segmentOptions(opts *runner.Options) error {

@@ -1,129 +1,188 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // helpWidth is the column help text wraps at.
 const helpWidth = 100
 
-// wantsHelp reports whether args ask for help (-h, -help or --help before
-// a "--" that ends the flags).
-func wantsHelp(args []string) bool {
-	for _, a := range args {
-		switch a {
-		case "--":
-			return false
-		case "-h", "-help", "--help":
-			return true
+// Annotations scalelab puts on flags and commands for the help.
+const (
+	groupKey   = "scalelab/group"   // a flag's group title
+	allowedKey = "scalelab/allowed" // a flag's allowed values
+	groupsKey  = "scalelab/groups"  // a command's group titles, in order, one per line
+)
+
+// addGroup declares flags of c under a titled group of its help, in the
+// order decl declares them on fs (the groups in the order of the calls).
+// Adding a flag to a group is one line in decl:
+//
+//	addGroup(c, "Load", func(fs *pflag.FlagSet) {
+//		fs.DurationVar(&f.rampUp, "ramp-up", 0, "raise the load from zero over this long")
+//	})
+func addGroup(c *cobra.Command, title string, decl func(fs *pflag.FlagSet)) {
+	fs := pflag.NewFlagSet(title, pflag.ContinueOnError)
+	fs.SortFlags = false
+	decl(fs)
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Annotations == nil {
+			f.Annotations = map[string][]string{}
 		}
+		f.Annotations[groupKey] = []string{title}
+	})
+	c.Flags().SortFlags = false
+	c.Flags().AddFlagSet(fs)
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
 	}
-	return false
-}
-
-// printHelp writes the help of command cmd (its arguments in rest, which
-// may name a subcommand) to w.
-func printHelp(w io.Writer, cmd string, rest []string) {
-	switch cmd {
-	case "run":
-		fmt.Fprint(w, runUsage)
-		fs, _ := newRunFlags()
-		printFlagGroups(w, fs, runFlagGroups)
-	case "list":
-		fmt.Fprint(w, listUsage)
-	case "cluster":
-		fmt.Fprint(w, clusterUsage)
-	case "experiment":
-		fmt.Fprint(w, experimentUsage)
-	case "check":
-		fmt.Fprint(w, checkUsage)
-	case "report":
-		fmt.Fprint(w, reportUsage)
-	case "audit":
-		fmt.Fprint(w, auditUsage)
-	case "serve":
-		fmt.Fprint(w, serveUsage)
-	case "merge":
-		fmt.Fprint(w, mergeUsage)
-	case "kube":
-		fmt.Fprint(w, kubeUsage)
-	case "version":
-		fmt.Fprintln(w, "Usage: scalelab version\nPrints the version of this build.")
-	default:
-		fmt.Fprint(w, usage)
+	if c.Annotations[groupsKey] != "" {
+		c.Annotations[groupsKey] += "\n"
 	}
+	c.Annotations[groupsKey] += title
 }
 
-const runUsage = `Usage: scalelab run SCENARIO [flags]
-Runs SCENARIO (see 'scalelab list scenarios') against an engine under a load model, and writes a
-results directory (run.json, intervals.hlog, series.csv, report.html). Flags may stand before or
-after SCENARIO. Exit codes: 0 ok, 1 an SLO or check failed (lost writes, wrong answers), 2 bad
-usage, 3 interrupted, 4 the run could not finish, 70 internal error.
-`
-
-// flagGroup is a titled set of flags in a command's help.
-type flagGroup struct {
-	title string
-	names []string
-}
-
-// runFlagGroups orders the run flags in the help; a flag in no group is
-// listed under "Other".
-var runFlagGroups = []flagGroup{
-	{"Load", []string{"model", "users", "think", "duration", "ops", "rate", "arrivals", "phases", "warmup", "seed", "drain", "load-only"}},
-	{"Engine and tiers", []string{"engine", "target", "cluster", "set", "cache", "cache-target", "cache-cluster", "app"}},
-	{"Output and checks", []string{"out", "progress", "samples", "telemetry", "slo", "audit", "cpuprofile"}},
-	{"Faults", []string{"fault", "recovery-wait"}},
-	{"Many load machines", []string{"segment", "start-at"}},
-}
-
-// printFlagGroups writes fs's flags under the groups' titles, spelled
-// --name as the README spells them, descriptions wrapped at helpWidth.
-func printFlagGroups(w io.Writer, fs *flag.FlagSet, groups []flagGroup) {
-	seen := map[string]bool{}
-	write := func(title string, flags []*flag.Flag) {
-		if len(flags) == 0 {
-			return
-		}
-		fmt.Fprintf(w, "\n%s:\n", title)
-		for _, fl := range flags {
-			seen[fl.Name] = true
-			fmt.Fprint(w, formatFlag(fl))
-		}
+// choices records the values flag name of c allows: the help lists them
+// and the shell completes them.
+func choices(c *cobra.Command, name string, values ...string) {
+	f := c.Flags().Lookup(name)
+	if f == nil {
+		panic("choices: no flag --" + name + " on " + c.Name())
 	}
-	for _, g := range groups {
-		var flags []*flag.Flag
-		for _, n := range g.names {
-			if fl := fs.Lookup(n); fl != nil {
-				flags = append(flags, fl)
+	if f.Annotations == nil {
+		f.Annotations = map[string][]string{}
+	}
+	f.Annotations[allowedKey] = values
+	_ = c.RegisterFlagCompletionFunc(name, func(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+		var out []string
+		for _, v := range values {
+			if strings.HasPrefix(v, prefix) {
+				out = append(out, v)
 			}
 		}
-		write(g.title, flags)
-	}
-	var other []*flag.Flag
-	fs.VisitAll(func(fl *flag.Flag) {
-		if !seen[fl.Name] {
-			other = append(other, fl)
-		}
+		return out, cobra.ShellCompDirectiveNoFileComp
 	})
-	write("Other", other)
+}
+
+// printHelp writes c's help: usage, description, subcommands, flags by
+// group with their defaults and allowed values, and examples.
+func printHelp(c *cobra.Command, w io.Writer) {
+	c.InitDefaultHelpFlag() // the same usage line whether c runs or is named by `help`
+	use := c.UseLine()
+	if !c.HasParent() {
+		use = c.Name() + " COMMAND [flags]"
+	}
+	fmt.Fprintf(w, "Usage: %s\n", use)
+	if c.Long != "" {
+		fmt.Fprintln(w)
+		for _, line := range strings.Split(strings.TrimRight(c.Long, "\n"), "\n") {
+			if len(line) <= helpWidth {
+				fmt.Fprintln(w, line)
+				continue
+			}
+			for _, l := range wrap(line, helpWidth) {
+				fmt.Fprintln(w, l)
+			}
+		}
+	} else if c.Short != "" {
+		fmt.Fprintf(w, "\n%s.\n", upperFirst(c.Short))
+	}
+	if subs := c.Commands(); len(subs) > 0 {
+		fmt.Fprintf(w, "\nCommands:\n")
+		for _, s := range subs {
+			if !s.IsAvailableCommand() && s.Name() != "help" {
+				continue
+			}
+			fmt.Fprintf(w, "  %s\n", s.UseLine())
+			for _, line := range wrap(s.Short, helpWidth-6) {
+				fmt.Fprintf(w, "      %s\n", line)
+			}
+		}
+	}
+	printFlagGroups(w, c)
+	if c.Example != "" {
+		fmt.Fprintf(w, "\nExamples:\n%s\n", strings.TrimRight(c.Example, "\n"))
+	}
+	if c.HasAvailableSubCommands() {
+		p := strings.TrimSpace(path(c) + " COMMAND")
+		fmt.Fprintf(w, "\n'scalelab help %s' or 'scalelab %s --help' explains each command.\n", p, p)
+	}
+}
+
+// printFlagGroups writes c's flags under their groups' titles (the others
+// under "Flags"), spelled --name as the README spells them.
+func printFlagGroups(w io.Writer, c *cobra.Command) {
+	var titles []string
+	if g := c.Annotations[groupsKey]; g != "" {
+		titles = strings.Split(g, "\n")
+	}
+	byGroup := map[string][]*pflag.Flag{}
+	c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+		if f.Hidden || f.Name == "help" {
+			return
+		}
+		g := "Flags"
+		if t := f.Annotations[groupKey]; len(t) > 0 {
+			g = t[0]
+		}
+		byGroup[g] = append(byGroup[g], f)
+	})
+	if len(titles) > 0 {
+		titles = append(titles, "Other")
+		byGroup["Other"] = byGroup["Flags"]
+	} else {
+		titles = []string{"Flags"}
+	}
+	for _, t := range titles {
+		if len(byGroup[t]) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s:\n", t)
+		for _, f := range byGroup[t] {
+			fmt.Fprint(w, formatFlag(f))
+		}
+	}
+}
+
+// flagValueName is the word after --name in the help: the usage's
+// `BACKQUOTED` word, else the flag's type in plain words.
+func flagValueName(f *pflag.Flag) (string, string) {
+	name, usage := pflag.UnquoteUsage(f)
+	switch name {
+	case "stringArray", "strings":
+		name = "string"
+	case "float64":
+		name = "float"
+	case "int64", "uint64", "uint":
+		name = "int"
+	}
+	return name, usage
 }
 
 // formatFlag renders one flag: "  --name VALUE" and its description,
-// wrapped and indented, with the default when it is not the zero value.
-func formatFlag(fl *flag.Flag) string {
-	kind, desc := flag.UnquoteUsage(fl)
-	head := "  --" + fl.Name
+// wrapped and indented, with the allowed values and the default when it
+// is not the zero value.
+func formatFlag(f *pflag.Flag) string {
+	kind, desc := flagValueName(f)
+	head := "  --" + f.Name
 	if kind != "" {
 		head += " " + kind
 	}
-	switch fl.DefValue {
+	if a := f.Annotations[allowedKey]; len(a) > 0 && !strings.Contains(desc, strings.Join(a, "|")) {
+		desc += "; one of: " + strings.Join(a, ", ")
+	}
+	if f.Value.Type() == "stringArray" && !strings.Contains(desc, "repeatable") {
+		desc += " (repeatable)"
+	}
+	switch f.DefValue {
 	case "", "0", "0s", "false", "[]":
 	default:
-		desc += fmt.Sprintf(" (default %s)", fl.DefValue)
+		desc += fmt.Sprintf(" (default %s)", shortDuration(f.DefValue))
 	}
 	var b strings.Builder
 	b.WriteString(head)
@@ -134,6 +193,26 @@ func formatFlag(fl *flag.Flag) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// shortDuration spells a duration's default as users type it: 10m, not
+// 10m0s (other values are returned as they are).
+func shortDuration(s string) string {
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// upperFirst capitalises the first letter of s.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // wrap breaks text into lines of at most width characters at spaces (a

@@ -20,7 +20,7 @@ func TestHelpEverywhere(t *testing.T) {
 		{[]string{"run", "--help"}, []string{"Usage: scalelab run SCENARIO", "Load:", "Engine and tiers:", "Output and checks:", "Faults:", "--users", "--cluster", "--fault"}},
 		{[]string{"run", "ycsb", "-h"}, []string{"Usage: scalelab run SCENARIO", "--engine"}},
 		{[]string{"help", "run"}, []string{"Usage: scalelab run SCENARIO", "--phases"}},
-		{[]string{"list", "--help"}, []string{"Usage: scalelab list", "list settings [NAME]"}},
+		{[]string{"list", "--help"}, []string{"Usage: scalelab list [WHAT [NAME]]", "scalelab list settings postgres"}},
 		{[]string{"cluster", "--help"}, []string{"scalelab cluster up ENGINE"}},
 		{[]string{"cluster", "up", "-h"}, []string{"scalelab cluster up ENGINE"}},
 		{[]string{"experiment", "run", "--help"}, []string{"scalelab experiment run FILE.yaml"}},

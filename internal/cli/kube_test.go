@@ -11,7 +11,7 @@ import (
 func TestKubeCommand(t *testing.T) {
 	ctx := context.Background()
 	code, out, errs := run(t, ctx, "kube", "job", "--name", "ycsb8", "--image", "scalelab:dev", "--segments", "8", "--start-in", "2m",
-		"--results-claim", "res", "--", "ycsb", "--users", "64", "--duration", "5m")
+		"--results-claim", "res", "--", "ycsb", "--target", "postgres://scalelab@pg:5432/db", "--users", "64", "--duration", "5m")
 	if code != 0 || !strings.Contains(out, "completionMode: Indexed") || !strings.Contains(out, "$(JOB_COMPLETION_INDEX)/8") ||
 		!strings.Contains(errs, "the segments start at") {
 		t.Fatalf("kube job: %d\n%s\n%s", code, out, errs)
@@ -24,8 +24,8 @@ func TestKubeCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"kube"}, "want 'kube job' or 'kube setup'"},
-		{[]string{"kube", "job", "--name", "x", "--image", "i", "--segments", "2", "--results-claim", "r", "--", "ycsb"}, "--start-at or --start-in is required"},
+		{[]string{"kube"}, "kube: no subcommand given (job, setup)"},
+		{[]string{"kube", "job", "--name", "x", "--image", "i", "--segments", "2", "--results-claim", "r", "--", "ycsb", "--engine", "null"}, "missing required flags: --start-at or --start-in"},
 		{[]string{"kube", "job", "--name", "x", "--image", "i", "--segments", "2", "--start-at", "soon", "--results-claim", "r", "--", "ycsb"}, "RFC 3339"},
 		{[]string{"kube", "setup", "--name", "x", "--image", "i", "--results-claim", "r", "--", "ycsb", "--target", "postgres://u:s3cretpw@h/db"}, "holds a password"},
 		{[]string{"kube", "setup", "--name", "x", "--image", "i", "--results-claim", "r", "ycsb"}, "go after --"},

@@ -5,28 +5,46 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/load"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/setting"
 )
 
-const listUsage = `Usage: scalelab list [WHAT [NAME]]
-Lists what this build offers, readable at 100 columns:
-  scalelab list                      everything
-  scalelab list scenarios            scenarios and the engines each supports
-  scalelab list engines              engines
-  scalelab list models               load models and their flags
-  scalelab list settings [NAME]      every setting, or only those of engine or scenario NAME
-                                     (type, default, allowed values, description)
-`
+// listCmd is `scalelab list`.
+func listCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list [WHAT [NAME]]",
+		Short: "list scenarios, engines, load models and settings",
+		Long: `Lists what this build offers, readable at 100 columns: scenarios and the engines each supports,
+engines, load models and their flags, and every setting (type, default, allowed values,
+description). WHAT is one of: scenarios, engines, models, settings; NAME narrows the settings to
+one engine or scenario.`,
+		Example: `  scalelab list                      # everything
+  scalelab list scenarios            # scenarios and the engines each supports
+  scalelab list settings postgres    # only the settings of one engine or scenario`,
+		Args: cobra.ArbitraryArgs,
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			switch {
+			case len(args) == 0:
+				return listSections, cobra.ShellCompDirectiveNoFileComp
+			case len(args) == 1 && strings.HasPrefix(args[0], "setting"):
+				return append(engine.Names(), scenario.Names()...), cobra.ShellCompDirectiveNoFileComp
+			}
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error { return list(args, c.OutOrStdout()) },
+	}
+}
 
 // listSections are the WHAT arguments of `scalelab list`.
 var listSections = []string{"scenarios", "engines", "models", "settings"}
 
-// listCmd prints scenarios, engines, load models and settings, all of them
+// list prints scenarios, engines, load models and settings, all of them
 // or the section (and, for settings, the engine or scenario) asked for.
-func listCmd(args []string, w io.Writer) error {
+func list(args []string, w io.Writer) error {
 	what, name := "", ""
 	switch len(args) {
 	case 0:
@@ -49,7 +67,7 @@ func listCmd(args []string, w io.Writer) error {
 			name = args[1]
 		}
 	default:
-		return usageErr("list: at most WHAT and NAME expected, got %q\n%s", args, listUsage)
+		return usageErr("list: at most WHAT and NAME expected, got %q; usage: scalelab list [WHAT [NAME]]", args)
 	}
 	all := what == ""
 	if all || what == "scenarios" {

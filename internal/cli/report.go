@@ -2,63 +2,54 @@ package cli
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/spf13/cobra"
+
 	"github.com/scalelab/scalelab/report"
 	"github.com/scalelab/scalelab/results"
 )
 
-const reportUsage = `Usage: scalelab report [--out FILE] DIR [DIR...]
-
-With one results directory of a run, rebuild its report.html (a run whose
-process died, run.json still saying "running", is first rebuilt from its
-streamed files and marked incomplete). With an experiment's directory (holding
-experiment.json), write its report.html. With several runs' directories,
-compare them side by side, the first as the baseline: a table on stdout and a
-page written to --out (default compare.html).
-`
-
 // reportCmd is `scalelab report`.
-func reportCmd(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	out := fs.String("out", "", "where to write the page (default: DIR/report.html for one run, compare.html for several)")
-	var dirs []string
-	rest := args
-	for {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprint(stdout, reportUsage)
-				fs.SetOutput(stdout)
-				fs.PrintDefaults()
-				return nil
-			}
-			return usageErr("report: %v; see 'scalelab help report'", err)
-		}
-		rest = fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		dirs = append(dirs, rest[0])
-		rest = rest[1:]
+func reportCmd() *cobra.Command {
+	var out string
+	c := &cobra.Command{
+		Use:   "report DIR [DIR...]",
+		Short: "rebuild a run's report.html (repairing a crashed run), or compare runs",
+		Long: `With one results directory of a run, rebuild its report.html (a run whose process died, run.json
+still saying "running", is first rebuilt from its streamed files and marked incomplete). With an
+experiment's directory (holding experiment.json), write its report.html. With several runs'
+directories, compare them side by side, the first as the baseline: a table on stdout and a page
+written to --out (default compare.html).`,
+		Example: `  scalelab report scalelab-results/RUN
+  scalelab report RUN1 RUN2 --out compare.html   # the first is the baseline`,
+		Args:              cobra.ArbitraryArgs,
+		ValidArgsFunction: completeDirs,
+		RunE: func(c *cobra.Command, dirs []string) error {
+			return reportDirs(dirs, out, c.OutOrStdout(), c.ErrOrStderr())
+		},
 	}
+	c.Flags().StringVar(&out, "out", "", "where to write the page (default: DIR/report.html for one run, compare.html for several)")
+	return c
+}
+
+// reportDirs rebuilds one run's or experiment's page, or compares runs.
+func reportDirs(dirs []string, out string, stdout, stderr io.Writer) error {
 	switch len(dirs) {
 	case 0:
-		fmt.Fprint(stderr, reportUsage)
-		return usageErr("report: no results directory given")
+		return usageErr("report: no results directory given; usage: scalelab report DIR [DIR...]")
 	case 1:
-		return reportOne(dirs[0], *out, stdout, stderr)
+		return reportOne(dirs[0], out, stdout, stderr)
 	}
 	for _, d := range dirs {
 		if _, err := os.Stat(filepath.Join(d, results.RunFile)); err != nil {
 			return usageErr("report: %s is not a results directory of a run: no %s", d, results.RunFile)
 		}
 	}
-	path := *out
+	path := out
 	if path == "" {
 		path = "compare.html"
 	}

@@ -2,13 +2,14 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/scalelab/scalelab/app"
 	"github.com/scalelab/scalelab/cluster"
@@ -18,58 +19,72 @@ import (
 	"github.com/scalelab/scalelab/setting"
 )
 
-const serveUsage = `Usage: scalelab serve SCENARIO [--engine E] [--cluster NAME | --target T]
-                      [--set key=value]... [--listen 127.0.0.1:8080]
-                      [--max-inflight 16] [--request-timeout 30s] [--procs N]
-                      [--cache-cluster NAME | --cache ENGINE --cache-target T]
-                      [--route FROM=TO]...
+// serveLong is the description of `scalelab serve`.
+const serveLong = `Runs a scenario's backend (records, mhealth) as an HTTP server on the engine, as its app tier: a
+run drives it with --app http://ADDR (or through a balancer in front of several). The run loads the
+data; serve never does. --max-inflight bounds the requests worked on at once (the others queue; a
+request that cannot start within --request-timeout gets 503), --procs sets GOMAXPROCS. SIGTERM or
+Ctrl-C stops accepting, lets in-flight requests finish and exits 0. Session cookies are signed with
+the secret in --set records.secret_file=FILE (0600); app servers behind one balancer need the same
+file. With a cache tier (a redis or memcached cluster) and --set cache.mode=shared (the default
+with one) the servers cache in it; every server behind one balancer shares its entries. --route
+FROM=TO reaches a cluster node whose client address is FROM at TO instead (cluster up app --netns
+gives each server, in a network namespace of its own, proxies on its bridge).`
 
-Runs a scenario's backend (records, mhealth) as an HTTP server on the engine,
-as its app tier: a run drives it with --app http://ADDR (or through a balancer
-in front of several). The run loads the data; serve never does.
---max-inflight bounds the requests worked on at once (the others queue; a
-request that cannot start within --request-timeout gets 503), --procs sets
-GOMAXPROCS. SIGTERM or Ctrl-C stops accepting, lets in-flight requests finish
-and exits 0. Session cookies are signed with the secret in
---set records.secret_file=FILE (0600); app servers behind one balancer need
-the same file. With a cache tier (a redis or memcached cluster) and
---set cache.mode=shared (the default with one) the servers cache in it; every
-server behind one balancer shares its entries. --route FROM=TO reaches a
-cluster node whose client address is FROM at TO instead (cluster up app --netns
-gives each server, in a network namespace of its own, proxies on its bridge).
-`
+// serveFlags are the flags of `scalelab serve`.
+type serveFlags struct {
+	engine, cluster, target, listen string
+	maxInFlight, procs              int
+	timeout                         time.Duration
+	sets, routes                    []string
+	cacheEng, cacheTgt, cacheCl     string
+}
 
 // serveCmd is `scalelab serve SCENARIO`.
-func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	engName := fs.String("engine", "", "engine (default: the cluster's, else sqlite)")
-	clusterName := fs.String("cluster", "", "a local cluster (scalelab cluster up)")
-	target := fs.String("target", "", "the engine's target (as for run)")
-	listen := fs.String("listen", "127.0.0.1:8080", "address to listen on")
-	maxInFlight := fs.Int("max-inflight", 16, "requests worked on at once; 0: unbounded")
-	timeout := fs.Duration("request-timeout", 30*time.Second, "request timeout")
-	procs := fs.Int("procs", 0, "GOMAXPROCS (0: the machine's CPUs)")
-	var sets multiFlag
-	fs.Var(&sets, "set", "setting key=value (repeatable)")
-	cacheEng := fs.String("cache", "", "the cache tier's engine (redis, memcached)")
-	cacheTgt := fs.String("cache-target", "", "the cache tier's target")
-	cacheCl := fs.String("cache-cluster", "", "the cache tier on a local cluster (implies --cache)")
-	var routeFlags multiFlag
-	fs.Var(&routeFlags, "route", "reach a cluster node's client address FROM at TO instead: FROM=TO (repeatable)")
-	pos, err := splitPositional(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, serveUsage)
-		return nil
+func serveCmd() *cobra.Command {
+	f := &serveFlags{}
+	c := &cobra.Command{
+		Use:   "serve SCENARIO",
+		Short: "run a scenario's backend (records, mhealth) as an HTTP app server",
+		Long:  serveLong,
+		Example: `  scalelab serve records --target records.db --listen 127.0.0.1:8080
+  scalelab run records --target records.db --app http://127.0.0.1:8080 --duration 30s`,
+		Args:              exactArgs(1, "one SCENARIO"),
+		ValidArgsFunction: completeWebScenarios,
+		RunE: func(c *cobra.Command, args []string) error {
+			return serve(c.Context(), args[0], f, c.OutOrStdout())
+		},
 	}
-	if err != nil {
-		return usageErr("serve: %v; see 'scalelab help serve'", err)
-	}
-	if len(pos) != 1 {
-		fmt.Fprint(stderr, serveUsage)
-		return usageErr("serve: one SCENARIO expected, got %q", pos)
-	}
-	scen, err := scenario.Lookup(pos[0])
+	addGroup(c, "Engine and tiers", func(fs *pflag.FlagSet) {
+		fs.StringVar(&f.engine, "engine", "", "engine (default: the cluster's, else sqlite)")
+		fs.StringVar(&f.cluster, "cluster", "", "a local cluster (scalelab cluster up)")
+		fs.StringVar(&f.target, "target", "", "the engine's target (as for run)")
+		fs.StringArrayVar(&f.sets, "set", nil, "a setting, `KEY=VALUE` (repeatable)")
+		fs.StringVar(&f.cacheEng, "cache", "", "the cache tier's engine")
+		fs.StringVar(&f.cacheTgt, "cache-target", "", "the cache tier's target")
+		fs.StringVar(&f.cacheCl, "cache-cluster", "", "the cache tier on a local cluster (implies --cache)")
+		fs.StringArrayVar(&f.routes, "route", nil, "reach a cluster node's client address FROM at TO instead: FROM=TO (repeatable)")
+	})
+	addGroup(c, "Server", func(fs *pflag.FlagSet) {
+		fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "address to listen on")
+		fs.IntVar(&f.maxInFlight, "max-inflight", 16, "requests worked on at once; 0: unbounded")
+		fs.DurationVar(&f.timeout, "request-timeout", 30*time.Second, "how long a request may wait to start and run before it gets 503")
+		fs.IntVar(&f.procs, "procs", 0, "GOMAXPROCS (0: the machine's CPUs)")
+	})
+	choices(c, "engine", engine.Names()...)
+	choices(c, "cache", engine.WithCache()...)
+	_ = c.RegisterFlagCompletionFunc("cluster", completeClusters)
+	_ = c.RegisterFlagCompletionFunc("cache-cluster", completeClusters)
+	_ = c.RegisterFlagCompletionFunc("set", completeSetting)
+	return c
+}
+
+// serve runs the backend of scenario name until ctx ends.
+func serve(ctx context.Context, name string, f *serveFlags, stdout io.Writer) error {
+	engName, clusterName, target, listen := &f.engine, &f.cluster, &f.target, &f.listen
+	maxInFlight, timeout, procs, sets, routeFlags := &f.maxInFlight, &f.timeout, &f.procs, f.sets, f.routes
+	cacheEng, cacheTgt, cacheCl := &f.cacheEng, &f.cacheTgt, &f.cacheCl
+	scen, err := scenario.Lookup(name)
 	if err != nil {
 		return usageErr("serve: %v", err)
 	}
