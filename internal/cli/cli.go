@@ -222,7 +222,10 @@ func noArgs(c *cobra.Command, args []string) error {
 // exactArgs wants n positional arguments, described by what.
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
-		if len(args) != n {
+		switch {
+		case len(args) == 0:
+			return usageErr("%s: no %s given; usage: %s", path(c), strings.TrimPrefix(what, "one "), c.UseLine())
+		case len(args) != n:
 			return usageErr("%s: %s expected, got %q; usage: %s", path(c), what, args, c.UseLine())
 		}
 		return nil

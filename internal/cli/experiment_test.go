@@ -94,7 +94,7 @@ func TestExperimentBadInput(t *testing.T) {
 		{[]string{"experiment", "run", bad}, []string{"bad.yaml:2:10: repeats", "bad.yaml:3:1: unknown key \"ordr\"", `did you mean "order"`}},
 		{[]string{"experiment", "run", write("s.yaml", "scenario: nosuch\n")}, []string{"s.yaml:1:11: scenario: scenario nosuch is not available in this build"}},
 		{[]string{"experiment", "run", filepath.Join(dir, "missing.yaml")}, []string{"read experiment file"}},
-		{[]string{"experiment", "run"}, []string{"one FILE.yaml expected"}},
+		{[]string{"experiment", "run"}, []string{"no FILE.yaml given"}},
 		{[]string{"experiment", "frob"}, []string{`unknown subcommand "frob"`}},
 		{[]string{"experiment", "knee", write("k.yaml", "scenario: ycsb\nengine: memory\n")}, []string{"a knee search needs an SLO"}},
 		{[]string{"experiment", "knee", write("k2.yaml", "scenario: ycsb\nengine: memory\nslo: p95<1s\n"), "--on", "cpu"}, []string{"--on \"cpu\""}},

@@ -54,6 +54,19 @@ func normalizeArgs(root *cobra.Command, args []string) []string {
 	return out
 }
 
+// wantsHelp reports whether args ask for help (-h or --help before a "--").
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "--help":
+			return true
+		}
+	}
+	return false
+}
+
 // walk calls fn on c and every command under it.
 func walk(c *cobra.Command, fn func(*cobra.Command)) {
 	fn(c)
@@ -65,6 +78,10 @@ func walk(c *cobra.Command, fn func(*cobra.Command)) {
 // flagError turns pflag's errors into scalelab's: what was wrong, what is
 // allowed, the nearest flag, exit code 2.
 func flagError(c *cobra.Command, err error) error {
+	if wantsHelp(strings.Split(c.Root().Annotations[argsKey], "\x00")) {
+		printHelp(c, c.OutOrStdout()) // `run --userz --help`: the help answers the question
+		return nil
+	}
 	var ne *pflag.NotExistError
 	if errors.As(err, &ne) {
 		name := ne.GetSpecifiedName()

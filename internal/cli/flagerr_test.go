@@ -35,10 +35,10 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"run", "ycsb", "mhealth", "--out", out}, []string{"one scenario expected"}},
 		{[]string{"cluster", "up", "postgress", "--name", "p"}, []string{`engine "postgress" cannot start local clusters`, `did you mean "postgres"`}},
 		{[]string{"cluster", "stauts"}, []string{`cluster: unknown subcommand "stauts"`, `did you mean "status"`}},
-		{[]string{"cluster", "down"}, []string{"cluster down: one NAME expected"}},
+		{[]string{"cluster", "down"}, []string{"cluster down: no NAME given"}}, {[]string{"cluster", "down", "a", "b"}, []string{"cluster down: one NAME expected"}},
 		{[]string{"runn", "--users", "8"}, []string{`unknown command "runn"`, `did you mean "run"`}},
 		{[]string{"completion", "tcsh"}, []string{"completion: one SHELL expected", "bash, zsh, fish"}},
-		{[]string{"experiment", "run"}, []string{"experiment run: one FILE.yaml expected"}},
+		{[]string{"experiment", "run"}, []string{"experiment run: no FILE.yaml given"}},
 		{[]string{"version", "extra"}, []string{"version takes no arguments"}},
 	} {
 		code, stdout, stderr := run(t, context.Background(), tc.args...)
@@ -56,6 +56,15 @@ func TestFlagErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("a results directory was created for bad input")
+	}
+}
+
+// A request for help wins over a flag error beside it.
+func TestHelpBesideBadFlag(t *testing.T) {
+	t.Parallel()
+	code, stdout, stderr := run(t, context.Background(), "run", "ycsb", "--userz", "3", "--help")
+	if code != 0 || !strings.Contains(stdout, "Usage: scalelab run SCENARIO") || stderr != "" {
+		t.Errorf("run --userz --help: exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
 	}
 }
 

@@ -157,6 +157,9 @@ func parseRunArgs(args []string) (*runFlags, map[string]bool, string, error) {
 	root := &cobra.Command{Use: "scalelab"}
 	root.AddCommand(c)
 	norm := normalizeArgs(root, append([]string{"run"}, args...))[1:]
+	if wantsHelp(norm) {
+		return nil, nil, "", usageErr("run: --help is not a run argument; 'scalelab run --help' explains the run flags")
+	}
 	if err := c.Flags().Parse(norm); err != nil {
 		return nil, nil, "", flagError(c, err)
 	}

@@ -117,7 +117,7 @@ func TestServeRecords(t *testing.T) {
 	}{
 		{[]string{"serve", "ycsb"}, "not a web application; scenarios that are: mhealth, records"},
 		{[]string{"serve", "records"}, "needs --target FILE"},
-		{[]string{"serve"}, "one SCENARIO expected"},
+		{[]string{"serve"}, "no SCENARIO given"},
 		{[]string{"serve", "records", "--target", db, "--max-inflight", "-1"}, "must be 0 or more"},
 	} {
 		if code, _, errs := run(t, context.Background(), c.args...); code != ExitUsage || !strings.Contains(errs, c.says) {
