@@ -65,7 +65,7 @@ func TestBadInputExit2(t *testing.T) {
 		{[]string{"run", "ycsb", "--think", "soon"}, []string{`--think "soon"`, "exp:2s"}},
 		{[]string{"run", "ycsb", "--rate", "10/s", "--think", "1s"}, []string{"--think does not apply to the rate model"}},
 		{[]string{"run", "ycsb", "--users", "0"}, []string{"--users 0"}},
-		{[]string{"run", "ycsb", "--bogus"}, []string{"unknown flag --bogus", "see 'scalelab run --help'"}},
+		{[]string{"run", "ycsb", "--bogus"}, []string{"run: unknown flag --bogus; see 'scalelab run --help'"}},
 		{[]string{"run"}, []string{"no scenario given"}},
 		{[]string{"runn"}, []string{`did you mean "run"`}},
 		{[]string{"run", "ycsb", "--duration", "1s", "--warmup", "2s"}, []string{"leaves nothing to measure"}},

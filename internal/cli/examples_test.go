@@ -102,6 +102,7 @@ func TestDocExamplesParse(t *testing.T) {
 		for line, words := range docCommands(t, file) {
 			total++
 			root := newRoot()
+			root.InitDefaultHelpCmd()
 			args := normalizeArgs(root, words[1:])
 			c, rest, err := root.Find(args)
 			if err != nil || c == root {

@@ -137,7 +137,9 @@ func unknownFlag(c *cobra.Command, name string) error {
 	var own []string
 	c.Flags().VisitAll(func(f *pflag.Flag) { own = append(own, f.Name) })
 	mean := ""
-	if n := setting.Nearest(name, own); n != "" {
+	// a flag's name starts with what it is about: a guess that starts
+	// elsewhere (--bogus, --ops) is more noise than help
+	if n := setting.Nearest(name, own); n != "" && name != "" && n[0] == name[0] {
 		mean = fmt.Sprintf(" (did you mean --%s?)", n)
 	}
 	return usageErr("%s: unknown flag --%s%s; %s", p, name, mean, see)
@@ -159,7 +161,7 @@ func firstPositional(c *cobra.Command) string {
 			return ""
 		case strings.HasPrefix(a, "-"):
 			name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-			if f := c.Flags().Lookup(name); f != nil && !hasValue && f.NoOptDefVal == "" {
+			if f := anyFlag(c, name); f != nil && !hasValue && f.NoOptDefVal == "" {
 				i++ // the flag's value
 			}
 		default:
@@ -167,6 +169,22 @@ func firstPositional(c *cobra.Command) string {
 		}
 	}
 	return ""
+}
+
+// anyFlag looks name up among c's flags, else among those of any command
+// (an unknown flag is read as the other commands read it: with a value or
+// without).
+func anyFlag(c *cobra.Command, name string) *pflag.Flag {
+	if f := c.Flags().Lookup(name); f != nil {
+		return f
+	}
+	var found *pflag.Flag
+	walk(c.Root(), func(o *cobra.Command) {
+		if f := o.LocalFlags().Lookup(name); f != nil && found == nil {
+			found = f
+		}
+	})
+	return found
 }
 
 // badFlagValue explains a value a flag's type refuses.

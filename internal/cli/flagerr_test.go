@@ -20,6 +20,7 @@ func TestFlagErrors(t *testing.T) {
 	}{
 		{[]string{"cluster", "up", "app", "--name", "w", "--engine", "x"}, []string{"cluster up app takes no --engine: the store's engine comes from --cluster STORE"}},
 		{[]string{"cluster", "up", "app", "-engine", "x", "--name", "w"}, []string{"cluster up app takes no --engine: the store's engine comes from --cluster STORE"}},
+		{[]string{"cluster", "up", "--name", "w", "--engine", "sqlite", "app"}, []string{"cluster up app takes no --engine: the store's engine comes from --cluster STORE"}},
 		{[]string{"cluster", "up", "--name", "p", "postgres", "--engine", "postgres"}, []string{"cluster up postgres takes no --engine: the engine is the ENGINE argument"}},
 		{[]string{"check", "somedir", "--users", "8"}, []string{"check somedir takes no --users; it is a flag of 'scalelab run'"}},
 		{[]string{"run", "ycsb", "--userz", "8", "--out", out}, []string{"run: unknown flag --userz (did you mean --users?)", "see 'scalelab run --help'"}},

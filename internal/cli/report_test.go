@@ -139,7 +139,7 @@ func TestReportCommand(t *testing.T) {
 		{[]string{"report", filepath.Join(root, "none")}, "is not a directory"},
 		{[]string{"report", root}, "no run.json"},
 		{[]string{"report", a, root}, "not a results directory"},
-		{[]string{"report", "--bogus", a}, "flag provided but not defined"},
+		{[]string{"report", "--bogus", a}, "report: unknown flag --bogus; see 'scalelab report --help'"},
 	} {
 		if code, _, errs := run(t, context.Background(), tc.args...); code != ExitUsage || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q lacks %q", tc.args, code, errs, tc.want)
