@@ -45,8 +45,9 @@ const DefaultResultsPath = "/results"
 // ErrSpec marks a spec that cannot be rendered.
 var ErrSpec = errors.New("bad kube spec")
 
-// setByRenderer are run flags the renderer sets for every pod.
-var setByRenderer = []string{"segment", "start-at", "out", "load-only"}
+// SetByRenderer are the run flags the renderer sets for every pod (a
+// user leaves them out).
+var SetByRenderer = []string{"segment", "start-at", "out", "load-only"}
 
 // Missing names the required flags s lacks, all at once (the segments and start time only for the Indexed Job: job is
 // true).
@@ -142,7 +143,7 @@ func CheckRunArgs(args []string) error {
 	for _, a := range args[1:] {
 		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if strings.HasPrefix(a, "-") {
-			for _, f := range setByRenderer {
+			for _, f := range SetByRenderer {
 				if name == f {
 					return fmt.Errorf("run flag --%s is set by the renderer for every pod; leave it out", f)
 				}

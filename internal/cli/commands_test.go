@@ -170,6 +170,8 @@ func TestCompletion(t *testing.T) {
 		{[]string{"serve", ""}, []string{"records", "mhealth"}},
 		{[]string{"list", ""}, []string{"scenarios", "settings"}},
 		{[]string{""}, []string{"run", "cluster", "completion"}},
+		{[]string{"kube", "job", "--name", "x", "--", ""}, []string{"ycsb", "logs"}},
+		{[]string{"kube", "job", "--", "ycsb", "--us"}, []string{"--users"}},
 	} {
 		got := complete(t, tc.args...)
 		if !hasAll(got, tc.want...) {

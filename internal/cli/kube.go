@@ -34,6 +34,27 @@ Secret (--env-from-secret). The run arguments after -- are checked as 'scalelab 
 	return c
 }
 
+// completeRunArgs completes the run arguments after --: the scenario,
+// then the run flags' names.
+func completeRunArgs(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	dash := c.ArgsLenAtDash()
+	switch {
+	case dash < 0:
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	case len(args) == dash:
+		return completeScenarios(c, nil, toComplete)
+	case strings.HasPrefix(toComplete, "-"):
+		var names []string
+		newRunCmd(&runFlags{}).Flags().VisitAll(func(f *pflag.Flag) {
+			if strings.HasPrefix("--"+f.Name, toComplete) && !contains(kube.SetByRenderer, f.Name) {
+				names = append(names, "--"+f.Name)
+			}
+		})
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+	return nil, cobra.ShellCompDirectiveNoFileComp
+}
+
 // kubeFlags are the flags of `kube job` and `kube setup`.
 type kubeFlags struct {
 	spec    kube.Spec
@@ -54,10 +75,8 @@ func kubeJobCmd(what string) *cobra.Command {
 reached from the pods: give --target.`,
 		Example: `  scalelab kube job --name ycsb8 --image scalelab:dev --results-claim res \
       --segments 8 --start-in 2m -- ycsb --target postgres://scalelab@pg:5432/db --users 64`,
-		Args: cobra.ArbitraryArgs,
-		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		},
+		Args:              cobra.ArbitraryArgs,
+		ValidArgsFunction: completeRunArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if dash := c.ArgsLenAtDash(); dash != 0 {
 				before := args
