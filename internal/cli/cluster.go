@@ -101,16 +101,16 @@ cluster --cache-cluster CACHE (with --set cache.mode=shared).`, strings.Join(clu
 		fs.StringVar(&f.heap, "heap", "", "JVM heap per node, e.g. 1g")
 		fs.StringVar(&f.roles, "roles", "", "per-node roles, comma-separated, e.g. cm,data,data")
 		fs.StringVar(&f.backend, "backend", "", "storage backend (ferretdb: sqlite or postgres)")
-		fs.StringArrayVar(&f.opts, "opt", nil, "engine-specific option `KEY=VALUE` (repeatable), e.g. memory_mb=512 (memcached)")
+		fs.StringArrayVar(&f.opts, "opt", nil, "engine-specific option `KEY=VALUE` (repeatable), e.g. memory_mb=512 (memcached); app: max_inflight=16, procs=1, request_timeout=30s, balance=roundrobin|leastconn, check_interval=1s")
 		fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "how long to wait for the cluster to become healthy")
 	})
-	addGroup(c, "Resources per node (a cgroup per node)", func(fs *pflag.FlagSet) {
+	addGroup(c, "Resources per node or app server (a cgroup each)", func(fs *pflag.FlagSet) {
 		fs.StringVar(&f.cpus, "cpus", "", "CPU limit per node in cores, e.g. 0.5")
 		fs.StringVar(&f.memory, "memory", "", "memory limit per node, e.g. 512m or 1g")
 		fs.StringVar(&f.cpuset, "cpuset", "", "CPUs each node may run on, e.g. 0 or 0-1 (pinning)")
 	})
 	addGroup(c, "Network", func(fs *pflag.FlagSet) {
-		fs.BoolVar(&f.netns, "netns", false, "each node in its own network namespace on a bridge scalelab creates (root)")
+		fs.BoolVar(&f.netns, "netns", false, "each node in its own network namespace on a bridge scalelab creates (root; "+strings.Join(cluster.NetnsCapable(), ", ")+")")
 		fs.StringArrayVar(&f.links, "link", nil, "emulated link, with --netns: [NODE:]delay=1ms,jitter=1ms,loss=0.5%,rate=100mbit (repeatable)")
 	})
 	addGroup(c, "App tier (cluster up app)", func(fs *pflag.FlagSet) {
