@@ -126,6 +126,7 @@ fuzz: setup
 	$(GO) test ./slo -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZ_N)
 	$(GO) test ./report -run '^$$' -fuzz FuzzIntervalLog -fuzztime $(FUZZ_N_SLOW)
 	$(GO) test ./audit -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZ_N_SLOW)
+	$(GO) test ./internal/cli -run '^$$' -fuzz FuzzParseArgs -fuzztime $(FUZZ_N_SLOW)
 
 # bench: the performance figures of the core (null engine, recorder, phases).
 bench: build
