@@ -68,7 +68,7 @@ func serveCmd() *cobra.Command {
 	addGroup(c, "Server", func(fs *pflag.FlagSet) {
 		fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "address to listen on")
 		fs.IntVar(&f.maxInFlight, "max-inflight", 16, "requests worked on at once; 0: unbounded")
-		fs.DurationVar(&f.timeout, "request-timeout", 30*time.Second, "how long a request may wait to start and run before it gets 503")
+		fs.DurationVar(&f.timeout, "request-timeout", 30*time.Second, "request timeout: a request that cannot start within it gets 503")
 		fs.IntVar(&f.procs, "procs", 0, "GOMAXPROCS (0: the machine's CPUs)")
 	})
 	choices(c, "engine", engine.Names()...)
