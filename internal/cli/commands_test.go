@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -176,6 +177,12 @@ func TestCompletion(t *testing.T) {
 		got := complete(t, tc.args...)
 		if !hasAll(got, tc.want...) {
 			t.Errorf("complete %q = %q, want %q among them", tc.args, got, tc.want)
+		}
+	}
+	for _, args := range [][]string{{"run", "ycsb", "--users", ""}, {"serve", "records", "--listen", ""}, {"cluster", "up", "postgres", "--nodes", ""}} {
+		code, out, _ := run(t, context.Background(), append([]string{cobra.ShellCompRequestCmd}, args...)...)
+		if code != 0 || !strings.Contains(out, fmt.Sprintf(":%d\n", cobra.ShellCompDirectiveNoFileComp)) {
+			t.Errorf("complete %q offers file names (or fails: exit %d):\n%s", args, code, out)
 		}
 	}
 	if got := complete(t, "run", "ycsb", "--engine", "post"); len(got) != 1 {

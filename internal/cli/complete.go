@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
@@ -164,10 +165,21 @@ func completeRunFlags(c *cobra.Command) {
 	_ = c.RegisterFlagCompletionFunc("out", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return nil, cobra.ShellCompDirectiveFilterDirs
 	})
-	for _, n := range []string{"users", "think", "duration", "ops", "rate", "phases", "warmup", "seed", "drain", "target", "cache-target",
-		"app", "telemetry", "slo", "fault", "recovery-wait", "segment", "start-at"} {
-		_ = c.RegisterFlagCompletionFunc(n, cobra.NoFileCompletions)
-	}
+}
+
+// fileFlags are the flags whose values are file names (the shell offers
+// the files).
+var fileFlags = map[string]bool{"target": true, "cpuprofile": true}
+
+// noFileNames keeps the shell from offering file names for the value of
+// any flag of c that has no completion of its own (--users, --duration)
+// and is not a file: a new flag needs no line here.
+func noFileNames(c *cobra.Command) {
+	c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+		if _, ok := c.GetFlagCompletionFunc(f.Name); !ok && f.NoOptDefVal == "" && !fileFlags[f.Name] && f.Name != "out" {
+			_ = c.RegisterFlagCompletionFunc(f.Name, cobra.NoFileCompletions)
+		}
+	})
 }
 
 // completeDirs completes directories (results directories).
