@@ -17,8 +17,8 @@ func TestMhealthClientComposite(t *testing.T) {
 	}
 	post, okP := doc.Summary["activity.post"]
 	client, okC := doc.Summary["activity.client"]
-	tot, okT := doc.Summary["totals.get"]
-	ach, okA := doc.Summary["achievements.get"]
+	_, okT := doc.Summary["totals.get"]
+	_, okA := doc.Summary["achievements.get"]
 	if !okP || !okC || !okT || !okA || client.MeanMs == nil || post.MeanMs == nil {
 		t.Fatalf("summary lacks the post, the reads or the composite: %v", doc.Summary)
 	}
@@ -30,9 +30,11 @@ func TestMhealthClientComposite(t *testing.T) {
 	if client.Count == 0 || client.Count > post.Count || client.Count < post.Count-2 {
 		t.Fatalf("%d composites for %d posts", client.Count, post.Count)
 	}
-	parts := *post.MeanMs + 40 + *tot.MeanMs + *ach.MeanMs
-	if *client.MeanMs < parts-0.5 || *client.MeanMs > parts+15 {
-		t.Fatalf("activity.client mean %.2f ms; post %.2f + wait 40 + reads %.2f + %.2f = %.2f", *client.MeanMs, *post.MeanMs, *tot.MeanMs, *ach.MeanMs, parts)
+	// each composite holds the 40 ms wait and at least three 2 ms store
+	// calls (the post's and the two reads'); the exact timing from the
+	// post's intended start is the load package's test
+	if *client.MeanMs < 46 || client.P50Ms == nil || *client.P50Ms < 46 {
+		t.Fatalf("activity.client mean %.2f ms (p50 %v), post %.2f ms: want the post, the 40 ms wait and the reads", *client.MeanMs, client.P50Ms, *post.MeanMs)
 	}
 	var sum int64
 	for _, s := range doc.Summary {
