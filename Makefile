@@ -4,7 +4,7 @@ BIN     := bin/scalelab
 PKGS    := ./...
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all setup build ferretdb demo test lint unit fuzz bench bench-report bench-search bench-cassandra clean tools test-deps java
+.PHONY: all setup build ferretdb demo test lint unit fuzz bench bench-report bench-search bench-cassandra bench-logs-stores clean tools test-deps java
 
 all: build
 
@@ -141,9 +141,15 @@ bench-search: build java
 	bash bench/search.sh
 
 # bench-cassandra: logs on 1-node vs 3-node Cassandra rings, with and without
-# secondary indexes, and the rings' start times (bench/cassandra.sh).
+# secondary indexes and with query tables, and the rings' start times (bench/cassandra.sh).
 bench-cassandra: build java
 	bash bench/cassandra.sh
+
+# bench-logs-stores: examples/logs-stores.yaml's quick profile, PostgreSQL,
+# OpenSearch and Cassandra's three arms on the log study's tests
+# (bench/logs-stores.sh; about 15 minutes, too long for CI).
+bench-logs-stores: build java
+	bash bench/logs-stores.sh
 
 clean:
 	rm -rf bin

@@ -2,8 +2,9 @@
 # logs on Cassandra: a 1-node vs a 3-node local ring. For each
 # size it times `scalelab cluster up` (until every node is UN and the
 # scalelab superuser is set up), then, with the SAI secondary indexes
-# (logs.indexes=on) and without them (off: query tables kept at write
-# time), measures
+# (logs.indexes=on), without them (off: the bare table, counts as ALLOW
+# FILTERING scans) and with query tables kept at write time instead
+# (off, logs.query_tables=true), measures
 #  1. single-record writes (logs.mix=write), closed model;
 #  2. reads by id (logs.mix=read), closed model;
 #  3. count_a/count_b/count_c (logs.mix=count_a:1,count_b:1,count_c:1);
@@ -58,11 +59,13 @@ for nodes in 1 3; do
     exit 1
   fi
   python3 -c "import sys,time; print('cluster up: %.1f s' % (time.time() - float(sys.argv[1])))" "$start"
-  for ix in on off; do
-    echo "-- logs.indexes=$ix"
+  for ix in on off tables; do
+    arm=(--set logs.indexes=$ix)
+    if [ "$ix" = tables ]; then arm=(--set logs.indexes=off --set logs.query_tables=true); fi
+    echo "-- ${arm[*]}"
     # load once per configuration, then run on the loaded records
-    run "load$ix" "$cl" --load-only --set logs.records="$records" --set logs.indexes=$ix
-    common=(--set logs.load=false --set logs.records=0 --set logs.indexes=$ix --users "$users" --duration "${secs}s" --warmup 5s)
+    run "load$ix" "$cl" --load-only --set logs.records="$records" "${arm[@]}"
+    common=(--set logs.load=false --set logs.records=0 "${arm[@]}" --users "$users" --duration "${secs}s" --warmup 5s)
     run "write$ix" "$cl" --set logs.mix=write:1 "${common[@]}"
     line "$out/$cl-write$ix" logs.write "writes"
     run "read$ix" "$cl" --set logs.mix=read:1 "${common[@]}"

@@ -61,6 +61,7 @@ func (c *Closed) user(r *Run, id int) {
 	sessID := global
 	sess := r.wl.NewSession(sessID, r.sessionSeed(sessID))
 	th, _ := sess.(scenario.Thinker)
+	comp := newComposite(sess)
 	var timer *time.Timer
 	var budget int64
 	last := metrics.Now()
@@ -75,6 +76,7 @@ func (c *Closed) user(r *Run, id int) {
 			sessID += uint64(c.Users)
 			sess = r.wl.NewSession(sessID, r.sessionSeed(sessID))
 			th, _ = sess.(scenario.Thinker)
+			comp = newComposite(sess)
 			continue
 		}
 		start := last
@@ -94,7 +96,9 @@ func (c *Closed) user(r *Run, id int) {
 		}
 		end := metrics.Now()
 		lat := end - start
-		rec.Record(op, metrics.ClassOf(err), lat, lat, end-base)
+		class := metrics.ClassOf(err)
+		rec.Record(op, class, lat, lat, end-base)
+		comp.done(rec, start, start, end, base, class)
 		if err != nil {
 			r.coll.NoteError(op, err)
 		}

@@ -110,6 +110,7 @@ func (m *Phases) session(r *Run, id uint64) {
 	defer r.coll.SessionEnded()
 	sess := r.wl.NewSession(id, r.sessionSeed(id))
 	th, _ := sess.(scenario.Thinker)
+	comp := newComposite(sess)
 	rng := r.rng(id)
 	base := r.coll.Base()
 	hint := uint32(id)
@@ -141,7 +142,9 @@ func (m *Phases) session(r *Run, id uint64) {
 		end := metrics.Now()
 		rec := m.pool.Get(hint)
 		rec.RecordLag(op, start-intended)
-		rec.Record(op, metrics.ClassOf(err), end-intended, end-start, end-base)
+		class := metrics.ClassOf(err)
+		rec.Record(op, class, end-intended, end-start, end-base)
+		comp.done(rec, intended, start, end, base, class)
 		m.pool.Put(rec)
 		if err != nil {
 			r.coll.NoteError(op, err)

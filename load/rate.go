@@ -74,6 +74,7 @@ func (m *Rate) worker(r *Run, id int) {
 	ctx := r.opCtx
 	sessID := global
 	sess := r.wl.NewSession(sessID, r.sessionSeed(sessID))
+	comp := newComposite(sess)
 	period := float64(workers) / rate * 1e9 // ns between this worker's arrivals
 	next := float64(global) / m.Rate * 1e9
 	poisson := m.Arrivals == "poisson"
@@ -92,6 +93,7 @@ func (m *Rate) worker(r *Run, id int) {
 		if !ok {
 			sessID += uint64(m.Workers)
 			sess = r.wl.NewSession(sessID, r.sessionSeed(sessID))
+			comp = newComposite(sess)
 			continue
 		}
 		intended := base + int64(next)
@@ -109,7 +111,9 @@ func (m *Rate) worker(r *Run, id int) {
 			return // in flight at the stop: the recorder keeps it started
 		}
 		end := metrics.Now()
-		rec.Record(op, metrics.ClassOf(err), end-intended, end-start, end-base)
+		class := metrics.ClassOf(err)
+		rec.Record(op, class, end-intended, end-start, end-base)
+		comp.done(rec, intended, start, end, base, class)
 		if err != nil {
 			r.coll.NoteError(op, err)
 		}

@@ -213,6 +213,7 @@ func summarize(doc *results.Run, use []*shard, hlogPath string) error {
 			}
 			s.Errors += o.Errors
 			s.InFlight += o.InFlight
+			s.Composite = o.Composite
 			s.Late += o.Late
 			for c, n := range o.ErrorsByClass {
 				s.ErrorsByClass[c] += n

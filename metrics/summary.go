@@ -11,24 +11,28 @@ import (
 // open models the service_* fields (from the actual start) stand beside
 // them. A percentile the sample count cannot support is null.
 type OpSummary struct {
-	Op             string           `json:"op"`
-	Started        int64            `json:"started"`
-	Count          int64            `json:"count"` // OK operations
-	Errors         int64            `json:"errors"`
-	ErrorsByClass  map[string]int64 `json:"errors_by_class"`
-	InFlight       int64            `json:"in_flight"`               // still running at the stop
-	ErrorSamples   []string         `json:"error_samples,omitempty"` // the first distinct error messages
-	Late           int64            `json:"late,omitempty"`
-	ThroughputPerS float64          `json:"throughput_per_s"`
-	MeanMs         *float64         `json:"mean_ms"`
-	P50Ms          *float64         `json:"p50_ms"`
-	P90Ms          *float64         `json:"p90_ms"`
-	P95Ms          *float64         `json:"p95_ms"`
-	P99Ms          *float64         `json:"p99_ms"`
-	P999Ms         *float64         `json:"p999_ms"`
-	MaxMs          *float64         `json:"max_ms"`
-	*Service                        // open models only
-	*ErrorLatency                   // when some operations failed
+	Op            string           `json:"op"`
+	Started       int64            `json:"started"`
+	Count         int64            `json:"count"` // OK operations
+	Errors        int64            `json:"errors"`
+	ErrorsByClass map[string]int64 `json:"errors_by_class"`
+	InFlight      int64            `json:"in_flight"`               // still running at the stop
+	ErrorSamples  []string         `json:"error_samples,omitempty"` // the first distinct error messages
+	Late          int64            `json:"late,omitempty"`
+	// Composite describes an operation made of other operations and the
+	// waits between them, as the client observed it (scenario.Composer);
+	// its operations are counted on their own, so totals leave it out.
+	Composite      string   `json:"composite,omitempty"`
+	ThroughputPerS float64  `json:"throughput_per_s"`
+	MeanMs         *float64 `json:"mean_ms"`
+	P50Ms          *float64 `json:"p50_ms"`
+	P90Ms          *float64 `json:"p90_ms"`
+	P95Ms          *float64 `json:"p95_ms"`
+	P99Ms          *float64 `json:"p99_ms"`
+	P999Ms         *float64 `json:"p999_ms"`
+	MaxMs          *float64 `json:"max_ms"`
+	*Service                // open models only
+	*ErrorLatency           // when some operations failed
 }
 
 // Latencies is a set of latency figures in milliseconds.

@@ -407,6 +407,11 @@ func summaryTable(r *results.Run, ops []string, open bool) figTable {
 		}
 		t.Rows = append(t.Rows, row)
 	}
+	for _, op := range ops {
+		if c := r.Summary[op].Composite; c != "" {
+			t.Note += " " + op + ": " + c + " (not in the total)."
+		}
+	}
 	if tot := r.Totals; tot != nil && len(t.Rows) > 1 {
 		row := []string{"total", fmt.Sprint(tot.Started), fmt.Sprint(tot.Count), fmt.Sprint(tot.Errors), fmtPct(tot.ErrorRate), fmtNum(tot.ThroughputPerS)}
 		for len(row) < len(t.Cols) {

@@ -44,6 +44,11 @@ func Terminal(w io.Writer, r *results.Run) {
 	}
 	tw.Flush()
 	for _, op := range sortedOps(r.Summary) {
+		if c := r.Summary[op].Composite; c != "" {
+			fmt.Fprintf(w, "%s: %s (not in the total)\n", op, c)
+		}
+	}
+	for _, op := range sortedOps(r.Summary) {
 		s := r.Summary[op]
 		if len(s.ErrorsByClass) > 0 {
 			fmt.Fprintf(w, "errors of %s: %s\n", op, classes(s.ErrorsByClass))

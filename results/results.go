@@ -212,10 +212,14 @@ type Totals struct {
 	ErrorRate      float64 `json:"error_rate"`
 }
 
-// Sum computes totals over the summaries.
+// Sum computes totals over the summaries, leaving out composite operations
+// (their operations are counted on their own).
 func Sum(s map[string]metrics.OpSummary) *Totals {
 	t := &Totals{}
 	for _, o := range s {
+		if o.Composite != "" {
+			continue // its operations are counted
+		}
 		t.Started += o.Started
 		t.Count += o.Count
 		t.Errors += o.Errors

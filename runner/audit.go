@@ -212,7 +212,7 @@ var (
 )
 
 // NewSession wraps sessions that implement scenario.Audited, keeping their
-// Thinker capability.
+// Thinker and Composer capabilities.
 func (a *auditWorkload) NewSession(id uint64, seed uint64) scenario.Session {
 	s := a.Workload.NewSession(id, seed)
 	as := auditSession{Session: s, cl: a.cl}
@@ -223,10 +223,25 @@ func (a *auditWorkload) NewSession(id uint64, seed uint64) scenario.Session {
 	if as.l == nil && len(as.cl) == 0 {
 		return s
 	}
-	if th, ok := s.(scenario.Thinker); ok {
+	th, think := s.(scenario.Thinker)
+	co, comp := s.(scenario.Composer)
+	switch {
+	case think && comp:
+		return &auditThinkComposer{auditThinker: auditThinker{auditSession: as, th: th}, co: co}
+	case think:
 		return &auditThinker{auditSession: as, th: th}
+	case comp:
+		return &auditComposer{auditSession: as, co: co}
 	}
 	return &as
+}
+
+// Composites forwards to the workload's Composites, if any.
+func (a *auditWorkload) Composites() map[string]string {
+	if c, ok := a.Workload.(scenario.Composites); ok {
+		return c.Composites()
+	}
+	return nil
 }
 
 // Check forwards to the workload's Checker, if any.
@@ -293,6 +308,25 @@ type auditThinker struct {
 
 // Think forwards to the session.
 func (s *auditThinker) Think() (time.Duration, bool) { return s.th.Think() }
+
+// auditComposer is an auditSession that keeps the session's composite
+// operations.
+type auditComposer struct {
+	auditSession
+	co scenario.Composer
+}
+
+// Composite forwards to the session.
+func (s *auditComposer) Composite() (int, scenario.Step) { return s.co.Composite() }
+
+// auditThinkComposer keeps both the think times and the composites.
+type auditThinkComposer struct {
+	auditThinker
+	co scenario.Composer
+}
+
+// Composite forwards to the session.
+func (s *auditThinkComposer) Composite() (int, scenario.Step) { return s.co.Composite() }
 
 // close closes the history after a run that failed before its audit.
 func (a *auditRun) close() {

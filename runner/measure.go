@@ -128,7 +128,12 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 			}
 		}
 	}
+	var composites map[string]string
+	if c, ok := wl.(scenario.Composites); ok {
+		composites = c.Composites()
+	}
 	for _, s := range summaries {
+		s.Composite = composites[s.Op]
 		doc.Summary[s.Op] = s
 	}
 	doc.Totals = results.Sum(doc.Summary)

@@ -68,7 +68,6 @@ const (
 	KeyKeyspace         = "cassandra.keyspace"
 	KeyUser             = "cassandra.user"
 	KeyConns            = "cassandra.conns"
-	KeyAllowFiltering   = "cassandra.allow_filtering"
 )
 
 // PasswordEnv is the environment variable holding the password for
@@ -133,8 +132,6 @@ func (*Engine) Settings() []setting.Spec {
 			Description: "login role (PasswordAuthenticator); the password comes from $" + PasswordEnv + " or the cluster's 0600 secret file, never from a flag"},
 		{Key: KeyConns, Kind: setting.Int, Default: "2", Min: 1, Max: 64,
 			Description: "connections per node"},
-		{Key: KeyAllowFiltering, Kind: setting.Bool, Default: "false",
-			Description: "let scenarios answer queries no index or query table serves with ALLOW FILTERING scans (full table scans) instead of query tables kept at write time"},
 	}
 }
 
@@ -156,7 +153,6 @@ type Options struct {
 	Keyspace         string
 	User             string
 	Conns            int
-	AllowFiltering   bool
 	// Translate maps the addresses the ring announces (host:port) to those
 	// the load generator must use instead (a --cluster's link proxies).
 	Translate map[string]string
@@ -184,7 +180,6 @@ func OptionsFrom(set *setting.Set) (Options, error) {
 		Keyspace:         get(KeyKeyspace).String(),
 		User:             get(KeyUser).String(),
 		Conns:            int(get(KeyConns).Int()),
-		AllowFiltering:   get(KeyAllowFiltering).Bool(),
 	}, nil
 }
 
@@ -588,7 +583,6 @@ func (c *Conn) Info(ctx context.Context) (engine.Info, error) {
 			"keyspace":          c.opts.Keyspace,
 			"compaction":        c.opts.Compaction,
 			"batch_size":        strconv.Itoa(c.opts.BatchSize),
-			"allow_filtering":   strconv.FormatBool(c.opts.AllowFiltering),
 			"user":              c.opts.User,
 			"routing":           "token-aware, round robin in " + c.dc,
 		},

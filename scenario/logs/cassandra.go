@@ -16,21 +16,27 @@ import (
 
 func init() { openers[cassandra.Name] = openCassandra }
 
+// cassandraName is the engine whose store keeps query tables
+// (logs.query_tables).
+const cassandraName = cassandra.Name
+
 // How the Cassandra store answers the counts, chosen at open from
-// logs.indexes and cassandra.allow_filtering.
+// logs.indexes and logs.query_tables.
 const (
 	// casIndexed: storage-attached (SAI) indexes on ts, machine, service,
 	// severity and the message's words; counts restrict several indexed
 	// columns at once.
 	casIndexed = iota
 	// casTables: no secondary index; query tables kept at write time (a
-	// logged batch with the base row): logs_by_ts ((ts), machine, id) for
-	// count_a, count_b and errors_per_host, logs_by_ts_svc ((ts), service,
-	// severity, id) for count_c. search reads the words column page by page
-	// and matches in the client.
+	// logged batch with the base row, logs.query_tables=true):
+	// logs_by_ts ((ts), machine, id) for count_a, count_b and
+	// errors_per_host, logs_by_ts_svc ((ts), service, severity, id) for
+	// count_c. search reads the words column page by page and matches in
+	// the client.
 	casTables
-	// casFilter: no secondary index, no query table: ALLOW FILTERING scans
-	// of the base table (cassandra.allow_filtering=true).
+	// casFilter: the study's Cassandra without secondary indexes, a bare
+	// table (each write one statement); the counts are ALLOW FILTERING
+	// scans of it, the only way CQL answers them.
 	casFilter
 )
 
@@ -61,10 +67,10 @@ func openCassandra(ctx context.Context, env scenario.Env, recreate bool) (store,
 	switch {
 	case env.Settings.Get(KeyIndexes).Bool():
 		s.mode = casIndexed
-	case c.Options().AllowFiltering:
-		s.mode = casFilter
-	default:
+	case env.Settings.Get(KeyQueryTables).Bool():
 		s.mode = casTables
+	default:
+		s.mode = casFilter
 	}
 	s.insert1 = "INSERT INTO " + s.logs + " (id, ts, machine, service, severity, message, words) VALUES (?, ?, ?, ?, ?, ?, ?)"
 	s.insertTS = "INSERT INTO " + c.Table("logs_by_ts") + " (ts, machine, id, service, severity) VALUES (?, ?, ?, ?, ?)"

@@ -39,6 +39,7 @@ const (
 	KeyRecords          = "logs.records"
 	KeyLoad             = "logs.load"
 	KeyIndexes          = "logs.indexes"
+	KeyQueryTables      = "logs.query_tables"
 	KeyMix              = "logs.mix"
 	KeyBatchSize        = "logs.batch_size"
 	KeyRange            = "logs.range"
@@ -76,6 +77,8 @@ func (*Scenario) Settings() []setting.Spec {
 			Description: "recreate the table and load logs.records records; false runs on the records an earlier load left (a contiguous prefix of generated records)"},
 		{Key: KeyIndexes, Kind: setting.Bool, Default: "on",
 			Description: "secondary indexes: (timestamp, machine), (timestamp, service, severity) and the message's words where the engine can index them; off leaves only the primary key"},
+		{Key: KeyQueryTables, Kind: setting.Bool, Default: "false",
+			Description: "cassandra with logs.indexes=off: keep query tables by timestamp that answer the counts, written with each record in one logged batch; false is the study's bare table, whose counts are ALLOW FILTERING scans"},
 		{Key: KeyMix, Kind: setting.String, Default: DefaultMix, Check: checkMix,
 			Description: "operations and their weights: name:weight,... of write, write_bulk, read, count_a, count_b, count_c, errors_per_host, search, freshness"},
 		{Key: KeyBatchSize, Kind: setting.Int, Default: "1000", Min: 1, Max: 1e6,
@@ -197,6 +200,9 @@ var openers = kit.Storage[bool, store]{}
 // freshness probes and sets the indexes as logs.indexes says.
 func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workload, error) {
 	cfg, err := configFrom(env.Settings)
+	if err == nil && env.Settings.Get(KeyQueryTables).Bool() && env.Engine != cassandraName {
+		err = fmt.Errorf("%w: %s=true: query tables are the cassandra store's; the %s store answers counts from its table and indexes (logs.indexes)", setting.ErrBadValue, KeyQueryTables, env.Engine)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package mhealth
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/scalelab/scalelab/engine"
@@ -10,6 +11,7 @@ import (
 	_ "github.com/scalelab/scalelab/engine/enginetest/all"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/setting"
 )
 
 // openEngine opens a fresh store of engine name from its test provider
@@ -53,6 +55,9 @@ func conformance(t *testing.T, name string, sets ...string) {
 			if err := s.Do(ctx); err != nil {
 				t.Fatalf("%s: session %d: %s: %v", name, id, operationNames[op], err)
 			}
+			if _, step := s.Composite(); step == scenario.End || step == scenario.Whole {
+				counts[OpActivityClient]++
+			}
 		}
 		// Independent computation: totals and achievements of the last post,
 		// read once every acknowledged write is visible (a replica replays)
@@ -81,6 +86,9 @@ func conformance(t *testing.T, name string, sets ...string) {
 	}
 	if n, want := counts[OpActivityPost], 5*w.cfg.weeks*w.cfg.hours; n != want {
 		t.Errorf("%s: %d posts, want %d", name, n, want)
+	}
+	if counts[OpActivityClient] != counts[OpActivityPost] {
+		t.Errorf("%s: activity.client closed %d times for %d posts", name, counts[OpActivityClient], counts[OpActivityPost])
 	}
 	if counts[OpPatientCreate] != 2 {
 		t.Errorf("%s: %d patients created by sessions, want 2", name, counts[OpPatientCreate])
@@ -167,6 +175,62 @@ func TestStaleReadsCountedOrRequired(t *testing.T) {
 		if require && (int64(len(errs)) != stale || !errors.Is(errs[0], engine.ErrIntegrity)) {
 			t.Fatalf("require_fresh: %d errors for %d stale reads (%v)", len(errs), stale, errs)
 		}
+	}
+}
+
+// TestActivityClientSteps: a post opens activity.client and the
+// achievements read closes it; without reads the post is all of it.
+func TestActivityClientSteps(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, prob := range []string{"1", "0"} {
+		w, _ := openEngine(t, "memory", KeyPatients+"=1", KeyHoursPerWeek+"=3", KeyWeeks+"=1", KeyReadProb+"="+prob)
+		if err := w.Load(ctx, 1, func(int64) {}); err != nil {
+			t.Fatal(err)
+		}
+		s := w.NewSession(0, 5).(*Session)
+		var got []scenario.Step
+		for {
+			op, ok := s.Next()
+			if !ok {
+				break
+			}
+			if err := s.Do(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if c, step := s.Composite(); step != scenario.Outside {
+				if c != OpActivityClient {
+					t.Fatalf("composite %d, want activity.client", c)
+				}
+				got = append(got, step)
+			} else if op == OpActivityPost || op == OpTotalsGet || op == OpAchievementsGet {
+				t.Fatalf("%s outside activity.client", operationNames[op])
+			}
+		}
+		want := []scenario.Step{scenario.Begin, scenario.Within, scenario.End}
+		if prob == "0" {
+			want = []scenario.Step{scenario.Whole}
+		}
+		if len(got) != 3*len(want) {
+			t.Fatalf("read_probability %s: steps %v, want 3 x %v", prob, got, want)
+		}
+		for i, st := range got {
+			if st != want[i%len(want)] {
+				t.Fatalf("read_probability %s: steps %v, want 3 x %v", prob, got, want)
+			}
+		}
+	}
+}
+
+// TestRefreshAllNeedsSearch: refresh_after_write=all is refused on a store
+// without index refreshes, naming the setting.
+func TestRefreshAllNeedsSearch(t *testing.T) {
+	t.Parallel()
+	set := enginetest.Settings(t, "memory", (&Scenario{}).Settings(), KeyRefreshAfter+"="+RefreshAll)
+	p, _ := enginetest.Lookup("memory")
+	_, err := (&Scenario{}).Open(context.Background(), scenario.Env{Engine: "memory", Conn: p.Open(t, set), Settings: set, Seed: 1})
+	if !errors.Is(err, setting.ErrBadValue) || !strings.Contains(err.Error(), KeyRefreshAfter) {
+		t.Fatalf("refresh_after_write=all on memory: %v", err)
 	}
 }
 

@@ -45,10 +45,17 @@ const (
 	OpExerciseUpdate
 	OpEducationUpdate
 	OpPatientCreate
+	// OpActivityClient is the composite the patient's client observed (the
+	// study's activity time): the post, the client's wait after it and the
+	// reads that follow, from the post's intended start.
+	OpActivityClient
 	numOps
 )
 
-var operationNames = []string{"activity.post", "achievements.get", "totals.get", "plan.next", "plan.tailoring", "exercise.update", "education.update", "patient.create"}
+var operationNames = []string{"activity.post", "achievements.get", "totals.get", "plan.next", "plan.tailoring", "exercise.update", "education.update", "patient.create", "activity.client"}
+
+// activityClient describes OpActivityClient for run.json and the report.
+const activityClient = "the patient's client: activity.post, the mhealth.wait_after_write wait after it and the totals.get and achievements.get that follow, timed from the post's intended start"
 
 // Setting keys.
 const (
@@ -61,6 +68,13 @@ const (
 	KeyVerify         = "mhealth.verify"
 	KeyLoad           = "mhealth.load"
 	KeyApp            = "mhealth.app"
+	KeyRefreshAfter   = "mhealth.refresh_after_write"
+)
+
+// Values of mhealth.refresh_after_write.
+const (
+	RefreshOff = "off"
+	RefreshAll = "all"
 )
 
 func init() { scenario.Register(&Scenario{}) }
@@ -86,6 +100,8 @@ func (*Scenario) Settings() []setting.Spec {
 		{Key: KeyPatients, Kind: setting.Int, Default: "100", Min: 0, Max: 10_000_000, Description: "patients created in the load phase; sessions beyond them create their own patient first (patient.create)"},
 		{Key: KeyReadProb, Kind: setting.Float, Default: "1", Min: 0, Max: 1, Description: "probability that a post is followed by totals.get and achievements.get (the study fetched both)"},
 		{Key: KeyWaitAfterWrite, Kind: setting.Duration, Default: "0s", Min: 0, Max: 60, Description: "real pause after each write before the next request (the study's client waited 1000ms for the search index to refresh)"},
+		{Key: KeyRefreshAfter, Kind: setting.Enum, Default: RefreshOff, Allowed: []string{RefreshOff, RefreshAll},
+			Description: "all: after each write the client refreshes every index of the search store (POST /_all/_refresh, inside the write's time), as the study's manual-refresh client did; off: none (per-request refresh is the engine's <engine>.refresh=true)"},
 		{Key: KeyRequireFresh, Kind: setting.Bool, Default: "false", Description: "a read that misses the session's own earlier write is an integrity error instead of a counted stale_read"},
 		{Key: KeyVerify, Kind: setting.Bool, Default: "true", Description: "check totals, achievements and plans read back against an independent computation from the generated activity"},
 		{Key: KeyLoad, Kind: setting.Bool, Default: "true", Description: "recreate the data and create mhealth.patients patients before the run"},
@@ -105,6 +121,7 @@ type config struct {
 	patients     int64
 	readProb     float64
 	waitAfter    int64 // ns
+	refreshAll   bool  // refresh every index after each write
 	requireFresh bool
 	verify, load bool
 	app          string
@@ -119,6 +136,7 @@ func configFrom(set *setting.Set) *config {
 		patients:     set.Get(KeyPatients).Int(),
 		readProb:     set.Get(KeyReadProb).Float(),
 		waitAfter:    int64(set.Get(KeyWaitAfterWrite).Duration()),
+		refreshAll:   set.Get(KeyRefreshAfter).String() == RefreshAll,
 		requireFresh: set.Get(KeyRequireFresh).Bool(),
 		verify:       set.Get(KeyVerify).Bool(),
 		load:         set.Get(KeyLoad).Bool(),
@@ -142,6 +160,11 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 	if !st.stores() {
 		cfg.verify, cfg.requireFresh = false, false
 	}
+	rf, _ := st.(refresher)
+	if cfg.refreshAll && rf == nil {
+		st.close()
+		return nil, fmt.Errorf("%w: %s=%s: the %s engine has no index refresh; it applies to opensearch and elasticsearch", setting.ErrBadValue, KeyRefreshAfter, RefreshAll, env.Engine)
+	}
 	if cfg.load {
 		if err := st.reset(ctx); err != nil {
 			st.close()
@@ -149,6 +172,9 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 		}
 	}
 	w := &Workload{cfg: cfg, st: st, seed: env.Seed, patients: map[int64]*patientState{}, cacheStats: cache.NewStats()}
+	if cfg.refreshAll {
+		w.refresh = rf
+	}
 	if cfg.app == "" && !env.ReadBackOnly {
 		if w.st, w.cacheMode, w.cacheEngine, err = openCache(ctx, env, st, w.cacheStats); err != nil {
 			st.close()
@@ -173,6 +199,9 @@ type Workload struct {
 	st   store
 	seed uint64
 	http *httpStore // mhealth.app: the backend over HTTP
+	// refresh is the store's refresh of every index after each write
+	// (mhealth.refresh_after_write=all); nil: none
+	refresh refresher
 
 	mu       sync.Mutex
 	patients map[int64]*patientState // what each patient's acknowledged writes add up to
@@ -194,13 +223,20 @@ type patientState struct {
 }
 
 var (
-	_ scenario.Workload = (*Workload)(nil)
-	_ scenario.Checker  = (*Workload)(nil)
-	_ scenario.Reporter = (*Workload)(nil)
+	_ scenario.Workload   = (*Workload)(nil)
+	_ scenario.Checker    = (*Workload)(nil)
+	_ scenario.Reporter   = (*Workload)(nil)
+	_ scenario.Composites = (*Workload)(nil)
 )
 
 // Operations names the operations.
 func (w *Workload) Operations() []string { return append([]string(nil), operationNames...) }
+
+// Composites describes activity.client, the composite of the patient's
+// client.
+func (w *Workload) Composites() map[string]string {
+	return map[string]string{operationNames[OpActivityClient]: activityClient}
+}
 
 // LoadSize is the number of patients the load phase creates.
 func (w *Workload) LoadSize() int64 {

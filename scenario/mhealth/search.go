@@ -265,6 +265,10 @@ func (s *searchStore) markDone(ctx context.Context, patient int64, week int, kin
 	return s.c.UpdateDoc(ctx, s.c.IndexName(idxPlan, ""), planID(patient, week), s.c.RoutingFor(patientKey(patient)), partial)
 }
 
+// refreshAll refreshes every index of the cluster, as the study's client
+// did after each write ("_all", not only mhealth's).
+func (s *searchStore) refreshAll(ctx context.Context) error { return s.c.Refresh(ctx, "_all") }
+
 // settle refreshes every mhealth index so that searches see every write.
 func (s *searchStore) settle(ctx context.Context) error { return s.c.Refresh(ctx, s.all) }
 

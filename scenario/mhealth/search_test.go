@@ -50,3 +50,28 @@ func TestStaleReadsWithPeriodicRefresh(t *testing.T) {
 		t.Fatalf("check after refresh: %v", err)
 	}
 }
+
+// TestRefreshAllAfterWrite: the study's manual-refresh client
+// (mhealth.refresh_after_write=all) refreshes every index after each
+// write, so that with the default 1 s refresh interval and no wait every
+// totals read right after a post sees it.
+func TestRefreshAllAfterWrite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w, _ := openEngine(t, search.OpenSearch, KeyWeeks+"=1", KeyHoursPerWeek+"=8", KeyPatients+"=1", KeyRefreshAfter+"="+RefreshAll)
+	if err := w.Load(ctx, 1, func(int64) {}); err != nil {
+		t.Fatal(err)
+	}
+	s := w.NewSession(0, 5).(*Session)
+	for {
+		if _, ok := s.Next(); !ok {
+			break
+		}
+		if err := s.Do(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, fr := w.stale[OpTotalsGet].Load(), w.fresh[OpTotalsGet].Load(); st != 0 || fr != 8 {
+		t.Fatalf("totals after a refresh of every index: %d stale, %d fresh, want 0 and 8", st, fr)
+	}
+}

@@ -48,12 +48,14 @@ type Session struct {
 	answers   TailoringAnswers
 	acts      []Activity // acknowledged posts, for the independent computation
 	total     int64
-	lastWrite bool // the previous operation wrote (for wait_after_write)
+	lastWrite bool          // the previous operation wrote (for wait_after_write)
+	step      scenario.Step // how the operation just done belongs to activity.client
 }
 
 var (
-	_ scenario.Session = (*Session)(nil)
-	_ scenario.Thinker = (*Session)(nil)
+	_ scenario.Session  = (*Session)(nil)
+	_ scenario.Thinker  = (*Session)(nil)
+	_ scenario.Composer = (*Session)(nil)
 )
 
 func newSession(w *Workload, id int64, seed uint64) *Session {
@@ -142,12 +144,42 @@ func (s *Session) Think() (time.Duration, bool) {
 func (s *Session) Do(ctx context.Context) error {
 	err := s.do(ctx)
 	s.lastWrite = s.op == OpActivityPost || s.op == OpPlanNext || s.op == OpExerciseUpdate || s.op == OpEducationUpdate || s.op == OpPatientCreate
+	if s.lastWrite && err == nil && s.w.refresh != nil {
+		// the study's manual refresh: the client refreshes every index
+		// after its write, in the write's time
+		if rerr := s.w.refresh.refreshAll(ctx); rerr != nil {
+			err = fmt.Errorf("refresh after write: %w", rerr)
+		}
+	}
+	s.step = s.stepOf()
 	s.advance()
 	if err != nil {
 		return fmt.Errorf("mhealth %s patient %d: %w", operationNames[s.op], s.id, err)
 	}
 	return nil
 }
+
+// stepOf says how the operation just done belongs to activity.client: a
+// post opens it (or is all of it when no reads follow), the totals read
+// continues it and the achievements read closes it.
+func (s *Session) stepOf() scenario.Step {
+	switch s.op {
+	case OpActivityPost:
+		if s.read {
+			return scenario.Begin
+		}
+		return scenario.Whole
+	case OpTotalsGet:
+		return scenario.Within
+	case OpAchievementsGet:
+		return scenario.End
+	}
+	return scenario.Outside
+}
+
+// Composite reports the step of activity.client the operation just done
+// was (scenario.Composer).
+func (s *Session) Composite() (int, scenario.Step) { return OpActivityClient, s.step }
 
 func (s *Session) advance() {
 	switch s.phase {

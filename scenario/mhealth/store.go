@@ -38,3 +38,10 @@ type store interface {
 type sessionStore interface {
 	forSession() store
 }
+
+// refresher is a store whose writes become visible to searches only after
+// a refresh: refreshAll refreshes every index of the store
+// (mhealth.refresh_after_write=all).
+type refresher interface {
+	refreshAll(ctx context.Context) error
+}
