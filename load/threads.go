@@ -51,6 +51,19 @@ func (m *Threads) Name() string { return ModelThreads }
 // their starts.
 func (m *Threads) Open() bool { return false }
 
+// InFlightTracker is an optional capability of a Model that counts its
+// operations in flight through the collector's metrics.InFlight gauge
+// (metrics.Config.InFlight), which the runner then creates.
+type InFlightTracker interface {
+	TracksInFlight() bool
+}
+
+// TracksInFlight reports whether m counts its operations in flight.
+func TracksInFlight(m Model) bool {
+	t, ok := m.(InFlightTracker)
+	return ok && t.TracksInFlight()
+}
+
 // TracksInFlight reports true: the model counts its operations in flight.
 func (m *Threads) TracksInFlight() bool { return true }
 
