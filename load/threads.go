@@ -3,6 +3,7 @@ package load
 import (
 	"fmt"
 	"math/bits"
+	"sync/atomic"
 	"time"
 
 	"github.com/scalelab/scalelab/metrics"
@@ -33,6 +34,8 @@ type Threads struct {
 
 	recs  []*metrics.Recorder
 	gauge *metrics.InFlight
+	share int64        // this segment's loops (its users x Loops)
+	done  atomic.Int64 // loops finished
 }
 
 var _ Model = (*Threads)(nil)
@@ -83,8 +86,11 @@ func (m *Threads) Validate() error {
 
 // Params describes the model for run.json.
 func (m *Threads) Params() map[string]any {
-	return map[string]any{"users": m.Users, "ramp_up": m.RampUp.String(), "loops": m.Loops, "think": m.Think.String(),
-		"start_every_ms": float64(m.RampUp) / float64(m.Users) / 1e6}
+	p := map[string]any{"users": m.Users, "ramp_up": m.RampUp.String(), "loops": m.Loops, "think": m.Think.String()}
+	if m.Users > 0 {
+		p["start_every_ms"] = float64(m.RampUp) / float64(m.Users) / 1e6
+	}
+	return p
 }
 
 // StartOffset is when user u (0-based, of the whole test) starts, after
@@ -105,6 +111,18 @@ func (m *Threads) Total() int64 { return int64(m.Users) * int64(m.Loops) }
 func (m *Threads) prepare(r *Run) {
 	m.recs = r.newRecorders(int(r.opt.Segment.Share(int64(m.Users))))
 	m.gauge = r.coll.InFlightGauge()
+	m.share = int64(len(m.recs)) * int64(m.Loops)
+}
+
+// LoopProgress returns the loops a run of the threads model has finished
+// and the loops it runs in all (this segment's users x --loops); ok is
+// false for other models and for users looping until the run ends.
+func LoopProgress(r *Run) (done, total int64, ok bool) {
+	m, isThreads := r.model.(*Threads)
+	if !isThreads || m.Loops == 0 {
+		return 0, 0, false
+	}
+	return m.done.Load(), m.share, true
 }
 
 func (m *Threads) run(r *Run) {
@@ -152,6 +170,7 @@ func (m *Threads) user(r *Run, id int, oneOp bool) {
 		}
 		op, ok := sess.Next()
 		if !ok {
+			m.done.Add(1)
 			if loops++; m.Loops > 0 && loops >= m.Loops {
 				return // a session is one loop
 			}
@@ -191,6 +210,7 @@ func (m *Threads) user(r *Run, id int, oneOp bool) {
 		budget--
 		if oneOp {
 			loops++
+			m.done.Add(1)
 		}
 	}
 }

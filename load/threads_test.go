@@ -120,6 +120,9 @@ func TestThreadsLoopsExact(t *testing.T) {
 			if m.Total() != int64(tc.users*tc.loops) {
 				t.Errorf("Total %d, want %d", m.Total(), tc.users*tc.loops)
 			}
+			if done, total, ok := LoopProgress(r); !ok || done != total || total != int64(tc.users*tc.loops) {
+				t.Errorf("loop progress %d/%d (%v), want %d/%d", done, total, ok, tc.users*tc.loops, tc.users*tc.loops)
+			}
 			if r.StopReason() != "completed" {
 				t.Errorf("stop reason %q, want completed (the last user ended the run)", r.StopReason())
 			}
@@ -254,17 +257,17 @@ func TestThreadsOpsAndDurationBound(t *testing.T) {
 func TestThreadsValidate(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		m    Threads
+		m    *Threads
 		want string
 	}{
-		{Threads{Users: 0, Loops: 1}, "--users 0"},
-		{Threads{Users: 1, RampUp: -time.Second, Loops: 1}, "--ramp-up -1s"},
-		{Threads{Users: 1, RampUp: 25 * time.Hour}, "--ramp-up 25h0m0s"},
-		{Threads{Users: 1, Loops: -1}, "--loops -1"},
+		{&Threads{Users: 0, Loops: 1}, "--users 0"},
+		{&Threads{Users: 1, RampUp: -time.Second, Loops: 1}, "--ramp-up -1s"},
+		{&Threads{Users: 1, RampUp: 25 * time.Hour}, "--ramp-up 25h0m0s"},
+		{&Threads{Users: 1, Loops: -1}, "--loops -1"},
 	} {
 		err := tc.m.Validate()
 		if err == nil || !errors.Is(err, ErrBadSpec) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%+v: error %v, want ErrBadSpec naming %q", tc.m, err, tc.want)
+			t.Errorf("%+v: error %v, want ErrBadSpec naming %q", tc.m.Params(), err, tc.want)
 		}
 	}
 	if err := (&Threads{Users: 200, RampUp: 25 * time.Second, Loops: 100}).Validate(); err != nil {
