@@ -170,9 +170,11 @@ func (m *Threads) user(r *Run, id int, oneOp bool) {
 		}
 		op, ok := sess.Next()
 		if !ok {
-			m.done.Add(1)
-			if loops++; m.Loops > 0 && loops >= m.Loops {
-				return // a session is one loop
+			if !oneOp { // a session is one loop
+				m.done.Add(1)
+				if loops++; m.Loops > 0 && loops >= m.Loops {
+					return
+				}
 			}
 			sessID += uint64(m.Users)
 			sess = r.wl.NewSession(sessID, r.sessionSeed(sessID))

@@ -45,7 +45,7 @@ type userSession struct {
 }
 
 func (s *userSession) Next() (int, bool) {
-	if !s.w.oneOp && s.done >= s.w.sessionOps {
+	if s.w.sessionOps > 0 && s.done >= s.w.sessionOps {
 		return 0, false
 	}
 	s.done++
@@ -103,6 +103,7 @@ func TestThreadsLoopsExact(t *testing.T) {
 		oneOp             bool
 	}{
 		{"one op per loop", 50, 100, 0, true},
+		{"one op per loop, sessions of 7", 9, 20, 7, true},
 		{"one user", 1, 7, 0, true},
 		{"sessions of 3 ops", 20, 5, 3, false},
 		{"sessions of 1 op", 13, 11, 1, false},
@@ -113,6 +114,9 @@ func TestThreadsLoopsExact(t *testing.T) {
 			m := &Threads{Users: tc.users, RampUp: 20 * time.Millisecond, Loops: tc.loops}
 			s, r, _ := runThreads(t, wl, m, Options{})
 			perLoop := max(tc.per, 1)
+			if tc.oneOp {
+				perLoop = 1
+			}
 			want := int64(tc.users * tc.loops * perLoop)
 			if s.Count != want || s.Errors != 0 || s.InFlight != 0 {
 				t.Errorf("count %d errors %d in flight %d, want %d = %d users x %d loops x %d ops", s.Count, s.Errors, s.InFlight, want, tc.users, tc.loops, perLoop)

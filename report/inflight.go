@@ -120,3 +120,9 @@ func inFlightText(c *results.Concurrency) string {
 	}
 	return s
 }
+
+// ConcurrencyRow is one interval of concurrency.csv.
+type ConcurrencyRow = inFlightRow
+
+// ReadConcurrency reads concurrency.csv (a torn last line is ignored).
+func ReadConcurrency(path string) ([]ConcurrencyRow, error) { return readInFlight(path) }

@@ -1,6 +1,9 @@
 package runner
 
-import "github.com/scalelab/scalelab/load"
+import (
+	"github.com/scalelab/scalelab/load"
+	"github.com/scalelab/scalelab/scenario"
+)
 
 // threadsGiven reports whether the options name the threads model by its
 // own flags (--ramp-up, --loops) or --model.
@@ -26,3 +29,7 @@ func threadsModel(f *Options, given map[string]bool, think load.Think) *load.Thr
 	}
 	return &load.Threads{Users: users, RampUp: f.RampUp, Loops: loops, Think: think}
 }
+
+// OneOpSessions passes the wrapped workload's answer through (see
+// scenario.OneOpSessions): the threads model counts its loops by it.
+func (w *auditWorkload) OneOpSessions() bool { return scenario.LoopIsOneOp(w.Workload) }
