@@ -174,10 +174,10 @@ func buildModel(f *Options, given map[string]bool) (load.Model, load.Options, er
 		switch {
 		case given["phases"]:
 			name = load.ModelPhases
-		case threadsGiven(f, given):
-			name = load.ModelThreads
 		case given["rate"]:
 			name = load.ModelRate
+		case threadsGiven(f, given):
+			name = load.ModelThreads
 		default:
 			name = load.ModelClosed
 		}
