@@ -303,7 +303,7 @@ func (c *Conn) Info(ctx context.Context) (engine.Info, error) {
 		extra["node_roles"] = strings.Join(roles, ",")
 	}
 	extra["client_nodes"] = fmt.Sprint(len(c.nodes))
-	if len(c.names) > 0 {
+	if len(c.opts.EntryNodes) > 0 {
 		var es []string
 		for _, u := range c.nodes {
 			es = append(es, nodeLabel(u, c.names)+"="+u)

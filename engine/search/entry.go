@@ -45,6 +45,14 @@ func checkEntryNodes(v setting.Value) error {
 	return err
 }
 
+// nodeScheme is the scheme of the first node URL (http by default).
+func nodeScheme(nodes []string) string {
+	if len(nodes) > 0 && strings.HasPrefix(nodes[0], "https://") {
+		return "https"
+	}
+	return "http"
+}
+
 // isAddress reports whether an entry is host:port rather than a node name.
 func isAddress(e string) bool { return strings.Contains(e, ":") }
 
@@ -59,10 +67,7 @@ type entryNode struct {
 // cluster's target leaves out) or, with --target, a node the server names
 // in _nodes/http; host:port is taken as it is, with the target's scheme.
 func (e *Engine) resolveEntryNodes(ctx context.Context, entries []string, st *cluster.State, probe *Conn) ([]entryNode, error) {
-	scheme := "http"
-	if len(probe.nodes) > 0 && strings.HasPrefix(probe.nodes[0], "https://") {
-		scheme = "https"
-	}
+	scheme := nodeScheme(probe.nodes)
 	var known map[string]string // name -> host:port
 	var names []string
 	lookup := func() error {

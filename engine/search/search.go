@@ -325,6 +325,12 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 			names[en.URL] = en.Name
 		}
 	}
+	if names == nil && cfg.Cluster != nil {
+		names = map[string]string{} // label the client's per-node counts by node name
+		for _, n := range cfg.Cluster.Nodes {
+			names[nodeScheme(nodes)+"://"+n.ClientAddress()] = n.Name
+		}
+	}
 	c, err := dial(e.name, nodes, opts, password)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", e.name, err)
