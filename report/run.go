@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
@@ -115,7 +114,7 @@ func buildRunView(r *results.Run, dir string) *runView {
 		c := sessionsChart(sops, rows, tl, r.Load.WarmupS, note)
 		v.Concurrency = &c
 	}
-	if r.Concurrency != nil || slices.Contains(r.Files, results.ConcurrencyFile) {
+	if _, err := os.Stat(filepath.Join(dir, results.ConcurrencyFile)); r.Concurrency != nil || err == nil {
 		c, cnote := inFlightChart(r, dir, timelineEnd(tl))
 		if c != nil {
 			v.Concurrency = c
