@@ -113,6 +113,11 @@ func NewPlan(f *Options) (*Plan, error) {
 			return nil, results.WithCode(results.ExitUsage, err)
 		}
 	}
+	if pc, ok := eng.(engine.PlanChecker); ok {
+		if err := pc.CheckPlan(set, cl); err != nil {
+			return nil, results.WithCode(results.ExitUsage, err)
+		}
+	}
 	if _, err := slo.ParseList(f.SLO); err != nil {
 		return nil, results.WithCode(results.ExitUsage, fmt.Errorf("--slo: %w", err))
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -266,4 +267,24 @@ func (c *Conn) AfterRun(ctx context.Context) map[string]string {
 		out["server_search_requests_per_node"], out["server_requests_per_node"] = usageDelta(before, after)
 	}
 	return out
+}
+
+var _ engine.PlanChecker = (*Engine)(nil)
+
+// CheckPlan refuses entry_nodes beside client_nodes and, with a local
+// cluster, entry node names the cluster does not have (naming its nodes
+// and the nearest), before the run creates anything.
+func (e *Engine) CheckPlan(set *setting.Set, cl *cluster.State) error {
+	opts, err := e.OptionsFrom(set)
+	if err != nil {
+		return err
+	}
+	if len(opts.EntryNodes) > 0 && opts.ClientNodes > 0 {
+		return fmt.Errorf("%w: %s and %s: %w", setting.ErrBadValue, e.Key(SetEntryNodes), e.Key(SetClientNodes), errEntryAndClientNodes)
+	}
+	if cl == nil {
+		return nil
+	}
+	_, err = e.resolveEntryNodes(context.Background(), opts.EntryNodes, cl, &Conn{})
+	return err
 }

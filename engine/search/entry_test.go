@@ -114,3 +114,32 @@ func TestUsageDelta(t *testing.T) {
 		t.Errorf("search %q all %q", search, all)
 	}
 }
+
+// TestCheckPlan: before a run creates anything, entry node names the local
+// cluster lacks and entry_nodes beside client_nodes are usage errors.
+func TestCheckPlan(t *testing.T) {
+	t.Parallel()
+	e, _ := engine.Lookup(Elasticsearch)
+	st := &cluster.State{Nodes: []cluster.Node{{Name: "node1", Host: "127.0.0.1", Port: 9200}, {Name: "node2", Host: "127.0.0.1", Port: 9201}}}
+	check := func(cl *cluster.State, assignments ...string) error {
+		set := setting.NewSet(e.Settings()...)
+		for _, a := range assignments {
+			if err := set.Apply(a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return e.(engine.PlanChecker).CheckPlan(set, cl)
+	}
+	if err := check(st, "elasticsearch.entry_nodes=node1"); err != nil {
+		t.Errorf("node1 of the cluster: %v", err)
+	}
+	if err := check(st, "elasticsearch.entry_nodes=node3"); !errors.Is(err, setting.ErrBadValue) || !strings.Contains(err.Error(), "node1, node2") {
+		t.Errorf("node3 of a 2-node cluster: %v", err)
+	}
+	if err := check(nil, "elasticsearch.entry_nodes=node3"); err != nil {
+		t.Errorf("with --target the names are the server's, checked at open: %v", err)
+	}
+	if err := check(nil, "elasticsearch.entry_nodes=node1", "elasticsearch.client_nodes=1"); !errors.Is(err, setting.ErrBadValue) {
+		t.Errorf("entry_nodes and client_nodes: %v", err)
+	}
+}
