@@ -75,3 +75,17 @@ func TestCollectorInFlight(t *testing.T) {
 		t.Error("a collector without a gauge reports in-flight figures")
 	}
 }
+
+// BenchmarkInFlight is the cost of counting one operation in flight
+// (Begin and End) with every processor doing so at once.
+func BenchmarkInFlight(b *testing.B) {
+	g := NewInFlight()
+	b.RunParallel(func(pb *testing.PB) {
+		var t int64
+		for pb.Next() {
+			t++
+			g.Begin(t)
+			g.End(t + 1)
+		}
+	})
+}
