@@ -494,6 +494,11 @@ func (s *Spec) RunOptions(c *Combination, repeat int, out string, names ClusterN
 			o.Arrivals = v
 		case "phases":
 			o.Phases = v
+		case "ramp_up":
+			o.RampUp, _ = time.ParseDuration(v)
+			o.Given["ramp-up"] = true
+		case "loops":
+			o.Loops, _ = strconv.Atoi(v)
 		case "seed":
 			o.Seed, _ = strconv.ParseUint(v, 10, 64)
 		case "segments":
@@ -551,6 +556,12 @@ func commandLine(o *runner.Options) []string {
 		if f.v != "" {
 			args = append(args, "--"+f.name, f.v)
 		}
+	}
+	if o.Given["ramp-up"] {
+		args = append(args, "--ramp-up", o.RampUp.String())
+	}
+	if o.Given["loops"] {
+		args = append(args, "--loops", strconv.Itoa(o.Loops))
 	}
 	if o.Duration > 0 {
 		args = append(args, "--duration", o.Duration.String())

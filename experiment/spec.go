@@ -180,7 +180,7 @@ var topKeys = []string{"name", "description", "scenario", "engine", "target", "s
 	"factors", "combinations", "repeats", "order", "baseline", "slo", "results", "search", "profiles", "cluster_lifetime"}
 
 // LoadKeys are the load fields a file, a factor or a level may set.
-var LoadKeys = []string{"model", "users", "think", "duration", "warmup", "ops", "rate", "arrivals", "phases", "seed", "drain", "fault", "segments"}
+var LoadKeys = []string{"model", "users", "think", "duration", "warmup", "ops", "rate", "arrivals", "phases", "ramp_up", "loops", "seed", "drain", "fault", "segments"}
 
 // TierKeys are the tiers beside the store a factor may vary: the cache
 // tier's engine ("none": no cache), target, or local cluster (a redis or
@@ -433,12 +433,16 @@ func CheckLoad(key, raw string) error {
 	raw = strings.TrimSpace(raw)
 	switch key {
 	case "model":
-		if !contains([]string{"closed", "rate", "phases"}, raw) {
-			return fmt.Errorf("%q: allowed: closed|rate|phases", raw)
+		if !contains(load.ModelNames(), raw) {
+			return fmt.Errorf("%q: allowed: %s", raw, strings.Join(load.ModelNames(), "|"))
 		}
 	case "users":
 		if n, err := strconv.Atoi(raw); err != nil || n < 1 || n > 1_000_000 {
 			return fmt.Errorf("%q: allowed: an integer in [1, 1000000]", raw)
+		}
+	case "loops":
+		if n, err := strconv.Atoi(raw); err != nil || n < 0 || n > 1_000_000_000 {
+			return fmt.Errorf("%q: allowed: an integer in [0, 1000000000] (loops per user; 0: until the duration or ops end the run)", raw)
 		}
 	case "ops":
 		if n, err := strconv.ParseInt(raw, 10, 64); err != nil || n < 0 {
@@ -452,7 +456,7 @@ func CheckLoad(key, raw string) error {
 		if _, err := strconv.ParseUint(raw, 10, 64); err != nil {
 			return fmt.Errorf("%q: allowed: an integer >= 0", raw)
 		}
-	case "duration", "warmup", "drain":
+	case "duration", "warmup", "drain", "ramp_up":
 		if d, err := time.ParseDuration(raw); err != nil || d < 0 {
 			return fmt.Errorf("%q: allowed: a duration such as 30s or 2m", raw)
 		}

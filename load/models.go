@@ -28,6 +28,8 @@ var Models = []ModelInfo{
 		Usage: "--rate 5000/s [--arrivals constant|poisson] [--users max in flight]; latency from the intended start"},
 	{Name: ModelPhases, Open: true, Flags: []string{"think", "phases"},
 		Usage: "--phases 30s@1/s,30s@2/s: sessions arrive at a rate per phase, each closed-loop with think times"},
+	{Name: ModelThreads, Open: false, Flags: []string{"users", "think", "ramp-up", "loops"},
+		Usage: "--users N --ramp-up 25s --loops 100: JMeter's thread group; users start evenly over the ramp-up, each runs its loops (a session, or one operation for ycsb and search) and stops; operations in flight are reported"},
 }
 
 // ModelNames returns the models' names.

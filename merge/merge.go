@@ -183,8 +183,14 @@ func build(use []*shard, out string, n int, missing, failed []int, failedWhy []s
 		return nil, err
 	}
 	doc := newDoc(use, t0, n)
-	if doc.Load.Model == "phases" {
+	if doc.Load.Model == "phases" || doc.Load.Model == "threads" {
 		doc.MaxSessions = maxSessions
+	}
+	if doc.Concurrency, err = writeConcurrency(use, warmup, filepath.Join(out, results.ConcurrencyFile)); err != nil {
+		return nil, err
+	}
+	if doc.Concurrency != nil {
+		doc.Files = append(doc.Files, results.ConcurrencyFile)
 	}
 	if err := summarize(doc, use, filepath.Join(out, results.HlogFile)); err != nil {
 		return nil, err

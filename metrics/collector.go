@@ -20,6 +20,9 @@ type Config struct {
 	// (at Begin without a warm-up, else when the warm-up's last interval
 	// closes), for snapshots such as CPU time that must match the window.
 	OnMeasure func()
+	// InFlight, if set, is the gauge of operations in flight that the load
+	// model keeps; every interval then carries its figures (inflight.go).
+	InFlight *InFlight
 }
 
 // Sink receives closed intervals, in order, from the collector goroutine.
@@ -60,6 +63,9 @@ type Interval struct {
 	Lag      *hdr.Histogram
 	Sessions int64 // concurrent sessions at the end of the interval
 	Samples  []Sample
+	// InFlight is the operations in flight over the interval, when the
+	// load model tracks them (Config.InFlight); nil otherwise.
+	InFlight *InFlightFigures
 }
 
 // Collector owns the recorders of a run, closes an interval every second
@@ -86,6 +92,9 @@ type Collector struct {
 	lastEnd  int64
 	index    int
 	sinkErr  error
+
+	inflightArea float64 // measured intervals: mean in flight x seconds
+	inflightMax  int64
 }
 
 // NewCollector returns a collector; Begin starts the clock.
@@ -232,6 +241,10 @@ func (c *Collector) Flush() {
 	iv.Index, iv.StartNs, iv.EndNs = c.index, c.lastEnd, end
 	iv.Warmup = time.Duration(c.lastEnd) < c.cfg.Warmup
 	iv.Sessions = c.sessions.Load()
+	if g := c.cfg.InFlight; g != nil {
+		mean, most := g.read(end)
+		iv.InFlight = &InFlightFigures{Mean: mean, Max: most}
+	}
 	c.mu.Lock()
 	recs := c.recs
 	c.mu.Unlock()
@@ -271,6 +284,10 @@ func (c *Collector) Flush() {
 			addStats(&c.totals[i], &iv.Ops[i])
 		}
 		c.lagTotal.Merge(iv.Lag)
+		if f := iv.InFlight; f != nil {
+			c.inflightArea += f.Mean * float64(iv.EndNs-iv.StartNs) / 1e9
+			c.inflightMax = max(c.inflightMax, f.Max)
+		}
 	}
 	if iv.Warmup && time.Duration(end) >= c.cfg.Warmup && c.cfg.OnMeasure != nil {
 		c.cfg.OnMeasure()
@@ -311,6 +328,22 @@ func (c *Collector) resetCurrent() {
 // and the length of the measured window. Call it after Run returns.
 func (c *Collector) Totals() ([]OpStats, *hdr.Histogram, time.Duration) {
 	return c.totals, c.lagTotal, c.measured
+}
+
+// InFlightGauge returns the gauge of Config.InFlight (nil without one).
+func (c *Collector) InFlightGauge() *InFlight { return c.cfg.InFlight }
+
+// InFlightTotals returns the mean number of operations in flight over the
+// measured window and the most at once, when the load model tracks them
+// (ok false otherwise). Call it after Run returns.
+func (c *Collector) InFlightTotals() (mean float64, most int64, ok bool) {
+	if c.cfg.InFlight == nil {
+		return 0, 0, false
+	}
+	if c.measured > 0 {
+		mean = c.inflightArea / c.measured.Seconds()
+	}
+	return mean, c.inflightMax, true
 }
 
 // Intervals returns the number of intervals closed so far.

@@ -114,6 +114,15 @@ func buildRunView(r *results.Run, dir string) *runView {
 		c := sessionsChart(sops, rows, tl, r.Load.WarmupS, note)
 		v.Concurrency = &c
 	}
+	if _, err := os.Stat(filepath.Join(dir, results.ConcurrencyFile)); r.Concurrency != nil || err == nil {
+		c, cnote := inFlightChart(r, dir, timelineEnd(tl))
+		if c != nil {
+			v.Concurrency = c
+		}
+		if cnote != "" {
+			v.Notes = append(v.Notes, cnote)
+		}
+	}
 	var lines []spectrumLine
 	if hl != nil {
 		for i, op := range ops {
@@ -296,6 +305,9 @@ func runFacts(r *results.Run) []fact {
 	}
 	if r.MaxSessions > 0 {
 		add("max sessions", fmt.Sprint(r.MaxSessions))
+	}
+	if c := r.Concurrency; c != nil {
+		add("in flight", inFlightText(c))
 	}
 	h := r.Host
 	host := fmt.Sprintf("%s, %d CPUs (GOMAXPROCS %d) %s %s/%s", h.Hostname, h.CPUs, h.GoMaxProcs, h.CPUModel, h.OS, h.Arch)

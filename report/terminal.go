@@ -61,8 +61,15 @@ func Terminal(w io.Writer, r *results.Run) {
 	if r.Lag != nil && r.Lag.P99Ms != nil {
 		fmt.Fprintf(w, "schedule lag p99 %.3f ms\n", *r.Lag.P99Ms)
 	}
-	if r.MaxSessions > 0 {
+	if r.MaxSessions > 0 && r.Concurrency == nil {
 		fmt.Fprintf(w, "max concurrent sessions %d\n", r.MaxSessions)
+	}
+	if c := r.Concurrency; c != nil {
+		line := inFlightText(c)
+		if r.MaxSessions > 0 {
+			line += fmt.Sprintf("; at most %d users active at once", r.MaxSessions)
+		}
+		fmt.Fprintf(w, "in flight: %s\n", line)
 	}
 	if c, _ := parseCache(r.ScenarioReport); c != nil {
 		fmt.Fprintln(w, c.summary())

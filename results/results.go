@@ -23,6 +23,9 @@ const (
 	SeriesFile  = "series.csv"
 	SamplesFile = "samples.csv"
 	ReportFile  = "report.html"
+	// ConcurrencyFile holds the operations in flight per interval (load
+	// models that count them: threads).
+	ConcurrencyFile = "concurrency.csv"
 )
 
 // Statuses of a run.
@@ -65,7 +68,8 @@ type Run struct {
 	Summary        map[string]metrics.OpSummary `json:"summary"`
 	Totals         *Totals                      `json:"totals,omitempty"`
 	Lag            *metrics.LagSummary          `json:"schedule_lag,omitempty"`    // open models
-	MaxSessions    int64                        `json:"max_sessions,omitempty"`    // phases model
+	MaxSessions    int64                        `json:"max_sessions,omitempty"`    // phases model; threads: most users active at once
+	Concurrency    *Concurrency                 `json:"concurrency,omitempty"`     // operations in flight (threads model)
 	ScenarioReport map[string]any               `json:"scenario_report,omitempty"` // scenario.Reporter figures
 	Process        *Process                     `json:"process,omitempty"`         // scalelab's own CPU and memory
 	Telemetry      *Telemetry                   `json:"telemetry,omitempty"`       // every tier's processes and engine stats (telemetry.go)
@@ -74,6 +78,19 @@ type Run struct {
 	Recovery       *Recovery                    `json:"recovery,omitempty"`        // time until healthy after the faults
 	Audit          *Audit                       `json:"audit,omitempty"`           // acknowledged-write audit (audit.go)
 	Files          []string                     `json:"files"`
+}
+
+// Concurrency is the run's real concurrency: the operations in flight
+// over the measured window (their mean, exact from the time each spent in
+// flight, and the most at once), beside the users the load model ran;
+// concurrency.csv has them per interval. A merged run's mean is the sum of
+// its segments' means and its max the sum of their per-interval maxima
+// (an upper bound: the segments' peaks need not coincide).
+type Concurrency struct {
+	MeanInFlight float64 `json:"mean_in_flight"`
+	MaxInFlight  int64   `json:"max_in_flight"`
+	Users        int     `json:"users,omitempty"` // the load model's users
+	MaxIsBound   bool    `json:"max_is_upper_bound,omitempty"`
 }
 
 // ClusterRef names the local cluster a run used.

@@ -54,6 +54,16 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 		closers = append(closers, sm.Close)
 		doc.Files = append(doc.Files, results.SamplesFile)
 	}
+	if load.TracksInFlight(p.model) {
+		cs, err := metrics.NewConcurrencySink(filepath.Join(p.dir, results.ConcurrencyFile))
+		if err != nil {
+			return "", err
+		}
+		coll0.InFlight = metrics.NewInFlight()
+		sinks = append(sinks, cs)
+		closers = append(closers, cs.Close)
+		doc.Files = append(doc.Files, results.ConcurrencyFile)
+	}
 	coll0.Sinks = sinks
 	var tele *telemetry.Sampler
 	if p.flags.Telemetry >= 0 {
@@ -164,6 +174,13 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	}
 	if phases != nil {
 		doc.MaxSessions = coll.MaxSessions()
+	}
+	if mean, most, ok := coll.InFlightTotals(); ok {
+		doc.Concurrency = &results.Concurrency{MeanInFlight: mean, MaxInFlight: most}
+		if th, ok := p.model.(*load.Threads); ok {
+			doc.Concurrency.Users = th.Users
+			doc.MaxSessions = coll.MaxSessions()
+		}
 	}
 	if stuck {
 		doc.Warnings = append(doc.Warnings, fmt.Sprintf("%d operations were still in flight %s after the stop; they are counted as in_flight", doc.Totals.InFlight, p.opts.Drain))

@@ -21,14 +21,16 @@ type Options struct {
 	Target     string        // engine target; exclusive with Cluster
 	Cluster    string        // a local cluster started with `scalelab cluster up`
 	Tiers      []TierOptions // connections beside the store, by role (--cache ...)
-	Model      string        // closed, rate or phases; "" infers from Rate/Phases
-	Users      int           // closed: virtual users; rate: operations in flight
+	Model      string        // closed, rate, phases or threads; "" infers from Rate/Phases/RampUp/Loops
+	Users      int           // closed, threads: virtual users; rate: operations in flight
 	Think      string        // think time spec
 	Duration   time.Duration // 0: default 10 s unless Ops or Phases bound the run
 	Ops        int64         // total operations shared by all users
 	Rate       string        // rate model: e.g. 5000/s
 	Arrivals   string        // rate model: constant or poisson
 	Phases     string        // phases model: 30s@1/s,...
+	RampUp     time.Duration // threads model: users start evenly over it
+	Loops      int           // threads model: loops per user; 0 until --duration or --ops
 	Warmup     time.Duration
 	Seed       uint64
 	Samples    bool
@@ -50,7 +52,7 @@ type Options struct {
 	// healthy again when there are faults; 0 means DefaultRecoveryWait.
 	RecoveryWait time.Duration
 	// Given names the options the user set explicitly (flag names: users,
-	// think, rate, arrivals, phases); defaults depend on it.
+	// think, rate, arrivals, phases, ramp-up, loops); defaults depend on it.
 	Given map[string]bool
 	// Segment is the share of a divided test this run is (--segment I/N;
 	// zero: the whole test); package segment says how a test is divided.
@@ -67,7 +69,7 @@ type Options struct {
 
 // checkConflicts rejects options that belong to another load model.
 func (f *Options) checkConflicts(model string, given map[string]bool) error {
-	for _, name := range []string{"think", "rate", "arrivals", "phases", "users"} {
+	for _, name := range []string{"think", "rate", "arrivals", "phases", "users", "ramp-up", "loops"} {
 		if !given[name] {
 			continue
 		}

@@ -113,10 +113,15 @@ func NewPlan(f *Options) (*Plan, error) {
 			return nil, results.WithCode(results.ExitUsage, err)
 		}
 	}
+	if pc, ok := eng.(engine.PlanChecker); ok {
+		if err := pc.CheckPlan(set, cl); err != nil {
+			return nil, results.WithCode(results.ExitUsage, err)
+		}
+	}
 	if _, err := slo.ParseList(f.SLO); err != nil {
 		return nil, results.WithCode(results.ExitUsage, fmt.Errorf("--slo: %w", err))
 	}
-	if d, ok := scen.(scenario.OpsDefaulter); ok && f.Ops == 0 && f.Duration == 0 && f.Phases == "" {
+	if d, ok := scen.(scenario.OpsDefaulter); ok && f.Ops == 0 && f.Duration == 0 && f.Phases == "" && !threadsGiven(f, f.Given) {
 		f.Ops = d.DefaultOps() // the study's run length, not the default 10 s
 	}
 	model, opts, err := buildModel(f, f.Given)
@@ -176,6 +181,8 @@ func buildModel(f *Options, given map[string]bool) (load.Model, load.Options, er
 			name = load.ModelPhases
 		case given["rate"]:
 			name = load.ModelRate
+		case threadsGiven(f, given):
+			name = load.ModelThreads
 		default:
 			name = load.ModelClosed
 		}
@@ -225,13 +232,18 @@ func buildModel(f *Options, given map[string]bool) (load.Model, load.Options, er
 			opts.Duration = pm.Total()
 		}
 		m = pm
+	case load.ModelThreads:
+		m = threadsModel(f, given, think)
 	default:
 		return nil, opts, results.UsageErr("run: --model %q; allowed: %s", name, strings.Join(load.ModelNames(), "|"))
 	}
 	if err := m.Validate(); err != nil {
 		return nil, opts, results.WithCode(results.ExitUsage, err)
 	}
-	if opts.Duration == 0 && opts.Ops == 0 {
+	if th, ok := m.(*load.Threads); ok && th.Loops > 0 {
+		// the last user's last loop ends the run; --duration and --ops
+		// only cut it short
+	} else if opts.Duration == 0 && opts.Ops == 0 {
 		opts.Duration = 10 * time.Second
 	}
 	if opts.Duration > 0 && f.Warmup >= opts.Duration {

@@ -58,6 +58,8 @@ func checkSegmentShares(p *Plan) error {
 	switch m := p.model.(type) {
 	case *load.Closed:
 		who, n = "users", int64(m.Users)
+	case *load.Threads:
+		who, n = "users", int64(m.Users)
 	case *load.Rate:
 		who, n = "workers (--users of the rate model)", int64(m.Workers)
 	}

@@ -35,6 +35,11 @@ type Conn struct {
 	version string
 	mu      sync.Mutex
 	facts   map[string]string // cluster facts for Info
+	pool    *rrPool
+	names   map[string]string // node URL -> entry name (<engine>.entry_nodes)
+	// usage is each node's REST requests when Info ran (before the data
+	// load and the run), for AfterRun's per-node counts.
+	usage map[string]map[string]int64
 }
 
 // rrPool sends requests to its nodes in strict round robin. It never marks a
@@ -42,12 +47,15 @@ type Conn struct {
 type rrPool struct {
 	conns []*opensearchtransport.Connection
 	next  atomic.Uint64
+	sent  []atomic.Int64 // requests sent to each node
 }
 
 var _ opensearchtransport.ConnectionPool = (*rrPool)(nil)
 
 func (p *rrPool) Next() (*opensearchtransport.Connection, error) {
-	return p.conns[(p.next.Add(1)-1)%uint64(len(p.conns))], nil
+	i := (p.next.Add(1) - 1) % uint64(len(p.conns))
+	p.sent[i].Add(1)
+	return p.conns[i], nil
 }
 func (p *rrPool) OnSuccess(*opensearchtransport.Connection)       {}
 func (p *rrPool) OnFailure(*opensearchtransport.Connection) error { return nil }
@@ -68,6 +76,7 @@ func dial(engineName string, nodes []string, opts Options, password string) (*Co
 		DisableCompression:  true,
 		ForceAttemptHTTP2:   false,
 	}
+	var pool *rrPool
 	cfg := opensearch.Config{
 		Addresses:             nodes,
 		Username:              opts.User,
@@ -77,7 +86,8 @@ func dial(engineName string, nodes []string, opts Options, password string) (*Co
 		DiscoverNodesOnStart:  new(false),
 		MaxRetryClusterHealth: -1,
 		ConnectionPoolFunc: func(conns []*opensearchtransport.Connection, _ opensearchtransport.Selector) opensearchtransport.ConnectionPool {
-			return &rrPool{conns: conns}
+			pool = &rrPool{conns: conns, sent: make([]atomic.Int64, len(conns))}
+			return pool
 		},
 	}
 	if opts.User != "" && password == "" {
@@ -87,7 +97,7 @@ func dial(engineName string, nodes []string, opts Options, password string) (*Co
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
-	return &Conn{engine: engineName, nodes: nodes, opts: opts, client: client, httpTr: tr, facts: map[string]string{}}, nil
+	return &Conn{engine: engineName, nodes: nodes, opts: opts, client: client, httpTr: tr, facts: map[string]string{}, pool: pool}, nil
 }
 
 // Options returns the engine's resolved settings.
@@ -293,6 +303,18 @@ func (c *Conn) Info(ctx context.Context) (engine.Info, error) {
 		extra["node_roles"] = strings.Join(roles, ",")
 	}
 	extra["client_nodes"] = fmt.Sprint(len(c.nodes))
+	if len(c.opts.EntryNodes) > 0 {
+		var es []string
+		for _, u := range c.nodes {
+			es = append(es, nodeLabel(u, c.names)+"="+u)
+		}
+		extra["entry_nodes"] = strings.Join(es, ",")
+	}
+	if u, err := c.restUsage(ctx); err == nil {
+		c.mu.Lock()
+		c.usage = u
+		c.mu.Unlock()
+	}
 	o := c.opts
 	extra["index.shards"] = fmt.Sprint(o.Shards)
 	extra["index.replicas"] = fmt.Sprint(o.Replicas)

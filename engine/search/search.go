@@ -106,6 +106,8 @@ func (e *Engine) Settings() []setting.Spec {
 			Description: "documents per _bulk request when loading and in bulk writes"},
 		{Key: k(SetClientNodes), Kind: setting.Int, Default: "0", Min: 0, Max: 64,
 			Description: "nodes requests go to: 0 every node of the target in round robin, N the first N (1: one coordinating node for all requests)"},
+		{Key: k(SetEntryNodes), Kind: setting.String, Default: "", Check: checkEntryNodes,
+			Description: "the nodes every request enters the cluster through, comma-separated: node names (node1: of the --cluster, dedicated cluster managers included, or as the server names them) or host:port; empty: the target's nodes in round robin"},
 		{Key: k(SetTimeout), Kind: setting.Duration, Default: "30s", Min: 0.001, Max: 3600,
 			Description: "timeout of each request (class timeout)"},
 		{Key: k(SetIndexPrefix), Kind: setting.String, Default: "", Check: checkPrefix,
@@ -165,6 +167,7 @@ type Options struct {
 	ForceMerge  bool
 	BulkSize    int
 	ClientNodes int
+	EntryNodes  []string // node names or host:port; nil: the target's nodes
 	Timeout     time.Duration
 	User        string
 	IndexPrefix string
@@ -179,7 +182,12 @@ func (e *Engine) OptionsFrom(set *setting.Set) (Options, error) {
 	if err != nil {
 		return Options{}, fmt.Errorf("%w: %s: %v", setting.ErrBadValue, e.Key(SetRefresh), err)
 	}
+	entries, err := ParseEntryNodes(get(SetEntryNodes).String())
+	if err != nil {
+		return Options{}, fmt.Errorf("%w: %s: %v", setting.ErrBadValue, e.Key(SetEntryNodes), err)
+	}
 	return Options{
+		EntryNodes:  entries,
 		Shards:      int(get(SetShards).Int()),
 		Replicas:    int(get(SetReplicas).Int()),
 		Refresh:     r,
@@ -282,6 +290,9 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 	if err != nil {
 		return nil, fmt.Errorf("%w: --target: %v", setting.ErrBadValue, err)
 	}
+	if opts.ClientNodes > 0 && len(opts.EntryNodes) > 0 {
+		return nil, fmt.Errorf("%w: %s and %s: %w", setting.ErrBadValue, e.Key(SetEntryNodes), e.Key(SetClientNodes), errEntryAndClientNodes)
+	}
 	if opts.ClientNodes > 0 {
 		if opts.ClientNodes > len(nodes) {
 			return nil, fmt.Errorf("%w: %s=%d but the target has %d nodes", setting.ErrBadValue, e.Key(SetClientNodes), opts.ClientNodes, len(nodes))
@@ -297,10 +308,34 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 			opts.User = cfg.Cluster.User
 		}
 	}
+	var names map[string]string // node URL -> entry name
+	if len(opts.EntryNodes) > 0 {
+		probe, err := dial(e.name, nodes, opts, password)
+		if err != nil {
+			return nil, fmt.Errorf("open %s: %w", e.name, err)
+		}
+		entries, err := e.resolveEntryNodes(ctx, opts.EntryNodes, cfg.Cluster, probe)
+		probe.Close()
+		if err != nil {
+			return nil, err
+		}
+		nodes, names = nil, map[string]string{}
+		for _, en := range entries {
+			nodes = append(nodes, en.URL)
+			names[en.URL] = en.Name
+		}
+	}
+	if names == nil && cfg.Cluster != nil {
+		names = map[string]string{} // label the client's per-node counts by node name
+		for _, n := range cfg.Cluster.Nodes {
+			names[nodeScheme(nodes)+"://"+n.ClientAddress()] = n.Name
+		}
+	}
 	c, err := dial(e.name, nodes, opts, password)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", e.name, err)
 	}
+	c.names = names
 	if err := c.identify(ctx); err != nil {
 		c.Close()
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -91,7 +92,7 @@ func TestSettingErrors(t *testing.T) {
 	}
 	want := Options{Shards: 6, Replicas: 0, Refresh: Refresh{Policy: "interval:30s", Interval: "30s"}, Routing: RoutingUser,
 		Layout: LayoutPerUser, ForceMerge: true, BulkSize: 1000, Timeout: 30 * time.Second, IndexPrefix: "run1-"}
-	if o != want {
+	if !reflect.DeepEqual(o, want) {
 		t.Errorf("options %+v, want %+v", o, want)
 	}
 }

@@ -65,6 +65,8 @@ func TestBadInputExit2(t *testing.T) {
 		{[]string{"run", "ycsb", "--think", "soon"}, []string{`--think "soon"`, "exp:2s"}},
 		{[]string{"run", "ycsb", "--rate", "10/s", "--think", "1s"}, []string{"--think does not apply to the rate model"}},
 		{[]string{"run", "ycsb", "--users", "0"}, []string{"--users 0"}},
+		{[]string{"run", "ycsb", "--loops", "-1"}, []string{"--loops -1", "0 to loop until --duration or --ops"}},
+		{[]string{"run", "ycsb", "--rate", "10/s", "--ramp-up", "5s"}, []string{"--ramp-up does not apply to the rate model"}},
 		{[]string{"run", "ycsb", "--bogus"}, []string{"run: unknown flag --bogus; see 'scalelab run --help'"}},
 		{[]string{"run"}, []string{"no scenario given"}},
 		{[]string{"runn"}, []string{`did you mean "run"`}},

@@ -26,6 +26,8 @@ type runFlags struct {
 	rate     string
 	arrivals string
 	phases   string
+	rampUp   time.Duration
+	loops    int
 	warmup   time.Duration
 	seed     uint64
 	samples  bool
@@ -59,14 +61,16 @@ usage, 3 interrupted, 4 the run could not finish, 70 internal error.`
 // flag is one line in its group (and a field of runFlags).
 func declareRunFlags(c *cobra.Command, f *runFlags) {
 	addGroup(c, "Load", func(fs *pflag.FlagSet) {
-		fs.StringVar(&f.model, "model", "", "load model: closed|rate|phases (default: phases with --phases, rate with --rate, else closed)")
-		fs.IntVar(&f.users, "users", 0, "closed: virtual users (default 8); rate: operations that may be in flight at once (default 32)")
+		fs.StringVar(&f.model, "model", "", "load model: closed|rate|phases|threads (default: phases with --phases, rate with --rate, threads with --ramp-up or --loops, else closed)")
+		fs.IntVar(&f.users, "users", 0, "closed, threads: virtual users (default 8); rate: operations that may be in flight at once (default 32)")
 		fs.StringVar(&f.think, "think", "", "think time between a user's operations: 2s, uniform 0-5s, exponential exp:2s")
 		fs.DurationVar(&f.duration, "duration", 0, "how long to run (default 10s unless --ops or --phases bound the run)")
 		fs.Int64Var(&f.ops, "ops", 0, "total operations, shared by all users (0: no limit)")
 		fs.StringVar(&f.rate, "rate", "", "rate model: operations per second, e.g. 5000/s")
 		fs.StringVar(&f.arrivals, "arrivals", "constant", "rate model arrivals: constant|poisson")
 		fs.StringVar(&f.phases, "phases", "", "phases model: session arrival phases, e.g. 30s@1/s,30s@2/s,30s@4/s")
+		fs.DurationVar(&f.rampUp, "ramp-up", 0, "threads model: start the users evenly over this time (JMeter's ramp-up period)")
+		fs.IntVar(&f.loops, "loops", 0, "threads model: loops per user, each a session (one operation for ycsb and search); the run ends when the last user is done (default 1; 0: until --duration or --ops)")
 		fs.DurationVar(&f.warmup, "warmup", 0, "exclude this first part of the run from every figure")
 		fs.Uint64Var(&f.seed, "seed", 1, "seed of generated data and random choices (same seed, same data)")
 		fs.DurationVar(&f.drain, "drain", time.Second, "at the stop, how long in-flight operations may finish")
@@ -180,7 +184,7 @@ func fmtDur(d time.Duration) string {
 func (f *runFlags) options(scenario string, given map[string]bool) *runner.Options {
 	return &runner.Options{Scenario: scenario, Engine: f.engine, Target: f.target, Cluster: f.cluster, Model: f.model,
 		Users: f.users, Think: f.think, Duration: f.duration, Ops: f.ops, Rate: f.rate, Arrivals: f.arrivals,
-		Phases: f.phases, Warmup: f.warmup, Seed: f.seed, Samples: f.samples, Out: f.out, Sets: f.sets,
+		Phases: f.phases, RampUp: f.rampUp, Loops: f.loops, Warmup: f.warmup, Seed: f.seed, Samples: f.samples, Out: f.out, Sets: f.sets,
 		LoadOnly: f.loadOnly, Drain: f.drain, CPUProfile: f.cpuprof, NoAudit: !f.audit, SLO: f.slo, Faults: f.faults, RecoveryWait: f.recWait, Given: given, Args: os.Args,
 		Tiers: f.tiers()}
 }

@@ -81,6 +81,10 @@ func (p *progress) RunStarted(opts load.Options, run *load.Run, coll *metrics.Co
 			}
 			pos = strings.TrimSpace(pos + " " + fmt.Sprintf("%s/%s ops", count(run.Claimed()), count(opts.Ops)))
 		}
+		if done, total, ok := load.LoopProgress(run); ok && total > 0 {
+			frac = max(frac, float64(done)/float64(total))
+			pos = strings.TrimSpace(pos + " " + fmt.Sprintf("%s/%s loops", count(done), count(total)))
+		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		return frac, pos + "  " + p.live
@@ -113,6 +117,9 @@ func (p *progress) Interval(iv *metrics.Interval) error {
 	line := fmt.Sprintf("%s ops/s  %s  errors %d", count(int64(float64(n)/secs)), p99, errs)
 	if iv.Sessions > 0 {
 		line += fmt.Sprintf("  sessions %d", iv.Sessions)
+	}
+	if f := iv.InFlight; f != nil {
+		line += fmt.Sprintf("  in flight %.2f (max %d)", f.Mean, f.Max)
 	}
 	if iv.Warmup {
 		line += "  (warm-up)"
