@@ -48,6 +48,7 @@ const (
 	KeyCSRFProbe    = "records.csrf_probe"
 	KeyApp          = "records.app"
 	KeyMaxInFlight  = "records.max_inflight"
+	KeyMaxQueue     = "records.max_queue"
 	KeyTimeout      = "records.request_timeout"
 	KeySecretFile   = "records.secret_file"
 	KeyETag         = "records.etag"
@@ -90,6 +91,7 @@ func (*Scenario) Settings() []setting.Spec {
 		{Key: KeyCSRFProbe, Kind: setting.Float, Default: "0.2", Min: 0, Max: 1, Description: "share of sign-up sessions that first post the form without its CSRF token (the site must refuse it)"},
 		{Key: KeyApp, Kind: setting.String, Default: "", Description: "URL of a running records site (scalelab serve, or a balancer in front of several); empty: an app server in this process on loopback"},
 		{Key: KeyMaxInFlight, Kind: setting.Int, Default: "16", Min: 0, Max: 100000, Description: "requests the in-process app server works on at once (the others queue); 0: unbounded"},
+		{Key: KeyMaxQueue, Kind: setting.Int, Default: "0", Min: 0, Max: 1_000_000, Description: "requests the in-process app server lets wait for a worker; one more is answered 503 at once (0: unbounded, a request waits up to records.request_timeout)"},
 		{Key: KeyTimeout, Kind: setting.Duration, Default: "30s", Min: 0.001, Max: 3600, Description: "request timeout, of the app server and of the load generator's browsers"},
 		{Key: KeySecretFile, Kind: setting.String, Default: "", Description: "file (mode 0600) with the secret that signs session cookies; empty: a random one for this process (every app server behind one balancer needs the same)"},
 		{Key: KeyETag, Kind: setting.Enum, Default: etagOff, Allowed: []string{etagOff, etagGlobal, etagNarrow}, Description: "HTTP 304s for signed-in pages: off; global (the ETag covers every user and grant, one query per page: any write anywhere changes it); narrow (the viewer's own row and grants)"},
@@ -125,6 +127,7 @@ type config struct {
 	csrfProbe           float64
 	app                 string
 	maxInFlight         int
+	maxQueue            int
 	timeout             time.Duration
 	secretFile          string
 	etag                string
@@ -154,7 +157,7 @@ func configFrom(set *setting.Set) (*config, error) {
 		text: "varchar(255)", cost: int(set.Get(KeyBcryptCost).Int()),
 		thinkPage: set.Get(KeyThinkPage).Duration(), thinkForm: set.Get(KeyThinkForm).Duration(),
 		csrfProbe: set.Get(KeyCSRFProbe).Float(), app: set.Get(KeyApp).String(),
-		maxInFlight: int(set.Get(KeyMaxInFlight).Int()), timeout: set.Get(KeyTimeout).Duration(),
+		maxInFlight: int(set.Get(KeyMaxInFlight).Int()), maxQueue: int(set.Get(KeyMaxQueue).Int()), timeout: set.Get(KeyTimeout).Duration(),
 		secretFile: set.Get(KeySecretFile).String(), etag: set.Get(KeyETag).String(),
 		searchChars: int(set.Get(KeySearchChars).Int()), revisit: set.Get(KeyRevisit).Float(), localSize: set.Get(cache.KeyLocalSize).Int(),
 		searchTTL: set.Get(cache.KeySearchTTL).Duration(),
@@ -180,6 +183,9 @@ func configFrom(set *setting.Set) (*config, error) {
 	c.mix[2] = c.mix[1] + weights[kindReturning]
 	if c.mix[2] <= 0 {
 		return nil, fmt.Errorf("%w: %s: the weights add up to 0", setting.ErrBadValue, KeyMix)
+	}
+	if err := (app.Config{MaxInFlight: c.maxInFlight, MaxQueue: c.maxQueue}).Check(); err != nil {
+		return nil, fmt.Errorf("%w: %s, %s: %v", setting.ErrBadValue, KeyMaxInFlight, KeyMaxQueue, err)
 	}
 	if c.app != "" {
 		base, err := httpload.Base(c.app)
@@ -235,7 +241,7 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 		}
 		w.site.cache.unsafe = unsafeCacheForTests
 		w.st.touch = w.site.cache.touches()
-		w.srv = app.New(w.site.Handler(), app.Config{MaxInFlight: cfg.maxInFlight, RequestTimeout: cfg.timeout})
+		w.srv = app.New(w.site.Handler(), app.Config{MaxInFlight: cfg.maxInFlight, MaxQueue: cfg.maxQueue, RequestTimeout: cfg.timeout})
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("records: app server: %w", err)
@@ -399,6 +405,7 @@ func (w *workload) Report() map[string]any {
 	}
 	if w.srv != nil {
 		r["app"] = map[string]any{"servers": 1, "in_process": true, "url": w.base, "max_inflight": w.cfg.maxInFlight,
+			"max_queue": w.cfg.maxQueue, "queue_full_503": w.srv.Shed(),
 			"request_timeout": w.cfg.timeout.String(), "responses": w.srv.Codes()}
 	}
 	return r
