@@ -184,6 +184,9 @@ func (s *Server) acquire(ctx context.Context, w http.ResponseWriter) bool {
 	}
 }
 
+// Queued is the number of requests waiting for a worker now.
+func (s *Server) Queued() int64 { return s.waiting.Load() }
+
 // Shed is the number of requests answered 503 because the queue was full.
 func (s *Server) Shed() int64 { return s.shed.Load() }
 
