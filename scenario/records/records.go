@@ -35,28 +35,30 @@ const Name = "records"
 
 // Setting keys.
 const (
-	KeyProviders    = "records.providers"
-	KeyPatients     = "records.patients"
-	KeyLoad         = "records.load"
-	KeyIndexes      = "records.indexes"
-	KeyEager        = "records.eager"
-	KeyColumnTypes  = "records.column_types"
-	KeyBcryptCost   = "records.bcrypt_cost"
-	KeyMix          = "records.mix"
-	KeyThinkPage    = "records.think_page"
-	KeyThinkForm    = "records.think_form"
-	KeyCSRFProbe    = "records.csrf_probe"
-	KeyApp          = "records.app"
-	KeyMaxInFlight  = "records.max_inflight"
-	KeyMaxQueue     = "records.max_queue"
-	KeyTimeout      = "records.request_timeout"
-	KeySecretFile   = "records.secret_file"
-	KeyETag         = "records.etag"
-	KeySearchChars  = "records.search_chars"
-	KeyRevisit      = "records.revisit"
-	kindSignup      = "signup"
-	kindProvider    = "provider"
-	kindReturning   = "returning"
+	KeyProviders   = "records.providers"
+	KeyPatients    = "records.patients"
+	KeyLoad        = "records.load"
+	KeyIndexes     = "records.indexes"
+	KeyEager       = "records.eager"
+	KeyColumnTypes = "records.column_types"
+	KeyBcryptCost  = "records.bcrypt_cost"
+	KeyMix         = "records.mix"
+	KeyThinkPage   = "records.think_page"
+	KeyThinkForm   = "records.think_form"
+	KeyCSRFProbe   = "records.csrf_probe"
+	KeyApp         = "records.app"
+	KeyMaxInFlight = "records.max_inflight"
+	KeyMaxQueue    = "records.max_queue"
+	KeyTimeout     = "records.request_timeout"
+	KeySecretFile  = "records.secret_file"
+	KeyETag        = "records.etag"
+	KeySearchChars = "records.search_chars"
+	KeyRevisit     = "records.revisit"
+	kindSignup     = "signup"
+	kindProvider   = "provider"
+	kindReturning  = "returning"
+	// MixStudy is the records.mix of the study's session alone.
+	MixStudy        = "study"
 	defaultMixValue = "signup:6,provider:3,returning:1"
 )
 
@@ -85,7 +87,7 @@ func (*Scenario) Settings() []setting.Spec {
 		{Key: KeyEager, Kind: setting.Bool, Default: "false", Description: "the providers page reads its 5 providers and their sharing in one query (false: one query per provider, N+1)"},
 		{Key: KeyColumnTypes, Kind: setting.Enum, Default: "varchar", Allowed: []string{"varchar", "text"}, Description: "string columns as varchar(255) (Rails' string) or text"},
 		{Key: KeyBcryptCost, Kind: setting.Int, Default: "10", Min: 4, Max: 14, Description: "bcrypt cost of sign-up and sign-in (each step doubles the CPU a sign-up takes)"},
-		{Key: KeyMix, Kind: setting.String, Default: defaultMixValue, Description: "weights of the session kinds: signup (a new patient's visit), provider, returning (a seeded patient answering requests)"},
+		{Key: KeyMix, Kind: setting.String, Default: defaultMixValue, Description: "the sessions: study (the study's 11-request path alone: sign-up, record, exact-name provider search, share, profile, my providers, delete account), or weights of the richer kinds: signup (a new patient's visit with a provider's access checks), provider, returning (a seeded patient answering requests)"},
 		{Key: KeyThinkPage, Kind: setting.Duration, Default: "2s", Min: 0, Max: 600, Description: "think time before a page: uniform up to this"},
 		{Key: KeyThinkForm, Kind: setting.Duration, Default: "5s", Min: 0, Max: 600, Description: "think time before a form post: uniform up to this"},
 		{Key: KeyCSRFProbe, Kind: setting.Float, Default: "0.2", Min: 0, Max: 1, Description: "share of sign-up sessions that first post the form without its CSRF token (the site must refuse it)"},
@@ -122,6 +124,7 @@ type config struct {
 	text                string
 	cost                int
 	mix                 [3]float64 // cumulative weights: signup, provider, returning
+	study               bool       // records.mix=study: the study's path alone
 	thinkPage           time.Duration
 	thinkForm           time.Duration
 	csrfProbe           float64
@@ -165,6 +168,11 @@ func configFrom(set *setting.Set) (*config, error) {
 	if set.Get(KeyColumnTypes).String() == "text" {
 		c.text = "text"
 	}
+	if strings.TrimSpace(set.Get(KeyMix).String()) == MixStudy {
+		c.study = true
+		c.mix = [3]float64{1, 1, 1}
+		return c.finish()
+	}
 	weights := map[string]float64{}
 	for _, part := range strings.Split(set.Get(KeyMix).String(), ",") {
 		if strings.TrimSpace(part) == "" {
@@ -174,7 +182,7 @@ func configFrom(set *setting.Set) (*config, error) {
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		k = strings.TrimSpace(k)
 		if !ok || err != nil || f < 0 || (k != kindSignup && k != kindProvider && k != kindReturning) {
-			return nil, fmt.Errorf("%w: %s=%q: kind:weight,... expected with kinds signup, provider, returning (e.g. %s)", setting.ErrBadValue, KeyMix, set.Get(KeyMix).String(), defaultMixValue)
+			return nil, fmt.Errorf("%w: %s=%q: %s (the study's session alone) or kind:weight,... with kinds signup, provider, returning (e.g. %s)", setting.ErrBadValue, KeyMix, set.Get(KeyMix).String(), MixStudy, defaultMixValue)
 		}
 		weights[k] = f
 	}
@@ -184,6 +192,11 @@ func configFrom(set *setting.Set) (*config, error) {
 	if c.mix[2] <= 0 {
 		return nil, fmt.Errorf("%w: %s: the weights add up to 0", setting.ErrBadValue, KeyMix)
 	}
+	return c.finish()
+}
+
+// finish checks the app server's bounds and records.app.
+func (c *config) finish() (*config, error) {
 	if err := (app.Config{MaxInFlight: c.maxInFlight, MaxQueue: c.maxQueue}).Check(); err != nil {
 		return nil, fmt.Errorf("%w: %s, %s: %v", setting.ErrBadValue, KeyMaxInFlight, KeyMaxQueue, err)
 	}

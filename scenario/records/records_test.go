@@ -189,3 +189,53 @@ func TestRecordsKeepSeed(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordsStudyMix: with records.mix=study every request is one of the
+// study's 11 (no provider's checks, no probe, no reload), every post is
+// answered 303 and every page 200, bcrypt signs up each patient once, and
+// the audit reads back what the visits wrote.
+func TestRecordsStudyMix(t *testing.T) {
+	t.Setenv("SCALELAB_HOME", t.TempDir())
+	dir := filepath.Join(t.TempDir(), "r")
+	code, out, errs := runCLI(t, append([]string{"run", "records", "--duration", "4s", "--users", "6", "--out", dir, "--progress", "off"},
+		append(fast, "--set", "records.mix=study", "--set", "records.revisit=0.5")...)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	r, err := results.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	http, _ := r.ScenarioReport["http"].(map[string]any)
+	by, _ := http["by_operation"].(map[string]any)
+	want := map[string]string{}
+	for _, op := range records.StudyPath {
+		want[op] = "200"
+	}
+	for _, op := range []string{"signup", "medical_post", "share", "delete_account"} {
+		want[op] = "303"
+	}
+	for op, m := range by {
+		codes, _ := m.(map[string]any)
+		if want[op] == "" {
+			t.Errorf("%s requested (%v): not in the study's path", op, codes)
+			continue
+		}
+		for c, n := range codes {
+			if c != want[op] {
+				t.Errorf("%s: %v responses %s, want only %s", op, n, c, want[op])
+			}
+		}
+	}
+	for _, op := range records.StudyPath {
+		if r.Summary[op].Count == 0 {
+			t.Errorf("no %s done", op)
+		}
+	}
+	if r.Totals.Errors != 0 || r.Summary["signup"].Count < r.Summary["delete_account"].Count {
+		t.Errorf("%d errors; %d sign-ups, %d deletions", r.Totals.Errors, r.Summary["signup"].Count, r.Summary["delete_account"].Count)
+	}
+	if a := r.Audit; a == nil || a.Registers == nil || a.Registers.Acknowledged == 0 || a.Registers.Lost != 0 {
+		t.Errorf("audit %+v", a)
+	}
+}

@@ -1,0 +1,65 @@
+package records
+
+import (
+	"testing"
+	"time"
+
+	"github.com/scalelab/scalelab/cache"
+	"github.com/scalelab/scalelab/httpload"
+	"github.com/scalelab/scalelab/setting"
+)
+
+// TestStudyPath: records.mix=study makes every session the study's 11
+// requests in the study's order, nothing else, with think time up to
+// records.think_page before each page and up to records.think_form
+// before each post (never more, never before a check).
+func TestStudyPath(t *testing.T) {
+	set := setting.NewSet((&Scenario{}).Settings()...)
+	for _, a := range []string{"records.mix=study", "records.think_page=2s", "records.think_form=5s", "records.revisit=0.9", "records.csrf_probe=1"} {
+		if err := set.Apply(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := configFrom(set)
+	if err != nil || !cfg.study {
+		t.Fatalf("records.mix=study: %+v, %v", cfg, err)
+	}
+	w := &workload{cfg: cfg, counter: httpload.NewCounter(), cacheStats: cache.NewStats()}
+	posts := map[string]bool{"signup": true, "medical_post": true, "share": true, "delete_account": true}
+	for id := uint64(1); id <= 50; id++ {
+		s := newSession(w, id, 42)
+		var got []string
+		for {
+			op, ok := s.Next()
+			if !ok {
+				break
+			}
+			got = append(got, opNames[op])
+			d, _ := s.Think()
+			max, kind := 2*time.Second, thinkPage
+			if posts[opNames[op]] {
+				max, kind = 5*time.Second, thinkForm
+			}
+			if s.cur.think != kind || d < 0 || d >= max {
+				t.Errorf("session %d, %s: think %v (kind %d), want up to %v", id, opNames[op], d, s.cur.think, max)
+			}
+		}
+		if len(got) != len(StudyPath) {
+			t.Fatalf("session %d: %d requests %v, want the study's %d %v", id, len(got), got, len(StudyPath), StudyPath)
+		}
+		for i := range got {
+			if got[i] != StudyPath[i] {
+				t.Fatalf("session %d: request %d is %s, want %s (%v)", id, i+1, got[i], StudyPath[i], got)
+			}
+		}
+	}
+	if len(StudyPath) != 11 {
+		t.Errorf("the study's path has %d requests, want 11", len(StudyPath))
+	}
+	if err := set.Apply("records.mix=studdy"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := configFrom(set); err == nil {
+		t.Error("records.mix=studdy accepted")
+	}
+}
