@@ -42,7 +42,8 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	if err != nil {
 		return "", err
 	}
-	sinks := []metrics.Sink{hlog, series, obs}
+	tx := newTxSink(phases)
+	sinks := []metrics.Sink{hlog, series, tx, obs}
 	closers := []func() error{hlog.Close, series.Close}
 	doc.Files = append(doc.Files, results.HlogFile, results.SeriesFile)
 	if p.flags.Samples {
@@ -95,6 +96,9 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 		defer func() { pprof.StopCPUProfile(); pf.Close() }()
 	}
 	coll.Begin()
+	if ls, ok := wl.(scenario.LoadStarter); ok {
+		ls.LoadStarted(coll.StartTime())
+	}
 	loadStart := coll.StartTime().UTC()
 	doc.LoadStart = &loadStart
 	stopColl := make(chan struct{})
@@ -159,6 +163,9 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	}
 	if phases != nil {
 		doc.MaxSessions = coll.MaxSessions()
+		doc.Transactions = tx.result(breakRule(p.settings))
+	} else {
+		doc.Transactions = tx.result(results.BreakRule{})
 	}
 	if stuck {
 		doc.Warnings = append(doc.Warnings, fmt.Sprintf("%d operations were still in flight %s after the stop; they are counted as in_flight", doc.Totals.InFlight, p.opts.Drain))
