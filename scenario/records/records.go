@@ -54,6 +54,7 @@ const (
 	KeyETag        = "records.etag"
 	KeySearchChars = "records.search_chars"
 	KeyRevisit     = "records.revisit"
+	KeyDBBound     = "records.db_bound"
 	kindSignup     = "signup"
 	kindProvider   = "provider"
 	kindReturning  = "returning"
@@ -99,6 +100,7 @@ func (*Scenario) Settings() []setting.Spec {
 		{Key: KeyETag, Kind: setting.Enum, Default: etagOff, Allowed: []string{etagOff, etagGlobal, etagNarrow}, Description: "HTTP 304s for signed-in pages: off; global (the ETag covers every user and grant, one query per page: any write anywhere changes it); narrow (the viewer's own row and grants)"},
 		{Key: KeySearchChars, Kind: setting.Int, Default: "6", Min: 0, Max: 64, Description: "characters of a provider's name a patient types into search (0: the whole name, so that searches rarely repeat)"},
 		{Key: KeyRevisit, Kind: setting.Float, Default: "0.1", Min: 0, Max: 0.9, Description: "share of page views followed by a reload of the same page (the back button, a refresh), sent with the page's ETag"},
+		{Key: KeyDBBound, Kind: setting.Bool, Default: "false", Description: "make the database the bottleneck on a small machine (a departure from the study, see docs/scenarios/records.md): bcrypt cost 4, 200,000 providers and 100,000 patients, and a providers page of 25 providers ordered by name, unless records.bcrypt_cost, records.providers or records.patients are given"},
 		cache.SpecMode(), cache.SpecLocalSize(), cache.SpecSearchTTL(),
 	}
 }
@@ -125,6 +127,9 @@ type config struct {
 	cost                int
 	mix                 [3]float64 // cumulative weights: signup, provider, returning
 	study               bool       // records.mix=study: the study's path alone
+	dbBound             bool       // records.db_bound
+	pageProviders       int        // providers on the providers page
+	pageByName          bool       // the providers page orders them by name (else by id)
 	thinkPage           time.Duration
 	thinkForm           time.Duration
 	csrfProbe           float64
@@ -168,6 +173,10 @@ func configFrom(set *setting.Set) (*config, error) {
 	if set.Get(KeyColumnTypes).String() == "text" {
 		c.text = "text"
 	}
+	c.pageProviders = 5
+	if c.dbBound = set.Get(KeyDBBound).Bool(); c.dbBound {
+		c.dbBind(set)
+	}
 	if strings.TrimSpace(set.Get(KeyMix).String()) == MixStudy {
 		c.study = true
 		c.mix = [3]float64{1, 1, 1}
@@ -195,6 +204,30 @@ func configFrom(set *setting.Set) (*config, error) {
 	return c.finish()
 }
 
+// DB-bound figures (records.db_bound): the app's CPU per sign-up drops
+// about 60-fold, the tables grow 20-fold and the providers page reads 5
+// times as many providers, in name order.
+const (
+	dbBoundCost          = 4
+	dbBoundProviders     = 200_000
+	dbBoundPatients      = 100_000
+	dbBoundPageProviders = 25
+)
+
+// dbBind applies records.db_bound to the settings not given.
+func (c *config) dbBind(set *setting.Set) {
+	if !set.Given(KeyBcryptCost) {
+		c.cost = dbBoundCost
+	}
+	if !set.Given(KeyProviders) {
+		c.providers = dbBoundProviders
+	}
+	if !set.Given(KeyPatients) {
+		c.patients = dbBoundPatients
+	}
+	c.pageProviders, c.pageByName = dbBoundPageProviders, true
+}
+
 // finish checks the app server's bounds and records.app.
 func (c *config) finish() (*config, error) {
 	if err := (app.Config{MaxInFlight: c.maxInFlight, MaxQueue: c.maxQueue}).Check(); err != nil {
@@ -208,6 +241,11 @@ func (c *config) finish() (*config, error) {
 		c.app = base
 	}
 	return c, nil
+}
+
+// store is the site's store on d.
+func (c *config) store(d db) *store {
+	return &store{db: d, eager: c.eager, pageN: c.pageProviders, pageByName: c.pageByName}
 }
 
 // Open prepares the site on the engine: the store, and unless records.app
@@ -225,7 +263,7 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 	if err != nil {
 		return nil, err
 	}
-	w := &workload{cfg: cfg, st: &store{db: d, eager: cfg.eager}, counter: httpload.NewCounter(), base: cfg.app, cacheStats: cache.NewStats()}
+	w := &workload{cfg: cfg, st: cfg.store(d), counter: httpload.NewCounter(), base: cfg.app, cacheStats: cache.NewStats()}
 	if env.ReadBackOnly {
 		return w, nil
 	}
@@ -304,7 +342,7 @@ func (*Scenario) Handler(ctx context.Context, env scenario.Env) (http.Handler, e
 	if err != nil {
 		return nil, err
 	}
-	site := newSite(&store{db: d, eager: cfg.eager}, secret, cfg.cost)
+	site := newSite(cfg.store(d), secret, cfg.cost)
 	if site.cache, _, _, err = openCache(ctx, env, cfg, false); err != nil {
 		return nil, err
 	}
@@ -406,6 +444,11 @@ func (w *workload) Close() error {
 // the in-process app server's own counts.
 func (w *workload) Report() map[string]any {
 	r := map[string]any{"http": w.counter.Report(), "app": w.cfg.app}
+	if w.cfg.dbBound {
+		r["db_bound"] = map[string]any{"bcrypt_cost": w.cfg.cost, "providers": w.cfg.providers, "patients": w.cfg.patients,
+			"providers_page": fmt.Sprintf("%d providers by name", w.cfg.pageProviders),
+			"note":           "records.db_bound: the values in use (explicitly given settings win over the database-bound ones)"}
+	}
 	if h, m, st := w.cacheStats.Totals(); h+m+st > 0 || (w.cacheMode != "" && w.cacheMode != cache.Off) {
 		c := w.cacheStats.Report(w.cacheMode, w.cacheEngine)
 		c["etag"], c["search_ttl"] = w.cfg.etag, w.cfg.searchTTL.String()

@@ -42,7 +42,8 @@ func (s *session) doMedicalPost(ctx context.Context) error {
 
 // doSearchProvider searches a random provider by name, which the visit
 // then shares with: the whole name (exact, the study's), else the first
-// records.search_chars characters. The provider must be found.
+// records.search_chars characters. A provider must be found (names
+// repeat: the seed has 4,096 distinct ones, and the page lists 20).
 func (s *session) doSearchProvider(ctx context.Context, exact bool) error {
 	s.provIndex = s.rng.IntN(s.w.cfg.providers)
 	s.provider = providerID(s.provIndex)
@@ -54,12 +55,8 @@ func (s *session) doSearchProvider(ctx context.Context, exact bool) error {
 	if err != nil {
 		return err
 	}
-	ids := dataIDs.FindAllStringSubmatch(p.Body, -1)
-	if len(ids) == 0 {
+	if ids := dataIDs.FindAllStringSubmatch(p.Body, -1); len(ids) == 0 {
 		return fmt.Errorf("search for %q found no provider", q)
-	}
-	if exact && !strings.Contains(p.Body, fmt.Sprintf(`data-id="%d"`, s.provider)) {
-		return fmt.Errorf("search for %q did not list provider %d", q, s.provider)
 	}
 	return nil
 }

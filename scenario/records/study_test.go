@@ -63,3 +63,36 @@ func TestStudyPath(t *testing.T) {
 		t.Error("records.mix=studdy accepted")
 	}
 }
+
+// TestDBBound: records.db_bound lowers the bcrypt cost, grows the seed
+// and the providers page (by name), except where a setting is given.
+func TestDBBound(t *testing.T) {
+	for _, c := range []struct {
+		sets                      []string
+		cost, providers, patients int
+		page                      int
+		byName                    bool
+	}{
+		{nil, 10, 10000, 5000, 5, false},
+		{[]string{"records.db_bound=true"}, dbBoundCost, dbBoundProviders, dbBoundPatients, dbBoundPageProviders, true},
+		{[]string{"records.db_bound=true", "records.bcrypt_cost=6", "records.providers=5000"}, 6, 5000, dbBoundPatients, dbBoundPageProviders, true},
+	} {
+		set := setting.NewSet((&Scenario{}).Settings()...)
+		for _, a := range c.sets {
+			if err := set.Apply(a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg, err := configFrom(set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := cfg.store(nil)
+		if cfg.cost != c.cost || cfg.providers != c.providers || cfg.patients != c.patients || st.pageN != c.page || st.pageByName != c.byName {
+			t.Errorf("%v: cost %d, %d providers, %d patients, page of %d (by name %v)", c.sets, cfg.cost, cfg.providers, cfg.patients, st.pageN, st.pageByName)
+		}
+		if got := st.pageOrder(); (got == "u.name, u.id") != c.byName {
+			t.Errorf("%v: order %q", c.sets, got)
+		}
+	}
+}
