@@ -109,7 +109,7 @@ func NewPlan(f *Options) (*Plan, error) {
 	}
 	specs := append(append([]setting.Spec{}, eng.Settings()...), scen.Settings()...)
 	if f.Model == load.ModelPhases || f.Phases != "" {
-		specs = append(specs, breakSettings()...)
+		specs = append(specs, BreakSettings()...)
 	}
 	set := setting.NewSet(specs...)
 	for _, s := range sets {

@@ -22,9 +22,9 @@ const (
 	DefaultBreakFactor = 5.0
 )
 
-// breakSettings are the settings of a phases load's break, beside the
+// BreakSettings are the settings of a phases load's break, beside the
 // engine's and the scenario's.
-func breakSettings() []setting.Spec {
+func BreakSettings() []setting.Spec {
 	return []setting.Spec{
 		{Key: KeyBreakErrors, Kind: setting.Float, Default: "1", Min: 0, Max: 100,
 			Description: "a phase of a phases load breaks when more than this per cent of its requests fail"},
