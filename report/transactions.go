@@ -99,7 +99,8 @@ func factor(f *float64) string {
 
 // TerminalTransactions prints a phases load's phases (requests, errors,
 // mean duration beside the percentiles, HTTP responses by status), the
-// break, and from the break on the failed HTTP responses per second.
+// break, and from the break on the failed HTTP responses per second, a
+// line per phase.
 func TerminalTransactions(w io.Writer, r *results.Run) {
 	t := r.Transactions
 	if t == nil || len(t.Phases) == 0 {
@@ -131,21 +132,27 @@ func TerminalTransactions(w io.Writer, r *results.Run) {
 		return
 	}
 	fmt.Fprintf(w, "break: phase %d, %s (from %g s): %s\n", t.Break.Index, t.Break.Phase, t.Break.FromS, t.Break.Reason)
-	for _, line := range failuresPerSecond(httpSeconds(r), t.Break.FromS) {
+	for _, line := range failuresPerSecond(httpSeconds(r), t.Phases, t.Break.Index) {
 		fmt.Fprintln(w, line)
 	}
 }
 
 // failuresPerSecond words, for each failed status, its responses in each
-// second from the break on: "HTTP 503 per second from 60 s: 0 2 5 ...".
-func failuresPerSecond(secs []httpSecond, from float64) []string {
-	var last float64
+// second from the break on, a line per phase: "HTTP 503 per second in
+// phase 3 (60-90 s): 0 2 5 ...".
+func failuresPerSecond(secs []httpSecond, ps []results.PhaseFigures, from int) []string {
 	codes := map[string]bool{}
+	at := map[string]map[int]int64{}
+	last := 0
 	for _, s := range secs {
-		last = max(last, s.T)
-		for c := range s.Codes {
+		last = max(last, int(s.T))
+		for c, n := range s.Codes {
 			if failedStatus(c) {
 				codes[c] = true
+				if at[c] == nil {
+					at[c] = map[int]int64{}
+				}
+				at[c][int(s.T)] += n
 			}
 		}
 	}
@@ -156,15 +163,17 @@ func failuresPerSecond(secs []httpSecond, from float64) []string {
 	sort.Strings(order)
 	var out []string
 	for _, c := range order {
-		counts := make([]string, 0, int(last-from)+1)
-		at := map[int]int64{}
-		for _, s := range secs {
-			at[int(s.T)] += s.Codes[c]
+		for i := from - 1; i < len(ps); i++ {
+			lo, hi := int(ps[i].FromS), int(ps[i].ToS)-1
+			if i == len(ps)-1 {
+				hi = max(hi, last) // the drain counts in the last phase
+			}
+			counts := make([]string, 0, hi-lo+1)
+			for sec := lo; sec <= hi; sec++ {
+				counts = append(counts, strconv.FormatInt(at[c][sec], 10))
+			}
+			out = append(out, fmt.Sprintf("HTTP %s per second in phase %d (%d-%d s): %s", c, i+1, lo, hi+1, strings.Join(counts, " ")))
 		}
-		for sec := int(from); sec <= int(last); sec++ {
-			counts = append(counts, strconv.FormatInt(at[sec], 10))
-		}
-		out = append(out, fmt.Sprintf("HTTP %s per second from %g s: %s", c, from, strings.Join(counts, " ")))
 	}
 	return out
 }

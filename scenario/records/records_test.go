@@ -277,7 +277,7 @@ func TestRecordsOverloadBreaks(t *testing.T) {
 	if tx.Break == nil || tx.Phases[1].Errors == 0 || tx.Phases[1].MeanMs == nil {
 		t.Errorf("no break though phase 2 had %d errors of %d requests: %+v", tx.Phases[1].Errors, tx.Phases[1].Requests, tx.Break)
 	}
-	if !strings.Contains(out, "break: phase") || !strings.Contains(out, "HTTP 503 per second from") {
+	if !strings.Contains(out, "break: phase") || !strings.Contains(out, "HTTP 503 per second in phase ") {
 		t.Errorf("the terminal shows no break or no 503s per second:\n%s", out)
 	}
 }
