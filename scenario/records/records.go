@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -88,7 +89,8 @@ func (*Scenario) Settings() []setting.Spec {
 		{Key: KeyEager, Kind: setting.Bool, Default: "false", Description: "the providers page reads its 5 providers and their sharing in one query (false: one query per provider, N+1)"},
 		{Key: KeyColumnTypes, Kind: setting.Enum, Default: "varchar", Allowed: []string{"varchar", "text"}, Description: "string columns as varchar(255) (Rails' string) or text"},
 		{Key: KeyBcryptCost, Kind: setting.Int, Default: "10", Min: 4, Max: 14, Description: "bcrypt cost of sign-up and sign-in (each step doubles the CPU a sign-up takes)"},
-		{Key: KeyMix, Kind: setting.String, Default: defaultMixValue, Description: "the sessions: study (the study's 11-request path alone: sign-up, record, exact-name provider search, share, profile, my providers, delete account), or weights of the richer kinds: signup (a new patient's visit with a provider's access checks), provider, returning (a seeded patient answering requests)"},
+		{Key: KeyMix, Kind: setting.String, Default: defaultMixValue, Check: func(v setting.Value) error { _, _, err := parseMix(v.Raw); return err },
+			Description: "the sessions: study (the study's 11-request path alone: sign-up, record, exact-name provider search, share, profile, my providers, delete account), or weights of the richer kinds: signup (a new patient's visit with a provider's access checks), provider, returning (a seeded patient answering requests)"},
 		{Key: KeyThinkPage, Kind: setting.Duration, Default: "2s", Min: 0, Max: 600, Description: "think time before a page: uniform up to this"},
 		{Key: KeyThinkForm, Kind: setting.Duration, Default: "5s", Min: 0, Max: 600, Description: "think time before a form post: uniform up to this"},
 		{Key: KeyCSRFProbe, Kind: setting.Float, Default: "0.2", Min: 0, Max: 1, Description: "share of sign-up sessions that first post the form without its CSRF token (the site must refuse it)"},
@@ -177,31 +179,43 @@ func configFrom(set *setting.Set) (*config, error) {
 	if c.dbBound = set.Get(KeyDBBound).Bool(); c.dbBound {
 		c.dbBind(set)
 	}
-	if strings.TrimSpace(set.Get(KeyMix).String()) == MixStudy {
-		c.study = true
-		c.mix = [3]float64{1, 1, 1}
-		return c.finish()
+	var err error
+	if c.study, c.mix, err = parseMix(set.Get(KeyMix).String()); err != nil {
+		return nil, fmt.Errorf("%w: %s=%q: %v", setting.ErrBadValue, KeyMix, set.Get(KeyMix).String(), err)
+	}
+	return c.finish()
+}
+
+// parseMix reads records.mix: "study", or cumulative weights of the
+// session kinds signup, provider and returning.
+func parseMix(raw string) (study bool, mix [3]float64, err error) {
+	if strings.TrimSpace(raw) == MixStudy {
+		return true, [3]float64{1, 1, 1}, nil
 	}
 	weights := map[string]float64{}
-	for _, part := range strings.Split(set.Get(KeyMix).String(), ",") {
+	for _, part := range strings.Split(raw, ",") {
 		if strings.TrimSpace(part) == "" {
 			continue
 		}
 		k, v, ok := strings.Cut(part, ":")
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		k = strings.TrimSpace(k)
-		if !ok || err != nil || f < 0 || (k != kindSignup && k != kindProvider && k != kindReturning) {
-			return nil, fmt.Errorf("%w: %s=%q: %s (the study's session alone) or kind:weight,... with kinds signup, provider, returning (e.g. %s)", setting.ErrBadValue, KeyMix, set.Get(KeyMix).String(), MixStudy, defaultMixValue)
+		if !ok || err != nil || !(f >= 0) || math.IsInf(f, 0) || (k != kindSignup && k != kindProvider && k != kindReturning) {
+			hint := ""
+			if n := setting.Nearest(k, []string{MixStudy, kindSignup, kindProvider, kindReturning}); n != "" && n != k {
+				hint = fmt.Sprintf(" (did you mean %q?)", n)
+			}
+			return false, mix, fmt.Errorf("allowed: %s (the study's session alone) or kind:weight,... with kinds signup, provider, returning (e.g. %s)%s", MixStudy, defaultMixValue, hint)
 		}
 		weights[k] = f
 	}
-	c.mix[0] = weights[kindSignup]
-	c.mix[1] = c.mix[0] + weights[kindProvider]
-	c.mix[2] = c.mix[1] + weights[kindReturning]
-	if c.mix[2] <= 0 {
-		return nil, fmt.Errorf("%w: %s: the weights add up to 0", setting.ErrBadValue, KeyMix)
+	mix[0] = weights[kindSignup]
+	mix[1] = mix[0] + weights[kindProvider]
+	mix[2] = mix[1] + weights[kindReturning]
+	if mix[2] <= 0 || math.IsInf(mix[2], 0) {
+		return false, mix, fmt.Errorf("the weights add up to %g; allowed: a finite sum over 0", mix[2])
 	}
-	return c.finish()
+	return false, mix, nil
 }
 
 // DB-bound figures (records.db_bound): the app's CPU per sign-up drops

@@ -1,6 +1,8 @@
 package records
 
 import (
+	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,11 +58,8 @@ func TestStudyPath(t *testing.T) {
 	if len(StudyPath) != 11 {
 		t.Errorf("the study's path has %d requests, want 11", len(StudyPath))
 	}
-	if err := set.Apply("records.mix=studdy"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := configFrom(set); err == nil {
-		t.Error("records.mix=studdy accepted")
+	if err := set.Apply("records.mix=studdy"); err == nil || !strings.Contains(err.Error(), `did you mean "study"`) {
+		t.Errorf("records.mix=studdy: %v, want refused with a did-you-mean", err)
 	}
 }
 
@@ -95,4 +94,24 @@ func TestDBBound(t *testing.T) {
 			t.Errorf("%v: order %q", c.sets, got)
 		}
 	}
+}
+
+// FuzzParseMix: records.mix never panics; what it accepts is the study's
+// path or cumulative weights that grow and add up to more than 0.
+func FuzzParseMix(f *testing.F) {
+	for _, s := range []string{"study", " study ", defaultMixValue, "signup:1", "provider:0,returning:2", "studdy", "signup:-1", "signup:x", ",,", "signup:1e308,provider:1e308", "signup:NaN", "provider:+Inf"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		study, mix, err := parseMix(raw)
+		if err != nil {
+			if study || err.Error() == "" {
+				t.Fatalf("%q: study %v with error %v", raw, study, err)
+			}
+			return
+		}
+		if !study && !(mix[0] <= mix[1] && mix[1] <= mix[2] && mix[2] > 0 && !math.IsInf(mix[2], 0)) {
+			t.Fatalf("%q: weights %v", raw, mix)
+		}
+	})
 }
