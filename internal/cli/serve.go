@@ -20,7 +20,7 @@ import (
 
 const serveUsage = `Usage: scalelab serve SCENARIO [--engine E] [--cluster NAME | --target T]
                       [--set key=value]... [--listen 127.0.0.1:8080]
-                      [--max-inflight 16] [--request-timeout 30s] [--procs N]
+                      [--max-inflight 16] [--max-queue N] [--request-timeout 30s] [--procs N]
                       [--cache-cluster NAME | --cache ENGINE --cache-target T]
                       [--route FROM=TO]...
 
@@ -28,7 +28,8 @@ Runs a scenario's backend (records, mhealth) as an HTTP server on the engine,
 as its app tier: a run drives it with --app http://ADDR (or through a balancer
 in front of several). The run loads the data; serve never does.
 --max-inflight bounds the requests worked on at once (the others queue; a
-request that cannot start within --request-timeout gets 503), --procs sets
+request that cannot start within --request-timeout gets 503), --max-queue the
+requests queued (one more is answered 503 at once; 0: unbounded), --procs sets
 GOMAXPROCS. SIGTERM or Ctrl-C stops accepting, lets in-flight requests finish
 and exits 0. Session cookies are signed with the secret in
 --set records.secret_file=FILE (0600); app servers behind one balancer need
@@ -48,6 +49,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	target := fs.String("target", "", "the engine's target (as for run)")
 	listen := fs.String("listen", "127.0.0.1:8080", "address to listen on")
 	maxInFlight := fs.Int("max-inflight", 16, "requests worked on at once; 0: unbounded")
+	maxQueue := fs.Int("max-queue", 0, "requests waiting for a worker; one more gets 503 at once; 0: unbounded")
 	timeout := fs.Duration("request-timeout", 30*time.Second, "request timeout")
 	procs := fs.Int("procs", 0, "GOMAXPROCS (0: the machine's CPUs)")
 	var sets multiFlag
@@ -87,6 +89,10 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *maxInFlight < 0 || *timeout <= 0 || *procs < 0 {
 		return usageErr("serve: --max-inflight and --procs must be 0 or more, --request-timeout positive")
+	}
+	appCfg := app.Config{MaxInFlight: *maxInFlight, MaxQueue: *maxQueue, RequestTimeout: *timeout}
+	if err := appCfg.Check(); err != nil {
+		return usageErr("serve: --max-inflight %d, --max-queue %d: %v", *maxInFlight, *maxQueue, err)
 	}
 	var st *cluster.State
 	if *clusterName != "" {
@@ -136,17 +142,21 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return withCode(ExitUnfinished, fmt.Errorf("serve %s: %w", scen.Name(), err))
 	}
-	s := app.New(h, app.Config{MaxInFlight: *maxInFlight, RequestTimeout: *timeout})
+	s := app.New(h, appCfg)
 	if err := s.Listen(*listen); err != nil {
 		return withCode(ExitUnfinished, fmt.Errorf("serve: %w", err))
 	}
-	fmt.Fprintf(stdout, "serving %s on %s (engine %s, %d requests at once, timeout %s, GOMAXPROCS %d); SIGTERM or Ctrl-C stops\n",
-		scen.Name(), s.URL(), eng.Name(), *maxInFlight, *timeout, runtime.GOMAXPROCS(0))
+	queue := "unbounded queue"
+	if *maxQueue > 0 {
+		queue = fmt.Sprintf("at most %d queued", *maxQueue)
+	}
+	fmt.Fprintf(stdout, "serving %s on %s (engine %s, %d requests at once, %s, timeout %s, GOMAXPROCS %d); SIGTERM or Ctrl-C stops\n",
+		scen.Name(), s.URL(), eng.Name(), *maxInFlight, queue, *timeout, runtime.GOMAXPROCS(0))
 	<-ctx.Done()
 	sctx, cancel := context.WithTimeout(context.Background(), *timeout+5*time.Second)
 	defer cancel()
 	err = s.Shutdown(sctx)
-	fmt.Fprintf(stdout, "stopped after %d responses (%s)\n", s.Served(), httpload.Codes(s.Codes()))
+	fmt.Fprintf(stdout, "stopped after %d responses (%s; %d answered 503 because the queue was full)\n", s.Served(), httpload.Codes(s.Codes()), s.Shed())
 	if err != nil {
 		return withCode(ExitUnfinished, err)
 	}
