@@ -127,6 +127,7 @@ fuzz: setup
 	$(GO) test ./report -run '^$$' -fuzz FuzzIntervalLog -fuzztime $(FUZZ_N_SLOW)
 	$(GO) test ./audit -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZ_N_SLOW)
 	$(GO) test ./internal/cli -run '^$$' -fuzz FuzzParseArgs -fuzztime $(FUZZ_N_SLOW)
+	$(GO) test ./scenario/records -run '^$$' -fuzz FuzzParseMix -fuzztime $(FUZZ_N)
 
 # bench: the performance figures of the core (null engine, recorder, phases).
 bench: build

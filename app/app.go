@@ -1,8 +1,10 @@
 // Package app runs a scenario's backend as a real HTTP server (Go's
 // net/http): a bound on the requests it works on at once (the study's app
-// server threads; the others queue), a request timeout (a request still
-// queued or running then gets 503), and a graceful shutdown in which
-// in-flight requests finish. It counts the responses it gave by status.
+// server threads; the others queue), a bound on that queue (a request
+// that finds it full is answered 503 at once, as the study's servers shed
+// load), a request timeout (a request still queued or running then gets
+// 503), and a graceful shutdown in which in-flight requests finish. It
+// counts the responses it gave by status.
 package app
 
 import (
@@ -23,8 +25,23 @@ import (
 type Config struct {
 	// MaxInFlight bounds the requests handled at once; 0: unbounded.
 	MaxInFlight int
+	// MaxQueue bounds the requests waiting for a worker when MaxInFlight
+	// are being worked on: one more is answered 503 at once, without
+	// waiting. 0: unbounded (a request waits up to RequestTimeout).
+	MaxQueue int
 	// RequestTimeout bounds a request's wait and work; 0: 30 s.
 	RequestTimeout time.Duration
+}
+
+// Check says what is wrong with c's bounds.
+func (c Config) Check() error {
+	if c.MaxInFlight < 0 || c.MaxQueue < 0 {
+		return fmt.Errorf("requests at once (%d) and the queue (%d) must be 0 (unbounded) or more", c.MaxInFlight, c.MaxQueue)
+	}
+	if c.MaxQueue > 0 && c.MaxInFlight == 0 {
+		return fmt.Errorf("a bound on the queue (%d) needs a bound on the requests at once: with no bound nothing queues", c.MaxQueue)
+	}
+	return nil
 }
 
 // Server serves one handler.
@@ -35,9 +52,11 @@ type Server struct {
 	sem  chan struct{}
 	addr string
 
-	mu     sync.Mutex
-	codes  map[int]int64
-	served atomic.Int64
+	mu      sync.Mutex
+	codes   map[int]int64
+	served  atomic.Int64
+	waiting atomic.Int64 // requests queued for a worker
+	shed    atomic.Int64 // requests answered 503 because the queue was full
 }
 
 // New returns a server of h.
@@ -131,16 +150,45 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 	}()
 	if s.sem != nil {
-		select {
-		case s.sem <- struct{}{}:
-			defer func() { <-s.sem }()
-		case <-ctx.Done():
-			http.Error(sw, "server busy: no worker free within the request timeout", http.StatusServiceUnavailable)
+		if !s.acquire(ctx, sw) {
 			return
 		}
+		defer func() { <-s.sem }()
 	}
 	s.h.ServeHTTP(sw, r.WithContext(ctx))
 }
+
+// acquire takes a worker: at once when one is free, else after a wait in
+// the queue; a full queue (MaxQueue) is answered 503 at once, and so is a
+// request that got no worker within the request timeout.
+func (s *Server) acquire(ctx context.Context, w http.ResponseWriter) bool {
+	select {
+	case s.sem <- struct{}{}:
+		return true
+	default:
+	}
+	if n := s.waiting.Add(1); s.cfg.MaxQueue > 0 && n > int64(s.cfg.MaxQueue) {
+		s.waiting.Add(-1)
+		s.shed.Add(1)
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, fmt.Sprintf("server busy: %d requests in progress and %d queued", s.cfg.MaxInFlight, s.cfg.MaxQueue), http.StatusServiceUnavailable)
+		return false
+	}
+	defer s.waiting.Add(-1)
+	select {
+	case s.sem <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		http.Error(w, "server busy: no worker free within the request timeout", http.StatusServiceUnavailable)
+		return false
+	}
+}
+
+// Queued is the number of requests waiting for a worker now.
+func (s *Server) Queued() int64 { return s.waiting.Load() }
+
+// Shed is the number of requests answered 503 because the queue was full.
+func (s *Server) Shed() int64 { return s.shed.Load() }
 
 // Codes returns the responses given so far by status code ("200": n).
 func (s *Server) Codes() map[string]int64 {

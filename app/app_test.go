@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -64,5 +65,82 @@ func TestLimitTimeoutAndShutdown(t *testing.T) {
 	c := s.Codes()
 	if c["200"] != 1 || c["503"] != 1 || s.Served() != 2 {
 		t.Errorf("codes %v, served %d", c, s.Served())
+	}
+}
+
+// TestFullQueueAnswers503AtOnce: with one worker busy and the queue of 1
+// taken, the next request is answered 503 without waiting (the request
+// timeout is a minute, so a 503 within the client's 20 s can only be the
+// full queue's), the queued request is served once the worker is free,
+// and the shed request is counted.
+func TestFullQueueAnswers503AtOnce(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	started := make(chan struct{}, 4)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started <- struct{}{}
+		if r.URL.Path == "/hold" {
+			<-release
+		}
+		w.Write([]byte("done"))
+	})
+	s := New(h, Config{MaxInFlight: 1, MaxQueue: 1, RequestTimeout: time.Minute})
+	if err := s.Listen("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	client := &http.Client{Timeout: 20 * time.Second}
+	get := func(path string) (int, string, http.Header) {
+		resp, err := client.Get(s.URL() + path)
+		if err != nil {
+			return 0, err.Error(), nil
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header
+	}
+	var wg sync.WaitGroup
+	codes := make([]int, 2)
+	wg.Add(2)
+	go func() { defer wg.Done(); codes[0], _, _ = get("/hold") }()
+	<-started
+	go func() { defer wg.Done(); codes[1], _, _ = get("/queued") }()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.waiting.Load() < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the second request never queued")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	code, body, hdr := get("/third")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "1 queued") || hdr.Get("Retry-After") == "" {
+		t.Errorf("a request behind a full queue: %d %q, want 503 at once with Retry-After", code, body)
+	}
+	close(release)
+	wg.Wait()
+	if codes[0] != http.StatusOK || codes[1] != http.StatusOK {
+		t.Errorf("the request in progress and the queued one ended %v, want 200 200", codes)
+	}
+	if c := s.Codes(); c["200"] != 2 || c["503"] != 1 || s.Shed() != 1 {
+		t.Errorf("codes %v, shed %d", c, s.Shed())
+	}
+}
+
+// TestConfigCheck: a queue bound needs a worker bound; negatives are refused.
+func TestConfigCheck(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{MaxInFlight: 1, MaxQueue: 8}, ""},
+		{Config{}, ""},
+		{Config{MaxQueue: 8}, "needs a bound on the requests at once"},
+		{Config{MaxInFlight: 1, MaxQueue: -1}, "must be 0 (unbounded) or more"},
+	} {
+		err := c.cfg.Check()
+		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
+		}
 	}
 }

@@ -35,6 +35,7 @@ const (
 	OptStore          = "store"           // the store cluster's name; "" for a SQLite file of the app cluster's own
 	OptCache          = "cache_cluster"   // the cache tier's cluster (redis, memcached); "" for none
 	OptMaxInFlight    = "max_inflight"    // requests each server works on at once
+	OptMaxQueue       = "max_queue"       // requests each server lets wait for a worker (more: 503 at once); 0: unbounded
 	OptProcs          = "procs"           // GOMAXPROCS of each server; 0: the machine's CPUs
 	OptRequestTimeout = "request_timeout" // each server's request timeout
 	OptBalance        = "balance"         // roundrobin or leastconn
@@ -108,6 +109,9 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 		st.Params[ParamCache] = o.cache.Name
 	}
 	base = append(base, "--max-inflight", strconv.Itoa(o.maxInFlight), "--request-timeout", o.timeout.String(), "--procs", strconv.Itoa(o.procs))
+	if o.maxQueue > 0 {
+		base = append(base, "--max-queue", strconv.Itoa(o.maxQueue))
+	}
 	secret := filepath.Join(st.Dir, "secret")
 	if _, err := cluster.NewSecret(secret); err != nil {
 		return fmt.Errorf("app: session secret: %w", err)
@@ -191,6 +195,9 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	st.Params[OptCheck] = o.check.String()
 	st.Params[OptMaxInFlight] = strconv.Itoa(o.maxInFlight)
 	st.Params[OptProcs] = strconv.Itoa(o.procs)
+	if o.maxQueue > 0 {
+		st.Params[OptMaxQueue] = strconv.Itoa(o.maxQueue)
+	}
 	st.Params[OptRequestTimeout] = o.timeout.String()
 	if len(o.sets) > 0 {
 		st.Params["settings"] = strings.Join(o.sets, " ")

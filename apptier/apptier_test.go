@@ -83,6 +83,9 @@ func TestOptionsRefused(t *testing.T) {
 		}
 		return s
 	}
+	if o, err := parseOptions(base(1, OptMaxQueue, "8")); err != nil || o.maxQueue != 8 {
+		t.Errorf("max_queue=8: %+v, %v", o, err)
+	}
 	o, err := parseOptions(base(0, "set.records.eager", "true", OptBalance, "leastconn"))
 	if err != nil || o.servers != 2 || o.balance != "leastconn" || len(o.sets) != 1 || o.sets[0] != "records.eager=true" || o.maxInFlight != 16 {
 		t.Errorf("defaults %+v, %v", o, err)
@@ -98,6 +101,8 @@ func TestOptionsRefused(t *testing.T) {
 		{base(1, OptRequestTimeout, "0s"), "not positive"},
 		{base(1, OptCheck, "10ms"), "under 100ms"},
 		{base(1, OptMaxInFlight, "-1"), "negative"},
+		{base(1, OptMaxQueue, "-1"), "negative"},
+		{base(1, OptMaxInFlight, "0", OptMaxQueue, "8"), "needs a bound on the requests at once"},
 		{base(1, "set.records.secret_file", "/x"), "sets it itself"},
 		{base(1, OptStore, "nosuch"), "the store"},
 		{cluster.Spec{Nodes: 1, Replicas: 1, Options: map[string]string{OptScenario: "records"}}, "store settings"},

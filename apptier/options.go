@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scalelab/scalelab/app"
 	"github.com/scalelab/scalelab/cluster"
 )
 
@@ -17,6 +18,7 @@ type options struct {
 	cache       *cluster.State // the cache tier's cluster; nil: none
 	servers     int
 	maxInFlight int
+	maxQueue    int
 	procs       int
 	timeout     time.Duration
 	balance     string
@@ -76,6 +78,11 @@ func parseOptions(spec cluster.Spec) (options, error) {
 			if err == nil && o.maxInFlight < 0 {
 				err = fmt.Errorf("negative")
 			}
+		case k == OptMaxQueue:
+			o.maxQueue, err = strconv.Atoi(v)
+			if err == nil && o.maxQueue < 0 {
+				err = fmt.Errorf("negative")
+			}
 		case k == OptProcs:
 			o.procs, err = strconv.Atoi(v)
 			if err == nil && o.procs < 0 {
@@ -97,11 +104,14 @@ func parseOptions(spec cluster.Spec) (options, error) {
 			}
 			o.balance = v
 		default:
-			return o, fmt.Errorf("app: unknown option %q; allowed: %s, %s, %s, %s, %s (and --set SCENARIO.KEY=VALUE)", k, OptMaxInFlight, OptProcs, OptRequestTimeout, OptBalance, OptCheck)
+			return o, fmt.Errorf("app: unknown option %q; allowed: %s, %s, %s, %s, %s, %s (and --set SCENARIO.KEY=VALUE)", k, OptMaxInFlight, OptMaxQueue, OptProcs, OptRequestTimeout, OptBalance, OptCheck)
 		}
 		if err != nil {
 			return o, fmt.Errorf("app: --opt %s=%s: %w", k, v, err)
 		}
+	}
+	if err := (app.Config{MaxInFlight: o.maxInFlight, MaxQueue: o.maxQueue}).Check(); err != nil {
+		return o, fmt.Errorf("app: --opt %s=%d, %s=%d: %w", OptMaxInFlight, o.maxInFlight, OptMaxQueue, o.maxQueue, err)
 	}
 	sort.Strings(o.sets)
 	return o, nil

@@ -15,7 +15,7 @@ import (
 
 // AppKeys are the app tier's fields: under `app:` in the file, or varied
 // by a factor named app.FIELD (app.servers: [1, 2, 4]).
-var AppKeys = []string{"servers", "max_inflight", "procs", "request_timeout", "balance", "check_interval", "cpus", "memory", "netns", "link"}
+var AppKeys = []string{"servers", "max_inflight", "max_queue", "procs", "request_timeout", "balance", "check_interval", "cpus", "memory", "netns", "link"}
 
 // AppSpec asks for an app tier in front of the store: servers of the web
 // scenario behind HAProxy (`scalelab cluster up app`), started for the runs
@@ -41,7 +41,7 @@ func checkApp(field, raw string) error {
 		if n, err := strconv.Atoi(raw); err != nil || n < 1 || n > apptier.MaxServers {
 			return fmt.Errorf("%q: allowed: an integer in [1, %d]", raw, apptier.MaxServers)
 		}
-	case "max_inflight", "procs":
+	case "max_inflight", "max_queue", "procs":
 		if n, err := strconv.Atoi(raw); err != nil || n < 0 {
 			return fmt.Errorf("%q: allowed: an integer, 0 or more", raw)
 		}
@@ -109,7 +109,7 @@ func (s *Spec) appCluster(c *Combination, levels map[string]string) *ClusterSpec
 	// each server in a namespace of its own, with emulated links (which
 	// imply it), as cluster up app --netns --link
 	cs.Netns, cs.Link = fields["netns"] == "true", fields["link"]
-	for _, k := range []string{"max_inflight", "procs", "request_timeout", "balance", "check_interval"} {
+	for _, k := range []string{"max_inflight", "max_queue", "procs", "request_timeout", "balance", "check_interval"} {
 		if v, ok := fields[k]; ok {
 			cs.Options[k] = v
 		}

@@ -34,16 +34,28 @@ const (
 )
 
 // Counter counts responses by operation and status, and per second since
-// the first response.
+// the load began (SetStart), else since the first response.
 type Counter struct {
 	mu     sync.Mutex
 	start  time.Time
+	atLoad bool // start is the load's
 	byOp   map[string]map[string]int64
 	perSec []map[string]int64
 }
 
 // NewCounter returns an empty counter.
 func NewCounter() *Counter { return &Counter{byOp: map[string]map[string]int64{}} }
+
+// SetStart makes the per-second counts count from t, when the load began,
+// so that they line up with the run's other figures over time; a counter
+// that has counted already keeps its start.
+func (c *Counter) SetStart(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.start.IsZero() {
+		c.start, c.atLoad = t, true
+	}
+}
 
 // Add counts one response (a status code, StatusTimeout or
 // StatusConnError) of op.
@@ -60,7 +72,7 @@ func (c *Counter) Add(op, status string) {
 		c.byOp[op] = m
 	}
 	m[status]++
-	sec := int(now.Sub(c.start) / time.Second)
+	sec := max(int(now.Sub(c.start)/time.Second), 0)
 	for len(c.perSec) <= sec {
 		c.perSec = append(c.perSec, map[string]int64{})
 	}
@@ -87,8 +99,12 @@ func (c *Counter) Report() map[string]any {
 			secs = append(secs, Second{T: i, Codes: maps(m)})
 		}
 	}
-	return map[string]any{"by_operation": by, "per_second": secs,
-		"note": "HTTP responses by status code (timeout and connection_error: no response), per operation and per second since the first response"}
+	since := "the first response"
+	if c.atLoad {
+		since = "the load began"
+	}
+	return map[string]any{"by_operation": by, "per_second": secs, "since": since,
+		"note": "HTTP responses by status code (timeout and connection_error: no response), per operation, and per second since " + since + " (t is the second's start)"}
 }
 
 // ByOp returns the counts of one operation.

@@ -10,11 +10,19 @@ import (
 // (scenario_report.http, package httpload).
 type httpReport struct {
 	ByOperation map[string]map[string]int64 `json:"by_operation"`
-	PerSecond   []struct {
-		T     float64          `json:"t"`
-		Codes map[string]int64 `json:"codes"`
-	} `json:"per_second"`
+	PerSecond   []httpSecond                `json:"per_second"`
+	Since       string                      `json:"since"` // what t counts from
 }
+
+// httpSecond is one second's responses by status; T is the second's
+// start.
+type httpSecond struct {
+	T     float64          `json:"t"`
+	Codes map[string]int64 `json:"codes"`
+}
+
+// httpSinceLoad is httpReport.Since when t counts from the load's start.
+const httpSinceLoad = "the load began"
 
 // httpFigures draws a web scenario's responses: per second by status code
 // (the study's chart of response-code rates over time) and a table of
@@ -55,7 +63,11 @@ func httpFigures(rep map[string]any) ([]figTable, []chart, map[string]any) {
 		order = append(order, c)
 	}
 	sort.Strings(order) // 2xx, 3xx, 4xx, 5xx, then connection_error, timeout
-	spec := lineSpec{Title: "HTTP responses per second by status", XLabel: "seconds since the first response", YLabel: "responses per second",
+	xlabel := "seconds since the first response"
+	if h.Since == httpSinceLoad {
+		xlabel = "seconds since the load began"
+	}
+	spec := lineSpec{Title: "HTTP responses per second by status", XLabel: xlabel, YLabel: "responses per second",
 		XZero: true, XFmt: fmtSeconds, Empty: "no responses",
 		Note: "Every response the load generator got, by status code, in each second; timeout and connection_error are requests that got no answer."}
 	for i, c := range order {

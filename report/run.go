@@ -34,6 +34,7 @@ type runView struct {
 	Errors      *chart
 	Spectrum    chart
 	Concurrency *chart
+	Tx          *txView // transactions.go
 	Scenario    []figTable
 	ScenCharts  []chart
 	Saturation  string     // telemetry.go
@@ -155,6 +156,10 @@ func buildRunView(r *results.Run, dir string) *runView {
 	markRunCharts(v, r)
 	v.Faults, v.Events = faultTable(r), eventTable(r)
 	v.Audit = auditTable(r)
+	if tabs, charts := transactionsFigures(r, timelineEnd(tl)); len(charts) > 0 {
+		v.Tx = &txView{Charts: charts, Tables: tabs}
+		markChart(&v.Tx.Charts[0], faultMarks(r))
+	}
 	httpTables, httpCharts, rest := httpFigures(rest)
 	v.Scenario, v.ScenCharts = scenarioFigures(rest)
 	if t := appTable(r); t != nil {
@@ -526,6 +531,9 @@ var runTmpl = newTemplate("run", `{{define "run"}}{{template "head" .Meta}}
 <h2>Throughput and errors over time</h2>
 <div class="grid2">{{template "chart" .Throughput}}{{with .Errors}}{{template "chart" .}}{{else}}<p class="mut">No operation failed.</p>{{end}}</div>
 {{with .Concurrency}}<h2>Concurrency</h2>{{template "chart" .}}{{end}}
+{{with .Tx}}<h2>Requests over time and by phase</h2>
+<div class="grid2">{{range .Charts}}{{template "chart" .}}{{end}}</div>
+{{range .Tables}}{{template "table" .}}{{end}}{{end}}
 {{if .Saturation}}<h2>Which tier saturated</h2>
 <p class="saturation"><b>Saturation:</b> {{.Saturation}}</p>
 {{if .TeleCharts}}<div class="grid2">{{range .TeleCharts}}{{template "chart" .}}{{end}}</div>{{end}}

@@ -70,6 +70,7 @@ type Run struct {
 	Lag            *metrics.LagSummary          `json:"schedule_lag,omitempty"`    // open models
 	MaxSessions    int64                        `json:"max_sessions,omitempty"`    // phases model; threads: most users active at once
 	Concurrency    *Concurrency                 `json:"concurrency,omitempty"`     // operations in flight (threads model)
+	Transactions   *Transactions                `json:"transactions,omitempty"`    // every request's duration over time and by phase, the break (transactions.go)
 	ScenarioReport map[string]any               `json:"scenario_report,omitempty"` // scenario.Reporter figures
 	Process        *Process                     `json:"process,omitempty"`         // scalelab's own CPU and memory
 	Telemetry      *Telemetry                   `json:"telemetry,omitempty"`       // every tier's processes and engine stats (telemetry.go)

@@ -126,7 +126,7 @@ func (p *Plan) recordApp(ctx context.Context, doc *results.Run, before []apptier
 		}
 	}
 	settings := map[string]string{}
-	for _, k := range []string{"servers", apptier.OptMaxInFlight, apptier.OptProcs, apptier.OptRequestTimeout, apptier.OptBalance, apptier.OptCheck, "settings", apptier.ParamStore, apptier.ParamStoreEngine} {
+	for _, k := range []string{"servers", apptier.OptMaxInFlight, apptier.OptMaxQueue, apptier.OptProcs, apptier.OptRequestTimeout, apptier.OptBalance, apptier.OptCheck, "settings", apptier.ParamStore, apptier.ParamStoreEngine} {
 		if v := st.Params[k]; v != "" {
 			settings[k] = v
 		}

@@ -206,6 +206,7 @@ var (
 	_ scenario.WriteLog       = (*audit.Log)(nil)
 	_ scenario.Checker        = (*auditWorkload)(nil)
 	_ scenario.Reporter       = (*auditWorkload)(nil)
+	_ scenario.LoadStarter    = (*auditWorkload)(nil)
 	_ scenario.ReadBacker     = (*auditWorkload)(nil)
 	_ scenario.RegisterReader = (*auditWorkload)(nil)
 	_ scenario.RegisterLog    = (*audit.Log)(nil)
@@ -258,6 +259,13 @@ func (a *auditWorkload) Report() map[string]any {
 		return r.Report()
 	}
 	return nil
+}
+
+// LoadStarted forwards to the workload's LoadStarter, if any.
+func (a *auditWorkload) LoadStarted(t time.Time) {
+	if l, ok := a.Workload.(scenario.LoadStarter); ok {
+		l.LoadStarted(t)
+	}
 }
 
 // ReadBack forwards to the workload's ReadBacker.

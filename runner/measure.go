@@ -42,7 +42,8 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	if err != nil {
 		return "", err
 	}
-	sinks := []metrics.Sink{hlog, series, obs}
+	tx := newTxSink(phases)
+	sinks := []metrics.Sink{hlog, series, tx, obs}
 	closers := []func() error{hlog.Close, series.Close}
 	doc.Files = append(doc.Files, results.HlogFile, results.SeriesFile)
 	if p.flags.Samples {
@@ -105,6 +106,9 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 		defer func() { pprof.StopCPUProfile(); pf.Close() }()
 	}
 	coll.Begin()
+	if ls, ok := wl.(scenario.LoadStarter); ok {
+		ls.LoadStarted(coll.StartTime())
+	}
 	loadStart := coll.StartTime().UTC()
 	doc.LoadStart = &loadStart
 	stopColl := make(chan struct{})
@@ -174,6 +178,9 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	}
 	if phases != nil {
 		doc.MaxSessions = coll.MaxSessions()
+		doc.Transactions = tx.result(breakRule(p.settings))
+	} else {
+		doc.Transactions = tx.result(results.BreakRule{})
 	}
 	if mean, most, ok := coll.InFlightTotals(); ok {
 		doc.Concurrency = &results.Concurrency{MeanInFlight: mean, MaxInFlight: most}

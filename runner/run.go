@@ -107,7 +107,11 @@ func NewPlan(f *Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	set := setting.NewSet(append(append([]setting.Spec{}, eng.Settings()...), scen.Settings()...)...)
+	specs := append(append([]setting.Spec{}, eng.Settings()...), scen.Settings()...)
+	if f.Model == load.ModelPhases || f.Phases != "" {
+		specs = append(specs, BreakSettings()...)
+	}
+	set := setting.NewSet(specs...)
 	for _, s := range sets {
 		if err := applySetting(set, s, eng.Name(), scen.Name()); err != nil {
 			return nil, results.WithCode(results.ExitUsage, err)
@@ -158,6 +162,9 @@ func (p *Plan) Settings() *setting.Set { return p.settings }
 func applySetting(set *setting.Set, assignment, engName, scenName string) error {
 	key, _, _ := strings.Cut(assignment, "=")
 	key = strings.TrimSpace(key)
+	if prefix, _, ok := strings.Cut(key, "."); ok && !set.Has(key) && prefix == "phases" && !set.Has(KeyBreakFactor) {
+		return fmt.Errorf("%w: --set %s: the phases.* settings are a phases load's (--phases)", setting.ErrUnknownKey, assignment)
+	}
 	if prefix, _, ok := strings.Cut(key, "."); ok && !set.Has(key) && prefix != engName && prefix != scenName {
 		if _, err := engine.Lookup(prefix); err == nil {
 			return fmt.Errorf("%w: --set %s: the setting belongs to engine %s, but this run uses engine %s", setting.ErrUnknownKey, assignment, prefix, engName)
@@ -432,6 +439,7 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	sort.Strings(doc.Files)
 	report.Terminal(stdout, doc)
 	report.TerminalApp(stdout, doc)
+	report.TerminalTransactions(stdout, doc)
 	report.TerminalFaults(stdout, doc)
 	report.TerminalAudit(stdout, doc)
 	fmt.Fprintf(stdout, "results: %s\n", p.dir)

@@ -143,6 +143,14 @@ type Reporter interface {
 	Report() map[string]any
 }
 
+// LoadStarter is an optional capability of a Workload that counts by
+// time (a web scenario's responses per second): the runner tells it when
+// the load began, t = 0 of series.csv and of the report's charts over
+// time, before the first session starts.
+type LoadStarter interface {
+	LoadStarted(t time.Time)
+}
+
 // OpsDefaulter is an optional capability of a Scenario whose study ends a
 // run after a fixed number of operations shared by all users: a run given
 // neither --ops, --duration nor --phases takes DefaultOps as its --ops

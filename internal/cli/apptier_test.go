@@ -31,7 +31,7 @@ func TestAppTierBehindHAProxy(t *testing.T) {
 	}
 	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "pgapp") })
 	code, out, errs := run(t, ctx, "cluster", "up", "app", "--name", "web", "--scenario", "records", "--servers", "2", "--cluster", "pgapp",
-		"--set", "records.bcrypt_cost=4", "--opt", "check_interval=500ms")
+		"--set", "records.bcrypt_cost=4", "--opt", "check_interval=500ms", "--opt", "max_queue=256")
 	if code != 0 {
 		t.Fatalf("cluster up app: %d %s %s", code, out, errs)
 	}
@@ -54,6 +54,11 @@ func TestAppTierBehindHAProxy(t *testing.T) {
 		t.Fatalf("app tier in run.json: %+v", r.Tiers)
 	}
 	app1, app2 := at.Servers[0], at.Servers[1]
+	for _, tr := range r.Tiers {
+		if tr.App != nil && tr.Settings["max_queue"] != "256" {
+			t.Errorf("the app tier's settings %v: no max_queue=256", tr.Settings)
+		}
+	}
 	// each phase judged on its own, from its own samples (1 a second)
 	if tel := r.Telemetry; tel == nil || len(tel.Phases) != 3 {
 		t.Errorf("telemetry by phase: %+v", r.Telemetry)

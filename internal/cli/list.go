@@ -9,6 +9,7 @@ import (
 
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/load"
+	"github.com/scalelab/scalelab/runner"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/setting"
 )
@@ -120,6 +121,7 @@ func listSettings(w io.Writer, name string, all bool) error {
 		s, _ := scenario.Lookup(n)
 		owners = append(owners, owner{"scenario", n, s.Settings()})
 	}
+	owners = append(owners, owner{"load model", "phases", runner.BreakSettings()})
 	if name != "" {
 		var names []string
 		var keep []owner

@@ -23,7 +23,8 @@ import (
 const serveLong = `Runs a scenario's backend (records, mhealth) as an HTTP server on the engine, as its app tier: a
 run drives it with --app http://ADDR (or through a balancer in front of several). The run loads the
 data; serve never does. --max-inflight bounds the requests worked on at once (the others queue; a
-request that cannot start within --request-timeout gets 503), --procs sets GOMAXPROCS. SIGTERM or
+request that cannot start within --request-timeout gets 503), --max-queue the requests queued
+(one more is answered 503 at once; 0: unbounded), --procs sets GOMAXPROCS. SIGTERM or
 Ctrl-C stops accepting, lets in-flight requests finish and exits 0. Session cookies are signed with
 the secret in --set records.secret_file=FILE (0600); app servers behind one balancer need the same
 file. With a cache tier (a redis or memcached cluster) and --set cache.mode=shared (the default
@@ -34,7 +35,7 @@ gives each server, in a network namespace of its own, proxies on its bridge).`
 // serveFlags are the flags of `scalelab serve`.
 type serveFlags struct {
 	engine, cluster, target, listen string
-	maxInFlight, procs              int
+	maxInFlight, maxQueue, procs    int
 	timeout                         time.Duration
 	sets, routes                    []string
 	cacheEng, cacheTgt, cacheCl     string
@@ -68,6 +69,7 @@ func serveCmd() *cobra.Command {
 	addGroup(c, "Server", func(fs *pflag.FlagSet) {
 		fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "address to listen on")
 		fs.IntVar(&f.maxInFlight, "max-inflight", 16, "requests worked on at once; 0: unbounded")
+		fs.IntVar(&f.maxQueue, "max-queue", 0, "requests waiting for a worker; one more gets 503 at once; 0: unbounded")
 		fs.DurationVar(&f.timeout, "request-timeout", 30*time.Second, "request timeout: a request that cannot start within it gets 503")
 		fs.IntVar(&f.procs, "procs", 0, "GOMAXPROCS (0: the machine's CPUs)")
 	})
@@ -82,7 +84,7 @@ func serveCmd() *cobra.Command {
 // serve runs the backend of scenario name until ctx ends.
 func serve(ctx context.Context, name string, f *serveFlags, stdout io.Writer) error {
 	engName, clusterName, target, listen := &f.engine, &f.cluster, &f.target, &f.listen
-	maxInFlight, timeout, procs, sets, routeFlags := &f.maxInFlight, &f.timeout, &f.procs, f.sets, f.routes
+	maxInFlight, maxQueue, timeout, procs, sets, routeFlags := &f.maxInFlight, &f.maxQueue, &f.timeout, &f.procs, f.sets, f.routes
 	cacheEng, cacheTgt, cacheCl := &f.cacheEng, &f.cacheTgt, &f.cacheCl
 	scen, err := scenario.Lookup(name)
 	if err != nil {
@@ -102,6 +104,10 @@ func serve(ctx context.Context, name string, f *serveFlags, stdout io.Writer) er
 	}
 	if *maxInFlight < 0 || *timeout <= 0 || *procs < 0 {
 		return usageErr("serve: --max-inflight and --procs must be 0 or more, --request-timeout positive")
+	}
+	appCfg := app.Config{MaxInFlight: *maxInFlight, MaxQueue: *maxQueue, RequestTimeout: *timeout}
+	if err := appCfg.Check(); err != nil {
+		return usageErr("serve: --max-inflight %d, --max-queue %d: %v", *maxInFlight, *maxQueue, err)
 	}
 	var st *cluster.State
 	if *clusterName != "" {
@@ -151,17 +157,21 @@ func serve(ctx context.Context, name string, f *serveFlags, stdout io.Writer) er
 	if err != nil {
 		return withCode(ExitUnfinished, fmt.Errorf("serve %s: %w", scen.Name(), err))
 	}
-	s := app.New(h, app.Config{MaxInFlight: *maxInFlight, RequestTimeout: *timeout})
+	s := app.New(h, appCfg)
 	if err := s.Listen(*listen); err != nil {
 		return withCode(ExitUnfinished, fmt.Errorf("serve: %w", err))
 	}
-	fmt.Fprintf(stdout, "serving %s on %s (engine %s, %d requests at once, timeout %s, GOMAXPROCS %d); SIGTERM or Ctrl-C stops\n",
-		scen.Name(), s.URL(), eng.Name(), *maxInFlight, *timeout, runtime.GOMAXPROCS(0))
+	queue := "unbounded queue"
+	if *maxQueue > 0 {
+		queue = fmt.Sprintf("at most %d queued", *maxQueue)
+	}
+	fmt.Fprintf(stdout, "serving %s on %s (engine %s, %d requests at once, %s, timeout %s, GOMAXPROCS %d); SIGTERM or Ctrl-C stops\n",
+		scen.Name(), s.URL(), eng.Name(), *maxInFlight, queue, *timeout, runtime.GOMAXPROCS(0))
 	<-ctx.Done()
 	sctx, cancel := context.WithTimeout(context.Background(), *timeout+5*time.Second)
 	defer cancel()
 	err = s.Shutdown(sctx)
-	fmt.Fprintf(stdout, "stopped after %d responses (%s)\n", s.Served(), httpload.Codes(s.Codes()))
+	fmt.Fprintf(stdout, "stopped after %d responses (%s; %d answered 503 because the queue was full)\n", s.Served(), httpload.Codes(s.Codes()), s.Shed())
 	if err != nil {
 		return withCode(ExitUnfinished, err)
 	}

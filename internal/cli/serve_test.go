@@ -119,9 +119,53 @@ func TestServeRecords(t *testing.T) {
 		{[]string{"serve", "records"}, "needs --target FILE"},
 		{[]string{"serve"}, "no SCENARIO given"},
 		{[]string{"serve", "records", "--target", db, "--max-inflight", "-1"}, "must be 0 or more"},
+		{[]string{"serve", "records", "--target", db, "--max-inflight", "0", "--max-queue", "8"}, "needs a bound on the requests at once"},
+		{[]string{"serve", "records", "--target", db, "--max-queue", "-2"}, "must be 0 (unbounded) or more"},
 	} {
 		if code, _, errs := run(t, context.Background(), c.args...); code != ExitUsage || !strings.Contains(errs, c.says) {
 			t.Errorf("%v: exit %d, %s (want %q)", c.args, code, errs, c.says)
 		}
+	}
+}
+
+// TestServeMaxQueue: `serve records --max-inflight 1 --max-queue 1` under
+// the study's sessions without think time answers 503 at once when its
+// queue is full (bcrypt cost 8: a sign-up holds the one worker longer
+// than the Go scheduler's 10 ms time slice, so that with GOMAXPROCS 1
+// other requests reach the queue meanwhile); the run counts those 503s per second and finds the
+// phase that broke, and serve says how many it shed.
+func TestServeMaxQueue(t *testing.T) {
+	t.Setenv("SCALELAB_HOME", t.TempDir())
+	db := filepath.Join(t.TempDir(), "records.db")
+	addr := freeAddr(t)
+	stop := startServe(t, addr, "records", "--target", db, "--listen", addr, "--procs", "1", "--max-inflight", "1", "--max-queue", "1",
+		"--set", "records.bcrypt_cost=8")
+	dir := filepath.Join(t.TempDir(), "r")
+	rc, rout, rerr := run(t, context.Background(), "run", "records", "--target", db, "--phases", "1s@1/s,3s@60/s", "--out", dir, "--progress", "off",
+		"--app", "http://"+addr, "--set", "records.mix=study", "--set", "records.bcrypt_cost=8", "--set", "records.providers=200",
+		"--set", "records.patients=100", "--set", "records.think_page=0s", "--set", "records.think_form=0s", "--set", "phases.break_errors=0.1")
+	code, sout := stop()
+	t.Logf("run: exit %d\n%s\nserve: %s", rc, rout, sout)
+	if rc != 0 || code != 0 {
+		t.Fatalf("run: exit %d: %s; serve: exit %d", rc, rerr, code)
+	}
+	if !strings.Contains(sout, "at most 1 queued") {
+		t.Errorf("serve does not say its queue bound:\n%s", sout)
+	}
+	tail := sout[strings.LastIndex(sout, "; ")+2:]
+	shed, _ := strconv.Atoi(strings.Fields(tail)[0])
+	r := readRun(t, dir)
+	http, _ := r.ScenarioReport["http"].(map[string]any)
+	var n503 float64
+	for _, s := range http["per_second"].([]any) {
+		codes, _ := s.(map[string]any)["codes"].(map[string]any)
+		n, _ := codes["503"].(float64)
+		n503 += n
+	}
+	if shed == 0 || n503 == 0 || int(n503) > shed {
+		t.Errorf("the server shed %d requests (%q), the run counted %v 503s", shed, tail, n503)
+	}
+	if r.Transactions == nil || r.Transactions.Break == nil || !strings.Contains(rout, "HTTP 503 per second in phase ") {
+		t.Errorf("no break found: %+v", r.Transactions)
 	}
 }

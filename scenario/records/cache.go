@@ -134,12 +134,16 @@ func parseTiming(v string) (c, s time.Duration) {
 // (the same for everyone, never changed by the site) from the cache and
 // the patient's sharing with them in one query.
 func (s *Site) cachedProviders(r *http.Request, w http.ResponseWriter, u User) ([]ProviderRow, error) {
-	const n = 5
+	n := s.st.pageN
 	if s.cache.kv == nil {
 		return s.st.firstProviders(r.Context(), s.readerOf(u.ID), u.ID, n)
 	}
-	list, err := s.fragment(r.Context(), w, "providers:first:"+strconv.Itoa(n), 0, func() (string, error) {
-		ps, err := s.st.providers(r.Context(), s.readerOf(u.ID), `SELECT id, name FROM rc_users WHERE role = 'provider' ORDER BY id LIMIT ?`, n)
+	key := "providers:first:" + strconv.Itoa(n)
+	if s.st.pageByName {
+		key += ":by-name"
+	}
+	list, err := s.fragment(r.Context(), w, key, 0, func() (string, error) {
+		ps, err := s.st.firstList(r.Context(), s.readerOf(u.ID), n)
 		var b strings.Builder
 		for _, p := range ps {
 			fmt.Fprintf(&b, "%d\t%s\n", p.ID, p.Name)

@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -35,27 +36,31 @@ const Name = "records"
 
 // Setting keys.
 const (
-	KeyProviders    = "records.providers"
-	KeyPatients     = "records.patients"
-	KeyLoad         = "records.load"
-	KeyIndexes      = "records.indexes"
-	KeyEager        = "records.eager"
-	KeyColumnTypes  = "records.column_types"
-	KeyBcryptCost   = "records.bcrypt_cost"
-	KeyMix          = "records.mix"
-	KeyThinkPage    = "records.think_page"
-	KeyThinkForm    = "records.think_form"
-	KeyCSRFProbe    = "records.csrf_probe"
-	KeyApp          = "records.app"
-	KeyMaxInFlight  = "records.max_inflight"
-	KeyTimeout      = "records.request_timeout"
-	KeySecretFile   = "records.secret_file"
-	KeyETag         = "records.etag"
-	KeySearchChars  = "records.search_chars"
-	KeyRevisit      = "records.revisit"
-	kindSignup      = "signup"
-	kindProvider    = "provider"
-	kindReturning   = "returning"
+	KeyProviders   = "records.providers"
+	KeyPatients    = "records.patients"
+	KeyLoad        = "records.load"
+	KeyIndexes     = "records.indexes"
+	KeyEager       = "records.eager"
+	KeyColumnTypes = "records.column_types"
+	KeyBcryptCost  = "records.bcrypt_cost"
+	KeyMix         = "records.mix"
+	KeyThinkPage   = "records.think_page"
+	KeyThinkForm   = "records.think_form"
+	KeyCSRFProbe   = "records.csrf_probe"
+	KeyApp         = "records.app"
+	KeyMaxInFlight = "records.max_inflight"
+	KeyMaxQueue    = "records.max_queue"
+	KeyTimeout     = "records.request_timeout"
+	KeySecretFile  = "records.secret_file"
+	KeyETag        = "records.etag"
+	KeySearchChars = "records.search_chars"
+	KeyRevisit     = "records.revisit"
+	KeyDBBound     = "records.db_bound"
+	kindSignup     = "signup"
+	kindProvider   = "provider"
+	kindReturning  = "returning"
+	// MixStudy is the records.mix of the study's session alone.
+	MixStudy        = "study"
 	defaultMixValue = "signup:6,provider:3,returning:1"
 )
 
@@ -84,17 +89,20 @@ func (*Scenario) Settings() []setting.Spec {
 		{Key: KeyEager, Kind: setting.Bool, Default: "false", Description: "the providers page reads its 5 providers and their sharing in one query (false: one query per provider, N+1)"},
 		{Key: KeyColumnTypes, Kind: setting.Enum, Default: "varchar", Allowed: []string{"varchar", "text"}, Description: "string columns as varchar(255) (Rails' string) or text"},
 		{Key: KeyBcryptCost, Kind: setting.Int, Default: "10", Min: 4, Max: 14, Description: "bcrypt cost of sign-up and sign-in (each step doubles the CPU a sign-up takes)"},
-		{Key: KeyMix, Kind: setting.String, Default: defaultMixValue, Description: "weights of the session kinds: signup (a new patient's visit), provider, returning (a seeded patient answering requests)"},
+		{Key: KeyMix, Kind: setting.String, Default: defaultMixValue, Check: func(v setting.Value) error { _, _, err := parseMix(v.Raw); return err },
+			Description: "the sessions: study (the study's 11-request path alone: sign-up, record, exact-name provider search, share, profile, my providers, delete account), or weights of the richer kinds: signup (a new patient's visit with a provider's access checks), provider, returning (a seeded patient answering requests)"},
 		{Key: KeyThinkPage, Kind: setting.Duration, Default: "2s", Min: 0, Max: 600, Description: "think time before a page: uniform up to this"},
 		{Key: KeyThinkForm, Kind: setting.Duration, Default: "5s", Min: 0, Max: 600, Description: "think time before a form post: uniform up to this"},
 		{Key: KeyCSRFProbe, Kind: setting.Float, Default: "0.2", Min: 0, Max: 1, Description: "share of sign-up sessions that first post the form without its CSRF token (the site must refuse it)"},
 		{Key: KeyApp, Kind: setting.String, Default: "", Description: "URL of a running records site (scalelab serve, or a balancer in front of several); empty: an app server in this process on loopback"},
 		{Key: KeyMaxInFlight, Kind: setting.Int, Default: "16", Min: 0, Max: 100000, Description: "requests the in-process app server works on at once (the others queue); 0: unbounded"},
+		{Key: KeyMaxQueue, Kind: setting.Int, Default: "0", Min: 0, Max: 1_000_000, Description: "requests the in-process app server lets wait for a worker; one more is answered 503 at once (0: unbounded, a request waits up to records.request_timeout)"},
 		{Key: KeyTimeout, Kind: setting.Duration, Default: "30s", Min: 0.001, Max: 3600, Description: "request timeout, of the app server and of the load generator's browsers"},
 		{Key: KeySecretFile, Kind: setting.String, Default: "", Description: "file (mode 0600) with the secret that signs session cookies; empty: a random one for this process (every app server behind one balancer needs the same)"},
 		{Key: KeyETag, Kind: setting.Enum, Default: etagOff, Allowed: []string{etagOff, etagGlobal, etagNarrow}, Description: "HTTP 304s for signed-in pages: off; global (the ETag covers every user and grant, one query per page: any write anywhere changes it); narrow (the viewer's own row and grants)"},
 		{Key: KeySearchChars, Kind: setting.Int, Default: "6", Min: 0, Max: 64, Description: "characters of a provider's name a patient types into search (0: the whole name, so that searches rarely repeat)"},
 		{Key: KeyRevisit, Kind: setting.Float, Default: "0.1", Min: 0, Max: 0.9, Description: "share of page views followed by a reload of the same page (the back button, a refresh), sent with the page's ETag"},
+		{Key: KeyDBBound, Kind: setting.Bool, Default: "false", Description: "make the database the bottleneck on a small machine (a departure from the study, see docs/scenarios/records.md): bcrypt cost 4, 200,000 providers and 100,000 patients, and a providers page of 25 providers ordered by name, unless records.bcrypt_cost, records.providers or records.patients are given"},
 		cache.SpecMode(), cache.SpecLocalSize(), cache.SpecSearchTTL(),
 	}
 }
@@ -120,11 +128,16 @@ type config struct {
 	text                string
 	cost                int
 	mix                 [3]float64 // cumulative weights: signup, provider, returning
+	study               bool       // records.mix=study: the study's path alone
+	dbBound             bool       // records.db_bound
+	pageProviders       int        // providers on the providers page
+	pageByName          bool       // the providers page orders them by name (else by id)
 	thinkPage           time.Duration
 	thinkForm           time.Duration
 	csrfProbe           float64
 	app                 string
 	maxInFlight         int
+	maxQueue            int
 	timeout             time.Duration
 	secretFile          string
 	etag                string
@@ -154,7 +167,7 @@ func configFrom(set *setting.Set) (*config, error) {
 		text: "varchar(255)", cost: int(set.Get(KeyBcryptCost).Int()),
 		thinkPage: set.Get(KeyThinkPage).Duration(), thinkForm: set.Get(KeyThinkForm).Duration(),
 		csrfProbe: set.Get(KeyCSRFProbe).Float(), app: set.Get(KeyApp).String(),
-		maxInFlight: int(set.Get(KeyMaxInFlight).Int()), timeout: set.Get(KeyTimeout).Duration(),
+		maxInFlight: int(set.Get(KeyMaxInFlight).Int()), maxQueue: int(set.Get(KeyMaxQueue).Int()), timeout: set.Get(KeyTimeout).Duration(),
 		secretFile: set.Get(KeySecretFile).String(), etag: set.Get(KeyETag).String(),
 		searchChars: int(set.Get(KeySearchChars).Int()), revisit: set.Get(KeyRevisit).Float(), localSize: set.Get(cache.KeyLocalSize).Int(),
 		searchTTL: set.Get(cache.KeySearchTTL).Duration(),
@@ -162,24 +175,77 @@ func configFrom(set *setting.Set) (*config, error) {
 	if set.Get(KeyColumnTypes).String() == "text" {
 		c.text = "text"
 	}
+	c.pageProviders = 5
+	if c.dbBound = set.Get(KeyDBBound).Bool(); c.dbBound {
+		c.dbBind(set)
+	}
+	var err error
+	if c.study, c.mix, err = parseMix(set.Get(KeyMix).String()); err != nil {
+		return nil, fmt.Errorf("%w: %s=%q: %v", setting.ErrBadValue, KeyMix, set.Get(KeyMix).String(), err)
+	}
+	return c.finish()
+}
+
+// parseMix reads records.mix: "study", or cumulative weights of the
+// session kinds signup, provider and returning.
+func parseMix(raw string) (study bool, mix [3]float64, err error) {
+	if strings.TrimSpace(raw) == MixStudy {
+		return true, [3]float64{1, 1, 1}, nil
+	}
 	weights := map[string]float64{}
-	for _, part := range strings.Split(set.Get(KeyMix).String(), ",") {
+	for _, part := range strings.Split(raw, ",") {
 		if strings.TrimSpace(part) == "" {
 			continue
 		}
 		k, v, ok := strings.Cut(part, ":")
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		k = strings.TrimSpace(k)
-		if !ok || err != nil || f < 0 || (k != kindSignup && k != kindProvider && k != kindReturning) {
-			return nil, fmt.Errorf("%w: %s=%q: kind:weight,... expected with kinds signup, provider, returning (e.g. %s)", setting.ErrBadValue, KeyMix, set.Get(KeyMix).String(), defaultMixValue)
+		if !ok || err != nil || !(f >= 0) || math.IsInf(f, 0) || (k != kindSignup && k != kindProvider && k != kindReturning) {
+			hint := ""
+			if n := setting.Nearest(k, []string{MixStudy, kindSignup, kindProvider, kindReturning}); n != "" && n != k {
+				hint = fmt.Sprintf(" (did you mean %q?)", n)
+			}
+			return false, mix, fmt.Errorf("allowed: %s (the study's session alone) or kind:weight,... with kinds signup, provider, returning (e.g. %s)%s", MixStudy, defaultMixValue, hint)
 		}
 		weights[k] = f
 	}
-	c.mix[0] = weights[kindSignup]
-	c.mix[1] = c.mix[0] + weights[kindProvider]
-	c.mix[2] = c.mix[1] + weights[kindReturning]
-	if c.mix[2] <= 0 {
-		return nil, fmt.Errorf("%w: %s: the weights add up to 0", setting.ErrBadValue, KeyMix)
+	mix[0] = weights[kindSignup]
+	mix[1] = mix[0] + weights[kindProvider]
+	mix[2] = mix[1] + weights[kindReturning]
+	if mix[2] <= 0 || math.IsInf(mix[2], 0) {
+		return false, mix, fmt.Errorf("the weights add up to %g; allowed: a finite sum over 0", mix[2])
+	}
+	return false, mix, nil
+}
+
+// DB-bound figures (records.db_bound): the app's CPU per sign-up drops
+// about 60-fold, the tables grow 20-fold and the providers page reads 5
+// times as many providers, in name order.
+const (
+	dbBoundCost          = 4
+	dbBoundProviders     = 200_000
+	dbBoundPatients      = 100_000
+	dbBoundPageProviders = 25
+)
+
+// dbBind applies records.db_bound to the settings not given.
+func (c *config) dbBind(set *setting.Set) {
+	if !set.Given(KeyBcryptCost) {
+		c.cost = dbBoundCost
+	}
+	if !set.Given(KeyProviders) {
+		c.providers = dbBoundProviders
+	}
+	if !set.Given(KeyPatients) {
+		c.patients = dbBoundPatients
+	}
+	c.pageProviders, c.pageByName = dbBoundPageProviders, true
+}
+
+// finish checks the app server's bounds and records.app.
+func (c *config) finish() (*config, error) {
+	if err := (app.Config{MaxInFlight: c.maxInFlight, MaxQueue: c.maxQueue}).Check(); err != nil {
+		return nil, fmt.Errorf("%w: %s, %s: %v", setting.ErrBadValue, KeyMaxInFlight, KeyMaxQueue, err)
 	}
 	if c.app != "" {
 		base, err := httpload.Base(c.app)
@@ -189,6 +255,11 @@ func configFrom(set *setting.Set) (*config, error) {
 		c.app = base
 	}
 	return c, nil
+}
+
+// store is the site's store on d.
+func (c *config) store(d db) *store {
+	return &store{db: d, eager: c.eager, pageN: c.pageProviders, pageByName: c.pageByName}
 }
 
 // Open prepares the site on the engine: the store, and unless records.app
@@ -206,7 +277,7 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 	if err != nil {
 		return nil, err
 	}
-	w := &workload{cfg: cfg, st: &store{db: d, eager: cfg.eager}, counter: httpload.NewCounter(), base: cfg.app, cacheStats: cache.NewStats()}
+	w := &workload{cfg: cfg, st: cfg.store(d), counter: httpload.NewCounter(), base: cfg.app, cacheStats: cache.NewStats()}
 	if env.ReadBackOnly {
 		return w, nil
 	}
@@ -235,7 +306,7 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 		}
 		w.site.cache.unsafe = unsafeCacheForTests
 		w.st.touch = w.site.cache.touches()
-		w.srv = app.New(w.site.Handler(), app.Config{MaxInFlight: cfg.maxInFlight, RequestTimeout: cfg.timeout})
+		w.srv = app.New(w.site.Handler(), app.Config{MaxInFlight: cfg.maxInFlight, MaxQueue: cfg.maxQueue, RequestTimeout: cfg.timeout})
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("records: app server: %w", err)
@@ -285,7 +356,7 @@ func (*Scenario) Handler(ctx context.Context, env scenario.Env) (http.Handler, e
 	if err != nil {
 		return nil, err
 	}
-	site := newSite(&store{db: d, eager: cfg.eager}, secret, cfg.cost)
+	site := newSite(cfg.store(d), secret, cfg.cost)
 	if site.cache, _, _, err = openCache(ctx, env, cfg, false); err != nil {
 		return nil, err
 	}
@@ -333,6 +404,7 @@ type workload struct {
 var (
 	_ scenario.Workload       = (*workload)(nil)
 	_ scenario.Reporter       = (*workload)(nil)
+	_ scenario.LoadStarter    = (*workload)(nil)
 	_ scenario.RegisterReader = (*workload)(nil)
 )
 
@@ -363,6 +435,9 @@ func (w *workload) Load(ctx context.Context, _ int, progress func(n int64)) erro
 	return w.seed(ctx, string(hash), progress)
 }
 
+// LoadStarted makes the responses per second count from the load's start.
+func (w *workload) LoadStarted(t time.Time) { w.counter.SetStart(t) }
+
 // NewSession returns a browser (a patient's or a provider's visit).
 func (w *workload) NewSession(id, seed uint64) scenario.Session { return newSession(w, id, seed) }
 
@@ -383,6 +458,11 @@ func (w *workload) Close() error {
 // the in-process app server's own counts.
 func (w *workload) Report() map[string]any {
 	r := map[string]any{"http": w.counter.Report(), "app": w.cfg.app}
+	if w.cfg.dbBound {
+		r["db_bound"] = map[string]any{"bcrypt_cost": w.cfg.cost, "providers": w.cfg.providers, "patients": w.cfg.patients,
+			"providers_page": fmt.Sprintf("%d providers by name", w.cfg.pageProviders),
+			"note":           "records.db_bound: the values in use (explicitly given settings win over the database-bound ones)"}
+	}
 	if h, m, st := w.cacheStats.Totals(); h+m+st > 0 || (w.cacheMode != "" && w.cacheMode != cache.Off) {
 		c := w.cacheStats.Report(w.cacheMode, w.cacheEngine)
 		c["etag"], c["search_ttl"] = w.cfg.etag, w.cfg.searchTTL.String()
@@ -399,6 +479,7 @@ func (w *workload) Report() map[string]any {
 	}
 	if w.srv != nil {
 		r["app"] = map[string]any{"servers": 1, "in_process": true, "url": w.base, "max_inflight": w.cfg.maxInFlight,
+			"max_queue": w.cfg.maxQueue, "queue_full_503": w.srv.Shed(),
 			"request_timeout": w.cfg.timeout.String(), "responses": w.srv.Codes()}
 	}
 	return r

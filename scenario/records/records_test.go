@@ -189,3 +189,95 @@ func TestRecordsKeepSeed(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordsStudyMix: with records.mix=study every request is one of the
+// study's 11 (no provider's checks, no probe, no reload), every post is
+// answered 303 and every page 200, bcrypt signs up each patient once, and
+// the audit reads back what the visits wrote.
+func TestRecordsStudyMix(t *testing.T) {
+	t.Setenv("SCALELAB_HOME", t.TempDir())
+	dir := filepath.Join(t.TempDir(), "r")
+	code, out, errs := runCLI(t, append([]string{"run", "records", "--duration", "4s", "--users", "6", "--out", dir, "--progress", "off"},
+		append(fast, "--set", "records.mix=study", "--set", "records.revisit=0.5")...)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	r, err := results.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	http, _ := r.ScenarioReport["http"].(map[string]any)
+	by, _ := http["by_operation"].(map[string]any)
+	want := map[string]string{}
+	for _, op := range records.StudyPath {
+		want[op] = "200"
+	}
+	for _, op := range []string{"signup", "medical_post", "share", "delete_account"} {
+		want[op] = "303"
+	}
+	for op, m := range by {
+		codes, _ := m.(map[string]any)
+		if want[op] == "" {
+			t.Errorf("%s requested (%v): not in the study's path", op, codes)
+			continue
+		}
+		for c, n := range codes {
+			if c != want[op] {
+				t.Errorf("%s: %v responses %s, want only %s", op, n, c, want[op])
+			}
+		}
+	}
+	for _, op := range records.StudyPath {
+		if r.Summary[op].Count == 0 {
+			t.Errorf("no %s done", op)
+		}
+	}
+	if r.Totals.Errors != 0 || r.Summary["signup"].Count < r.Summary["delete_account"].Count {
+		t.Errorf("%d errors; %d sign-ups, %d deletions", r.Totals.Errors, r.Summary["signup"].Count, r.Summary["delete_account"].Count)
+	}
+	if a := r.Audit; a == nil || a.Registers == nil || a.Registers.Acknowledged == 0 || a.Registers.Lost != 0 {
+		t.Errorf("audit %+v", a)
+	}
+}
+
+// TestRecordsOverloadBreaks: an in-process app server with one worker and
+// a queue of one, driven with the study's sessions without think time at
+// 60 sessions a second, answers 503 at once once its queue is full; the
+// run counts the 503s per second from the load's start, and finds the
+// phase that broke (by phases.break_errors, here 0.1 %).
+func TestRecordsOverloadBreaks(t *testing.T) {
+	t.Setenv("SCALELAB_HOME", t.TempDir())
+	dir := filepath.Join(t.TempDir(), "r")
+	code, out, errs := runCLI(t, "run", "records", "--phases", "2s@1/s,3s@60/s", "--out", dir, "--progress", "off", "--set", "phases.break_errors=0.1",
+		"--set", "records.mix=study", "--set", "records.think_page=0s", "--set", "records.think_form=0s", "--set", "records.bcrypt_cost=4",
+		"--set", "records.providers=500", "--set", "records.patients=400", "--set", "records.max_inflight=1", "--set", "records.max_queue=1")
+	t.Logf("exit %d\n%s", code, out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	r, err := results.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	http, _ := r.ScenarioReport["http"].(map[string]any)
+	var per503 float64
+	for _, s := range http["per_second"].([]any) {
+		codes, _ := s.(map[string]any)["codes"].(map[string]any)
+		n, _ := codes["503"].(float64)
+		per503 += n
+	}
+	app, _ := r.ScenarioReport["app"].(map[string]any)
+	if shed, _ := app["queue_full_503"].(float64); per503 == 0 || shed == 0 || http["since"] != "the load began" {
+		t.Errorf("503s per second %v, the server's full-queue 503s %v, counted since %v", per503, app["queue_full_503"], http["since"])
+	}
+	tx := r.Transactions
+	if tx == nil || len(tx.Phases) != 2 || len(tx.PerSecond) < 5 || tx.Rule == nil || tx.Rule.ErrorPct != 0.1 || tx.Rule.MeanFactor != 5 {
+		t.Fatalf("transactions %+v", tx)
+	}
+	if tx.Break == nil || tx.Phases[1].Errors == 0 || tx.Phases[1].MeanMs == nil {
+		t.Errorf("no break though phase 2 had %d errors of %d requests: %+v", tx.Phases[1].Errors, tx.Phases[1].Requests, tx.Break)
+	}
+	if !strings.Contains(out, "break: phase") || !strings.Contains(out, "HTTP 503 per second in phase ") {
+		t.Errorf("the terminal shows no break or no 503s per second:\n%s", out)
+	}
+}

@@ -108,6 +108,10 @@ var (
 func newSession(w *workload, id, seed uint64) *session {
 	s := &session{w: w, id: int64(id), rng: rand.New(rand.NewPCG(seed, id))}
 	s.me = s.browser()
+	if w.cfg.study {
+		s.studyPath()
+		return s
+	}
 	switch w.cfg.pick(s.rng.Float64()) {
 	case kindProvider:
 		s.providerPath()
@@ -212,7 +216,12 @@ func (s *session) grantKey() int64 { return grantKeyBase + s.id }
 // page gets a page and keeps its CSRF token; records.revisit of the
 // views are followed by a reload of the page (the back button, a
 // refresh), which the browser sends with the page's ETag.
-func (s *session) page(op int, path string) {
+func (s *session) page(op int, path string) { s.pageStep(op, path, true) }
+
+// plainPage gets a page and keeps its CSRF token, never reloading it.
+func (s *session) plainPage(op int, path string) { s.pageStep(op, path, false) }
+
+func (s *session) pageStep(op int, path string, revisit bool) {
 	var get func(ctx context.Context) error
 	get = func(ctx context.Context) error {
 		p, err := s.me.Get(ctx, opNames[op], path)
@@ -222,7 +231,7 @@ func (s *session) page(op int, path string) {
 		if t := p.Token("csrf_token"); t != "" {
 			s.token = t
 		}
-		if s.rng.Float64() < s.w.cfg.revisit {
+		if revisit && s.rng.Float64() < s.w.cfg.revisit {
 			s.then(op, thinkPage, get)
 		}
 		return nil
@@ -250,70 +259,13 @@ func (s *session) signupPath() {
 			return err
 		})
 	}
-	s.add(OpSignup, thinkForm, func(ctx context.Context) error {
-		s.name = surname(s.rng.IntN(4096)) + " " + firsts[s.rng.IntN(16)]
-		form := url.Values{"csrf_token": {s.token}, "name": {s.name}, "email": {fmt.Sprintf("user%d@records.test", s.userKey())}, "password": {"a-long-password"}}
-		p, err := s.me.Post(ctx, opNames[OpSignup], "/signup", form, s.register(s.userKey(), true, false))
-		if err != nil {
-			return err
-		}
-		s.uver = true
-		s.uid, _ = strconv.ParseInt(p.Header.Get("X-User-Id"), 10, 64)
-		return nil
-	})
+	s.add(OpSignup, thinkForm, s.doSignup)
 	s.page(OpMedicalPage, "/medical")
-	s.add(OpMedicalPost, thinkForm, func(ctx context.Context) error {
-		form := url.Values{"csrf_token": {s.token}}
-		for _, f := range []string{"allergies", "vaccines", "medication", "diseases", "history"} {
-			form.Set(f, randomText(s.rng, 15))
-		}
-		_, err := s.me.Post(ctx, opNames[OpMedicalPost], "/medical", form, s.register(s.userKey(), false, false))
-		if err == nil {
-			s.allergies = form.Get("allergies")
-		}
-		return err
-	})
+	s.add(OpMedicalPost, thinkForm, s.doMedicalPost)
 	s.page(OpProvidersPage, "/providers")
-	s.add(OpSearchProviders, thinkPage, func(ctx context.Context) error {
-		s.provIndex = s.rng.IntN(s.w.cfg.providers)
-		s.provider = providerID(s.provIndex)
-		q := providerName(s.provIndex)
-		if n := s.w.cfg.searchChars; n > 0 && n < len(q) {
-			q = q[:n]
-		}
-		p, err := s.me.Get(ctx, opNames[OpSearchProviders], "/providers/search?q="+url.QueryEscape(q))
-		if err != nil {
-			return err
-		}
-		if ids := dataIDs.FindAllStringSubmatch(p.Body, -1); len(ids) == 0 {
-			return fmt.Errorf("search for %q found no provider", q)
-		}
-		return nil
-	})
-	s.add(OpShare, thinkForm, func(ctx context.Context) error {
-		form := url.Values{"csrf_token": {s.token}, "provider": {strconv.FormatInt(s.provider, 10)}}
-		p, err := s.me.Post(ctx, opNames[OpShare], "/grants", form, s.register(s.grantKey(), true, false))
-		if err != nil {
-			return err
-		}
-		s.gver = true
-		s.gid, _ = strconv.ParseInt(p.Header.Get("X-Grant-Id"), 10, 64)
-		return nil
-	})
-	s.add(OpProfile, thinkPage, func(ctx context.Context) error {
-		p, err := s.me.Get(ctx, opNames[OpProfile], "/profile")
-		if err != nil {
-			return err
-		}
-		if t := p.Token("csrf_token"); t != "" {
-			s.token = t
-		}
-		// the record just posted must show: an older one is a stale read
-		if s.allergies != "" && !strings.Contains(p.Body, "allergies: "+s.allergies) {
-			s.w.cacheStats.Record(opNames[OpProfile], cache.Event{Stale: true})
-		}
-		return nil
-	})
+	s.add(OpSearchProviders, thinkPage, func(ctx context.Context) error { return s.doSearchProvider(ctx, false) })
+	s.add(OpShare, thinkForm, s.doShare)
+	s.add(OpProfile, thinkPage, s.doProfile)
 	s.page(OpMyProviders, "/my-providers")
 	// the provider shared with signs in and reads the record
 	var otherToken string
@@ -353,15 +305,7 @@ func (s *session) signupPath() {
 		}
 		return err
 	})
-	s.add(OpDeleteAccount, thinkForm, func(ctx context.Context) error {
-		form := url.Values{"csrf_token": {s.token}}
-		h := s.register(s.userKey(), false, true)
-		if s.gver {
-			s.register(s.grantKey(), false, true)
-		}
-		_, err := s.me.Post(ctx, opNames[OpDeleteAccount], "/account/delete", form, h)
-		return err
-	})
+	s.add(OpDeleteAccount, thinkForm, s.doDelete)
 	s.add(OpCheckDeleted, thinkNone, func(ctx context.Context) error {
 		p, err := s.other.Get(ctx, opNames[OpCheckDeleted], "/patients/"+strconv.FormatInt(s.uid, 10), http.StatusNotFound)
 		if err != nil && p != nil && p.Shown() {

@@ -127,6 +127,10 @@ func schemaStmts(dialect, text string, indexes bool) []string {
 type store struct {
 	db    db
 	eager bool
+	// pageN providers are on the providers page, ordered by name with
+	// pageByName (records.db_bound), else by id.
+	pageN      int
+	pageByName bool
 	// touch makes a grant's change update both users' updated_at (the
 	// keys of their cached fragments and narrow ETags).
 	touch bool
@@ -206,14 +210,15 @@ type ProviderRow struct {
 // firstProviders lists the first n providers with the patient's sharing:
 // N+1 queries (one per provider, as the study's first version) or one.
 func (s *store) firstProviders(ctx context.Context, r *reader, patient int64, n int) ([]ProviderRow, error) {
+	order := s.pageOrder()
 	if s.eager {
 		return scanAll(ctx, s.db, r, func(rs rows) (p ProviderRow, err error) {
 			err = rs.Scan(&p.ID, &p.Name, &p.Shared)
 			return p, err
 		}, `SELECT u.id, u.name, EXISTS (SELECT 1 FROM rc_grants g WHERE g.provider = u.id AND g.patient = ? AND g.status = 'granted')
-  FROM rc_users u WHERE u.role = 'provider' ORDER BY u.id LIMIT ?`, patient, n)
+  FROM rc_users u WHERE u.role = 'provider' ORDER BY `+order+` LIMIT ?`, patient, n)
 	}
-	out, err := s.providers(ctx, r, `SELECT id, name FROM rc_users WHERE role = 'provider' ORDER BY id LIMIT ?`, n)
+	out, err := s.firstList(ctx, r, n)
 	if err != nil {
 		return nil, err
 	}
@@ -225,6 +230,20 @@ func (s *store) firstProviders(ctx context.Context, r *reader, patient int64, n 
 		out[i].Shared = c > 0
 	}
 	return out, nil
+}
+
+// pageOrder is the providers page's order: by id, or by name.
+func (s *store) pageOrder() string {
+	if s.pageByName {
+		return "u.name, u.id"
+	}
+	return "u.id"
+}
+
+// firstList is the first n providers of the providers page, without the
+// patient's sharing.
+func (s *store) firstList(ctx context.Context, r *reader, n int) ([]ProviderRow, error) {
+	return s.providers(ctx, r, `SELECT u.id, u.name FROM rc_users u WHERE u.role = 'provider' ORDER BY `+s.pageOrder()+` LIMIT ?`, n)
 }
 
 // sharedAmong marks which of ps the patient shares their record with, in

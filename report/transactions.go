@@ -1,0 +1,234 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/scalelab/scalelab/results"
+)
+
+// The requests of every operation together over time: Tsung's mean
+// transaction duration, the phases with their error rates beside the
+// percentiles, and the break (run.json's transactions).
+
+// txView is the report's section of every request together.
+type txView struct {
+	Charts []chart
+	Tables []figTable
+}
+
+// httpSeconds is a web scenario's responses per second, when they count
+// from the load's start (scenario_report.http.per_second); nil otherwise.
+func httpSeconds(r *results.Run) []httpSecond {
+	raw, ok := r.ScenarioReport["http"]
+	if !ok {
+		return nil
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return nil
+	}
+	var h httpReport
+	if json.Unmarshal(b, &h) != nil || h.Since != httpSinceLoad {
+		return nil
+	}
+	return h.PerSecond
+}
+
+// phaseOf is the phase a second starting at t (since the load began)
+// belongs to; the drain after the last phase counts in the last.
+func phaseOf(ps []results.PhaseFigures, t float64) int {
+	for i, p := range ps {
+		if t+0.5 < p.ToS {
+			return i
+		}
+	}
+	return len(ps) - 1
+}
+
+// httpByPhase sums the responses per second into each phase by status.
+func httpByPhase(ps []results.PhaseFigures, secs []httpSecond) []map[string]int64 {
+	if len(secs) == 0 || len(ps) == 0 {
+		return nil
+	}
+	out := make([]map[string]int64, len(ps))
+	for i := range out {
+		out[i] = map[string]int64{}
+	}
+	for _, s := range secs {
+		m := out[phaseOf(ps, s.T)]
+		for c, n := range s.Codes {
+			m[c] += n
+		}
+	}
+	return out
+}
+
+// failedStatus reports whether a status is a failure of the site: 5xx, or
+// no response at all.
+func failedStatus(c string) bool {
+	n, err := strconv.Atoi(c)
+	return err != nil || n >= 500
+}
+
+// codeList is "200 x12, 503 x4" in status order.
+func codeList(m map[string]int64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s x%d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func factor(f *float64) string {
+	if f == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", *f)
+}
+
+// TerminalTransactions prints a phases load's phases (requests, errors,
+// mean duration beside the percentiles, HTTP responses by status), the
+// break, and from the break on the failed HTTP responses per second, a
+// line per phase.
+func TerminalTransactions(w io.Writer, r *results.Run) {
+	t := r.Transactions
+	if t == nil || len(t.Phases) == 0 {
+		return
+	}
+	byPhase := httpByPhase(t.Phases, httpSeconds(r))
+	fmt.Fprintln(w, "phases: every operation's requests together (mean and percentiles of successes and failures, as Tsung's mean transaction duration)")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	head := "phase\tfrom-to s\trequests\treq/s\terrors\terror %\tmean ms\tx first\tp50 ms\tp95 ms\tp99 ms\t"
+	if byPhase != nil {
+		head += "HTTP responses\t"
+	}
+	fmt.Fprintln(tw, head)
+	for i, p := range t.Phases {
+		row := fmt.Sprintf("%s\t%g-%g\t%d\t%.1f\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t", p.Phase, p.FromS, p.ToS, p.Requests, p.PerS, p.Errors, p.ErrorPct,
+			ms(p.MeanMs), factor(p.MeanFactor), ms(p.P50Ms), ms(p.P95Ms), ms(p.P99Ms))
+		if byPhase != nil {
+			row += codeList(byPhase[i]) + "\t"
+		}
+		fmt.Fprintln(tw, row)
+	}
+	tw.Flush()
+	rule := "?"
+	if t.Rule != nil {
+		rule = t.Rule.String()
+	}
+	if t.Break == nil {
+		fmt.Fprintf(w, "break: none (no phase had %s)\n", rule)
+		return
+	}
+	fmt.Fprintf(w, "break: phase %d, %s (from %g s): %s\n", t.Break.Index, t.Break.Phase, t.Break.FromS, t.Break.Reason)
+	for _, line := range failuresPerSecond(httpSeconds(r), t.Phases, t.Break.Index) {
+		fmt.Fprintln(w, line)
+	}
+}
+
+// failuresPerSecond words, for each failed status, its responses in each
+// second from the break on, a line per phase: "HTTP 503 per second in
+// phase 3 (60-90 s): 0 2 5 ...".
+func failuresPerSecond(secs []httpSecond, ps []results.PhaseFigures, from int) []string {
+	codes := map[string]bool{}
+	at := map[string]map[int]int64{}
+	last := 0
+	for _, s := range secs {
+		last = max(last, int(s.T))
+		for c, n := range s.Codes {
+			if failedStatus(c) {
+				codes[c] = true
+				if at[c] == nil {
+					at[c] = map[int]int64{}
+				}
+				at[c][int(s.T)] += n
+			}
+		}
+	}
+	order := make([]string, 0, len(codes))
+	for c := range codes {
+		order = append(order, c)
+	}
+	sort.Strings(order)
+	var out []string
+	for _, c := range order {
+		for i := from - 1; i < len(ps); i++ {
+			lo, hi := int(ps[i].FromS), int(ps[i].ToS)-1
+			if i == len(ps)-1 {
+				hi = max(hi, last) // the drain counts in the last phase
+			}
+			counts := make([]string, 0, hi-lo+1)
+			for sec := lo; sec <= hi; sec++ {
+				counts = append(counts, strconv.FormatInt(at[c][sec], 10))
+			}
+			out = append(out, fmt.Sprintf("HTTP %s per second in phase %d (%d-%d s): %s", c, i+1, lo, hi+1, strings.Join(counts, " ")))
+		}
+	}
+	return out
+}
+
+// transactionsFigures draws the mean duration of every request per
+// second (the break's phase on shaded) and tabulates the phases.
+func transactionsFigures(r *results.Run, xmax float64) ([]figTable, []chart) {
+	t := r.Transactions
+	if t == nil || len(t.PerSecond) == 0 {
+		return nil, nil
+	}
+	spec := lineSpec{Title: "Mean request duration over time (Tsung's mean transaction duration)", XLabel: "seconds since the load began",
+		YLabel: "mean ms", XZero: true, XMax: xmax, XFmt: fmtSeconds, LogY: true, Empty: "no request ended",
+		Note: "The mean duration of every request that ended in each second, of every operation, successes and failures together (a 503 answered at once counts): the study's figure, which had no percentiles."}
+	ser := lineSeries{Name: "mean", Color: color(0)}
+	for _, s := range t.PerSecond {
+		if s.MeanMs != nil && !s.Warmup {
+			ser.X = append(ser.X, s.T)
+			ser.Y = append(ser.Y, *s.MeanMs)
+		}
+	}
+	spec.Series = append(spec.Series, ser)
+	if t.Break != nil && len(t.Phases) > 0 {
+		spec.Bands = append(spec.Bands, band{X0: t.Break.FromS, X1: t.Phases[len(t.Phases)-1].ToS, Label: "broken from phase " + strconv.Itoa(t.Break.Index)})
+	}
+	charts := []chart{spec.render()}
+	if len(t.Phases) == 0 {
+		return nil, charts
+	}
+	byPhase := httpByPhase(t.Phases, httpSeconds(r))
+	note := "Every operation's requests that ended in each phase (the drain after the last phase counts in it); mean and percentiles of successes and failures together; x first: the mean over the first phase's. "
+	if t.Rule != nil {
+		note += "A phase breaks with " + t.Rule.String() + "; "
+	}
+	if t.Break != nil {
+		note += fmt.Sprintf("the first that did is phase %d, %s: %s.", t.Break.Index, t.Break.Phase, t.Break.Reason)
+	} else {
+		note += "none did."
+	}
+	tab := figTable{Title: "Phases: requests, errors and duration", Note: note,
+		Cols: []string{"phase", "from-to s", "requests", "req/s", "errors", "error %", "mean ms", "x first", "p50", "p95", "p99", "max", "broken"}}
+	if byPhase != nil {
+		tab.Cols = append(tab.Cols, "HTTP responses")
+	}
+	for i, p := range t.Phases {
+		broken := ""
+		if t.Break != nil && i+1 >= t.Break.Index {
+			broken = "yes"
+		}
+		row := []string{p.Phase, fmt.Sprintf("%g-%g", p.FromS, p.ToS), strconv.FormatInt(p.Requests, 10), fmt.Sprintf("%.1f", p.PerS),
+			strconv.FormatInt(p.Errors, 10), fmt.Sprintf("%.1f", p.ErrorPct), ms(p.MeanMs), factor(p.MeanFactor), ms(p.P50Ms), ms(p.P95Ms), ms(p.P99Ms), ms(p.MaxMs), broken}
+		if byPhase != nil {
+			row = append(row, codeList(byPhase[i]))
+		}
+		tab.Rows = append(tab.Rows, row)
+	}
+	return []figTable{tab}, charts
+}
