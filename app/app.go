@@ -19,6 +19,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Config is an app server's settings.
@@ -130,10 +134,28 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // asks whether the process serves, not whether it has a worker free.
 const HealthPath = "/healthz"
 
+// MetricsPath serves the process's figures in Prometheus' text format
+// (process_cpu_seconds_total, process_resident_memory_bytes,
+// go_sched_gomaxprocs_threads and the Go runtime's), outside the bound on
+// requests at once and without being counted, so that the team's
+// Prometheus sees an app server's CPU beside its limit.
+const MetricsPath = "/metrics"
+
+// processMetrics is the handler of MetricsPath: this process's collectors.
+var processMetrics = func() http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+}()
+
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == HealthPath {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = io.WriteString(w, "ok\n")
+		return
+	}
+	if r.URL.Path == MetricsPath {
+		processMetrics.ServeHTTP(w, r)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -141,6 +142,31 @@ func TestConfigCheck(t *testing.T) {
 		err := c.cfg.Check()
 		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
+		}	}
+}
+
+// TestMetricsPath checks that an app server serves its process's CPU
+// seconds and GOMAXPROCS for Prometheus, outside its request count.
+func TestMetricsPath(t *testing.T) {
+	s := New(http.NotFoundHandler(), Config{MaxInFlight: 1})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start(l)
+	defer s.Shutdown(context.Background())
+	resp, err := http.Get(s.URL() + MetricsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"process_cpu_seconds_total ", "process_resident_memory_bytes ", "go_sched_gomaxprocs_threads "} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s lacks %s:\n%.600s", MetricsPath, want, b)
 		}
+	}
+	if s.Served() != 0 {
+		t.Errorf("served %d, want the metrics request uncounted", s.Served())
 	}
 }

@@ -20,19 +20,29 @@ type Limits struct {
 // tiers that scalelab started, of scalelab itself and of the host, over
 // the measured window, and what the engines reported about themselves.
 type Telemetry struct {
-	IntervalS    float64      `json:"interval_s"`
-	Samples      int          `json:"samples"` // sampling ticks in the measured window
-	HostCPUs     int          `json:"host_cpus"`
-	HostCPUMean  float64      `json:"host_cpu_mean_cores"` // every process of the machine
-	HostCPUMax   float64      `json:"host_cpu_max_cores"`
-	Nodes        []NodeUsage  `json:"nodes"`
-	Tiers        []TierUsage  `json:"tiers"`
-	Cost         *Cost        `json:"cost,omitempty"`
-	EngineStats  []EngineStat `json:"engine_stats,omitempty"` // those that moved most, and every rejection or drop
-	EngineErrors []string     `json:"engine_stat_errors,omitempty"`
-	Errors       []string     `json:"errors,omitempty"`
-	Saturation   string       `json:"saturation"`
-	Saturated    *Saturated   `json:"saturated,omitempty"`
+	IntervalS   float64 `json:"interval_s"`
+	Samples     int     `json:"samples"` // sampling ticks in the measured window
+	HostCPUs    int     `json:"host_cpus"`
+	HostCPUMean float64 `json:"host_cpu_mean_cores"` // every process of the machine
+	HostCPUMax  float64 `json:"host_cpu_max_cores"`
+	// OtherCPUMean is, when the host's CPUs were busy, what processes
+	// outside the run's sampled tiers used of them.
+	OtherCPUMean float64 `json:"other_cpu_mean_cores,omitempty"`
+	// Unobserved are the tiers the run used that nothing observed (a
+	// --target or --app that no --telemetry-source maps): the verdict
+	// cannot say whether they saturated.
+	Unobserved []Unobserved `json:"unobserved,omitempty"`
+	// Sources are the external systems the tiers were observed through
+	// (a Prometheus server), with what each mapped and warned.
+	Sources      []TelemetrySource `json:"sources,omitempty"`
+	Nodes        []NodeUsage       `json:"nodes"`
+	Tiers        []TierUsage       `json:"tiers"`
+	Cost         *Cost             `json:"cost,omitempty"`
+	EngineStats  []EngineStat      `json:"engine_stats,omitempty"` // those that moved most, and every rejection or drop
+	EngineErrors []string          `json:"engine_stat_errors,omitempty"`
+	Errors       []string          `json:"errors,omitempty"`
+	Saturation   string            `json:"saturation"`
+	Saturated    *Saturated        `json:"saturated,omitempty"`
 	// Phases judges each phase of a phases-model run on its own: where the
 	// whole run's verdict averages a ramp, these say from which rate a
 	// tier was at its limit.
@@ -109,4 +119,21 @@ type Saturated struct {
 	Resource string  `json:"resource"` // cpu, pool, host
 	Share    float64 `json:"share"`    // share of measured samples at the limit
 	Limit    float64 `json:"limit_cores,omitempty"`
+}
+
+// Unobserved is a tier the run used but could not observe.
+type Unobserved struct {
+	Tier string `json:"tier"`
+	At   string `json:"at,omitempty"` // its address (passwords redacted)
+}
+
+// TelemetrySource is an external system the run read its tiers' figures
+// from.
+type TelemetrySource struct {
+	Kind     string            `json:"kind"` // "prometheus"
+	URL      string            `json:"url"`
+	Observe  map[string]string `json:"observe"` // tier (or tier.exporter) -> selector
+	Nodes    int               `json:"nodes"`   // nodes it gave
+	Series   int               `json:"series"`  // exporter figures it gave
+	Warnings []string          `json:"warnings,omitempty"`
 }

@@ -67,6 +67,7 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	}
 	coll0.Sinks = sinks
 	var tele *telemetry.Sampler
+	pc := p.promClient(ctx, doc)
 	if p.flags.Telemetry >= 0 {
 		tc := telemetry.Config{Nodes: p.telemetryNodes(), Sources: sources, Dir: p.dir, Start: start, Interval: p.telemetryInterval()}
 		tc.Windows = phases != nil // judged phase by phase
@@ -120,6 +121,7 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	cpuAtStop := results.TakeUsage()
 	if tele != nil {
 		tele.Stop()
+		p.observeExternal(ctx, tele, pc, start, doc)
 	}
 	close(stopColl)
 	sinkErr := <-collDone
@@ -158,6 +160,7 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 		doc.Telemetry = tele.Summary(doc.Totals.Count)
 		if phases != nil {
 			doc.Telemetry.Phases = tele.JudgeWindows(coll.StartTime(), phaseWindows(phases))
+			telemetry.MarkRepeats(doc.Telemetry)
 		}
 	}
 	doc.MeasuredS = measured.Seconds()

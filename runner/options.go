@@ -60,6 +60,18 @@ type Options struct {
 	// Telemetry is how often the processes of the run's tiers are
 	// sampled (package telemetry); 0 means every second, negative off.
 	Telemetry time.Duration
+	// TelemetrySource is an external system the tiers' figures are read
+	// from (--telemetry-source prometheus=URL; package promsource).
+	TelemetrySource string
+	// Observe maps tiers to that source's series (--observe
+	// TIER=SELECTOR, TIER.exporter=..., TIER.cpus=N, or a YAML file).
+	Observe []string
+	// MetricsListen is the address the run's live figures are served
+	// at for Prometheus to scrape (--metrics-listen; package liveexport).
+	MetricsListen string
+	// MetricsPush is a Prometheus remote-write URL the live figures are
+	// pushed to every few seconds (--metrics-push).
+	MetricsPush string
 	// StartAt is the wall-clock instant the load starts at (--start-at),
 	// the same for every segment; zero: at once.
 	StartAt time.Time

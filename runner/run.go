@@ -18,6 +18,7 @@ import (
 	"github.com/scalelab/scalelab/fault"
 	"github.com/scalelab/scalelab/load"
 	"github.com/scalelab/scalelab/metrics"
+	"github.com/scalelab/scalelab/promsource"
 	"github.com/scalelab/scalelab/report"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/scenario"
@@ -34,11 +35,13 @@ type Plan struct {
 	model    load.Model
 	opts     load.Options
 	dir      string
-	cluster  *cluster.State // --cluster, or the store of an app cluster
-	app      *cluster.State // --cluster naming an app cluster (app.go)
-	faults   []fault.Spec   // --fault (fault.go)
-	tiers    []planTier     // connections beside the store (tiers.go)
-	autoDir  bool           // dir is the default name: take the next free one
+	cluster  *cluster.State      // --cluster, or the store of an app cluster
+	app      *cluster.State      // --cluster naming an app cluster (app.go)
+	faults   []fault.Spec        // --fault (fault.go)
+	tiers    []planTier          // connections beside the store (tiers.go)
+	autoDir  bool                // dir is the default name: take the next free one
+	prom     *promsource.Mapping // --telemetry-source and --observe (prom.go)
+	stderr   io.Writer
 }
 
 // DefaultEngine is the engine of a run that names neither --engine nor
@@ -144,7 +147,11 @@ func NewPlan(f *Options) (*Plan, error) {
 	if dir == "" {
 		dir = filepath.Join("scalelab-results", fmt.Sprintf("%s-%s-%s", scen.Name(), eng.Name(), time.Now().Format("20060102-150405")))
 	}
-	p := &Plan{flags: f, scen: scen, eng: eng, settings: set, model: model, opts: opts, dir: dir, cluster: cl, app: app, faults: faults, tiers: tiers, autoDir: f.Out == ""}
+	prom, err := planProm(f)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{flags: f, scen: scen, eng: eng, settings: set, model: model, opts: opts, dir: dir, cluster: cl, app: app, faults: faults, tiers: tiers, autoDir: f.Out == "", prom: prom, stderr: io.Discard}
 	if err := checkSegmentShares(p); err != nil {
 		return nil, err
 	}
@@ -312,6 +319,7 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	if obs == nil {
 		obs = Quiet{}
 	}
+	p.stderr = stderr
 	on := p.eng.Name()
 	for _, t := range p.tiers {
 		on += fmt.Sprintf(" (%s: %s)", t.role, t.eng.Name())

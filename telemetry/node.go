@@ -29,6 +29,8 @@ type nodeState struct {
 	group    *cgroup.Group
 	skip     map[int]bool // other nodes' roots
 	selfOnly bool         // scalelab: its own threads, not its children
+	external bool         // observed by another system (AddExternal)
+	source   string       // what observed it, when external
 
 	have       bool
 	at         time.Time
@@ -168,6 +170,9 @@ func (ns *nodeState) usage(interval time.Duration) results.NodeUsage {
 		ReadBytes: ns.readB, WriteBytes: ns.writeB, MaxThreads: ns.maxThreads, ThrottledS: ns.throttledS, Missing: ns.missing}
 	if ns.group != nil {
 		u.Source = fmt.Sprintf("cgroup v%d", ns.group.Version)
+	}
+	if ns.external {
+		u.Source = ns.source
 	}
 	if ns.samples > 0 {
 		u.CPUMeanCores = ns.cpuS / ns.wall

@@ -77,6 +77,8 @@ type Sampler struct {
 	host     hostState
 	mu       sync.Mutex
 	meas     bool // warm-up over: samples count in the summary
+	measAt   time.Time
+	stopAt   time.Time
 	ticks    int
 	errs     []string
 	cost     time.Duration // the sampling goroutine's CPU
@@ -84,6 +86,17 @@ type Sampler struct {
 	done     chan struct{}
 	lastAt   time.Time
 	synced   time.Time
+	blind    []results.Unobserved
+	sources  []results.TelemetrySource
+}
+
+// SetObserved records the external systems the tiers were read from and
+// the tiers nothing observed, for Summary and JudgeWindows: a verdict
+// with an unobserved tier says it cannot know.
+func (s *Sampler) SetObserved(sources []results.TelemetrySource, unobserved []results.Unobserved) {
+	s.mu.Lock()
+	s.sources, s.blind = sources, unobserved
+	s.mu.Unlock()
 }
 
 // Start creates the files, takes the first sample and samples every
@@ -148,6 +161,7 @@ const Header = "t_s,tier,node,pid,cpu_cores,user_cores,sys_cores,rss_bytes,read_
 func (s *Sampler) Measure() {
 	s.mu.Lock()
 	s.meas = true
+	s.measAt = time.Now()
 	s.mu.Unlock()
 }
 
@@ -232,10 +246,14 @@ func (s *Sampler) flush(now time.Time) {
 	}
 }
 
-// limitOf is the CPU a node can use at most: its limit, or the host's.
+// limitOf is the CPU a node can use at most: its limit, or the host's
+// (an external node without a known limit has none: 0).
 func (s *Sampler) limitOf(ns *nodeState) float64 {
 	if ns.Limits != nil && ns.Limits.CPUs > 0 {
 		return ns.Limits.CPUs
+	}
+	if ns.external {
+		return 0
 	}
 	return float64(s.cpus)
 }
@@ -287,6 +305,9 @@ func (s *Sampler) addErr(e string) {
 func (s *Sampler) Stop() {
 	close(s.stop)
 	<-s.done
+	s.mu.Lock()
+	s.stopAt = time.Now()
+	s.mu.Unlock()
 	if s.stats != nil {
 		s.statsSum = s.stats.stop()
 	}
@@ -323,6 +344,7 @@ func tierOrder(t string) int {
 func (s *Sampler) summary(ops int64, st *statsSummary) *results.Telemetry {
 	t := &results.Telemetry{IntervalS: s.cfg.Interval.Seconds(), Samples: s.ticks, HostCPUs: s.cpus, Errors: s.errs}
 	t.HostCPUMean, t.HostCPUMax = s.host.mean(), s.host.max
+	t.Unobserved, t.Sources = s.blind, s.sources
 	tiers := map[string]*results.TierUsage{}
 	tierSum := map[string]map[int]float64{} // tier -> tick -> cores
 	var order []string
@@ -355,7 +377,13 @@ func (s *Sampler) summary(ops int64, st *statsSummary) *results.Telemetry {
 		t.Tiers = append(t.Tiers, *tu)
 	}
 	wall := time.Duration(s.ticks) * s.cfg.Interval
-	t.Cost = &results.Cost{CPUS: s.cost.Seconds(), SampledNodes: len(s.nodes) + 1}
+	local := 1
+	for _, ns := range s.nodes {
+		if !ns.external {
+			local++
+		}
+	}
+	t.Cost = &results.Cost{CPUS: s.cost.Seconds(), SampledNodes: local}
 	if s.ticks > 0 {
 		t.Cost.PerSampleMs = s.cost.Seconds() * 1e3 / float64(s.ticks)
 	}

@@ -17,18 +17,20 @@ const queueBacklog = 100
 
 // scope words a verdict for the stretch of the run it judges.
 type scope struct {
-	seconds string // what a node's at-limit share is of
-	none    string // the verdict when nothing saturated
-	empty   string // the verdict without a sample
+	seconds      string // what a node's at-limit share is of
+	none         string // the verdict when nothing saturated
+	noneObserved string // the same, when a tier is not observed
+	empty        string // the verdict without a sample
 }
 
 // wholeRun is the scope of the run's own verdict; phase that of one phase
 // (JudgeWindows).
 var (
 	wholeRun = scope{seconds: "the measured seconds",
-		none:  "no tier saturated over the measured window: the pace came from the load itself, the client or the network, or a limit held only part of the run (see the CPU charts)",
-		empty: "not judged: no sample in the measured window"}
-	phase = scope{seconds: "the phase's seconds", none: "no tier saturated in this phase",
+		none:         "no tier saturated over the measured window: the pace came from the load itself, the client or the network, or a limit held only part of the run (see the CPU charts)",
+		noneObserved: "no observed tier was at its limit over the measured window",
+		empty:        "not judged: no sample in the measured window"}
+	phase = scope{seconds: "the phase's seconds", none: "no tier saturated in this phase", noneObserved: "no observed tier at its limit in this phase",
 		empty: "not judged: no measured sample in this phase (the warm-up, or the run ended)"}
 )
 
@@ -69,6 +71,12 @@ func judge(t *results.Telemetry, sc scope) {
 		}
 		t.Saturated = &results.Saturated{Tier: best.Tier, Node: best.Node, Resource: "cpu", Share: best.AtLimitShare, Limit: limit}
 		t.Saturation = fmt.Sprintf("%s saturated: at %s in %.0f%% of %s (mean %.2f cores)", name, what, 100*best.AtLimitShare, sc.seconds, best.CPUMeanCores)
+		if !IsLocal(*best) {
+			t.Saturation += " (" + best.Source + ")"
+		}
+		if blind := unobservedWords(t.Unobserved); blind != "" {
+			t.Saturation += "; " + blind
+		}
 		return
 	}
 	for _, e := range t.EngineStats {
@@ -85,13 +93,92 @@ func judge(t *results.Telemetry, sc scope) {
 			return
 		}
 	}
+	blind := unobservedWords(t.Unobserved)
 	if t.HostCPUs > 0 && t.HostCPUMean >= atLimit*float64(t.HostCPUs) {
-		t.Saturated = &results.Saturated{Tier: TierHost, Node: "cpu", Resource: "host", Limit: float64(t.HostCPUs)}
-		t.Saturation = fmt.Sprintf("no single node at its limit, but the host's %d CPUs were busy (mean %.2f cores): the tiers share one machine, and it saturated", t.HostCPUs, t.HostCPUMean)
+		ours := localCores(t)
+		t.OtherCPUMean = max(0, t.HostCPUMean-ours)
+		busy := fmt.Sprintf("the host's %d CPUs were busy (mean %.2f cores)", t.HostCPUs, t.HostCPUMean)
+		switch {
+		case blind != "":
+			t.Saturation = fmt.Sprintf("unknown: %s; %s: the run's observed tiers on this machine used %.2f of them, other processes %.2f (the unobserved tier's may be among them)", blind, busy, ours, t.OtherCPUMean)
+		case t.OtherCPUMean > ours:
+			t.Saturated = &results.Saturated{Tier: TierOther, Node: "cpu", Resource: "host", Limit: float64(t.HostCPUs)}
+			t.Saturation = fmt.Sprintf("no tier of the run at its limit, but %s, mostly by other processes on this machine (%.2f cores; the run's tiers %.2f): the machine was the limit, not the run's tiers", busy, t.OtherCPUMean, ours)
+		default:
+			t.Saturated = &results.Saturated{Tier: TierHost, Node: "cpu", Resource: "host", Limit: float64(t.HostCPUs)}
+			t.Saturation = fmt.Sprintf("no single node at its limit, but %s: the run's tiers used %.2f of them and other processes on this machine %.2f; the tiers share one machine, and it saturated", busy, ours, t.OtherCPUMean)
+		}
 		return
 	}
-	t.Saturation = sc.none
-	if t.Samples == 0 {
+	switch {
+	case t.Samples == 0:
 		t.Saturation = sc.empty
+	case blind != "":
+		t.Saturation = "unknown: " + blind + "; " + sc.noneObserved
+	default:
+		t.Saturation = sc.none
+	}
+}
+
+// TierOther is the tier a verdict names when the machine's CPUs were busy
+// mostly with processes outside the run.
+const TierOther = "other"
+
+// localCores is the CPU the run's tiers used on this machine: the nodes
+// scalelab sampled from /proc (itself included), not those another
+// system observed.
+func localCores(t *results.Telemetry) float64 {
+	var c float64
+	for _, n := range t.Nodes {
+		if IsLocal(n) {
+			c += n.CPUMeanCores
+		}
+	}
+	return c
+}
+
+// IsLocal reports whether a node was sampled on this machine (from /proc
+// or its cgroup) rather than observed by another system.
+func IsLocal(n results.NodeUsage) bool {
+	return n.Source == "" || n.Source == "proc" || strings.HasPrefix(n.Source, "cgroup")
+}
+
+// unobservedWords names the tiers the run used but nothing observed
+// ("the app tier at http://10.0.0.5:8080 is not observed").
+func unobservedWords(us []results.Unobserved) string {
+	var parts []string
+	for _, u := range us {
+		w := "the " + u.Tier + " tier"
+		if u.At != "" {
+			w += " at " + u.At
+		}
+		parts = append(parts, w)
+	}
+	switch len(parts) {
+	case 0:
+		return ""
+	case 1:
+		return parts[0] + " is not observed"
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + " are not observed"
+}
+
+// MarkRepeats shortens each phase verdict that repeats the whole run's:
+// the run's line says it once, the phase says "as the whole run".
+func MarkRepeats(t *results.Telemetry) {
+	for i := range t.Phases {
+		p := &t.Phases[i]
+		same := p.Saturated != nil && t.Saturated != nil && p.Saturated.Tier == t.Saturated.Tier && p.Saturated.Node == t.Saturated.Node && p.Saturated.Resource == t.Saturated.Resource
+		if same {
+			if p.Saturated.Resource == "cpu" {
+				p.Saturation = fmt.Sprintf("as the whole run (at the limit in %.0f%% of the phase's seconds)", 100*p.Saturated.Share)
+			} else {
+				p.Saturation = fmt.Sprintf("as the whole run (host mean %.2f cores)", p.HostCPUMean)
+			}
+			continue
+		}
+		if p.Saturated == nil && t.Saturated == nil && strings.HasPrefix(p.Saturation, "unknown:") && strings.HasPrefix(t.Saturation, "unknown:") {
+			p.Saturation = "unknown, as the whole run"
+		}
 	}
 }

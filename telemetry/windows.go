@@ -28,7 +28,7 @@ func (s *Sampler) JudgeWindows(loadStart time.Time, ws []Window) []results.Windo
 	out := make([]results.WindowSaturation, 0, len(ws))
 	for _, w := range ws {
 		from, to := w.From+off, w.To+off
-		t := results.Telemetry{HostCPUs: s.cpus}
+		t := results.Telemetry{HostCPUs: s.cpus, Unobserved: s.blind}
 		if host := within(s.host.series, from, to); len(host) > 0 {
 			for _, p := range host {
 				t.HostCPUMean += p.cores
@@ -51,7 +51,11 @@ func (s *Sampler) JudgeWindows(loadStart time.Time, ws []Window) []results.Windo
 				}
 			}
 			t.Samples = max(t.Samples, len(ps))
-			t.Nodes = append(t.Nodes, results.NodeUsage{Tier: ns.Tier, Node: ns.Name, Role: ns.Role, Limits: ns.Limits,
+			src := "proc"
+			if ns.external {
+				src = ns.source
+			}
+			t.Nodes = append(t.Nodes, results.NodeUsage{Tier: ns.Tier, Node: ns.Name, Role: ns.Role, Limits: ns.Limits, Source: src,
 				CPUMeanCores: sum / float64(len(ps)), AtLimitShare: float64(at) / float64(len(ps))})
 		}
 		judge(&t, phase)
