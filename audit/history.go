@@ -122,9 +122,32 @@ type Writer struct {
 func (w *Writer) SetSegment(s segment.Segment) { w.seg = s }
 
 type shard struct {
-	mu  sync.Mutex
-	buf []byte
-	_   [40]byte // keep shards on separate cache lines
+	mu     sync.Mutex
+	buf    []byte
+	counts LiveCounts
+	_      [8]byte // keep shards on separate cache lines
+}
+
+// LiveCounts are the items logged so far, by what happened to them: invoked
+// (about to be written), then acknowledged, failed, or of unknown outcome.
+type LiveCounts struct {
+	Invoked, OK, Failed, Unknown int64
+}
+
+// LiveCounts sums what every session logged so far (read by the live
+// figures; each shard's lock is already taken by its writers).
+func (w *Writer) LiveCounts() LiveCounts {
+	var c LiveCounts
+	for i := range w.shards {
+		s := &w.shards[i]
+		s.mu.Lock()
+		c.Invoked += s.counts.Invoked
+		c.OK += s.counts.OK
+		c.Failed += s.counts.Failed
+		c.Unknown += s.counts.Unknown
+		s.mu.Unlock()
+	}
+	return c
 }
 
 // Create creates the history file at path (truncating any) and starts the
@@ -232,6 +255,7 @@ func (l *Log) Writing(first int64, n int) {
 	s := l.s
 	s.mu.Lock()
 	s.buf = appendLine(s.buf, tagInvoked, first, n, "")
+	s.counts.Invoked += int64(n)
 	s.mu.Unlock()
 }
 
@@ -251,10 +275,13 @@ func (l *Log) Done(err error) {
 		switch out {
 		case OK:
 			s.buf = appendLine(s.buf, tagOK, p.first, p.n, "")
+			s.counts.OK += int64(p.n)
 		case Failed:
 			s.buf = appendLine(s.buf, tagFailed, p.first, p.n, class.String())
+			s.counts.Failed += int64(p.n)
 		default:
 			s.buf = appendLine(s.buf, tagUnknown, p.first, p.n, class.String())
+			s.counts.Unknown += int64(p.n)
 		}
 	}
 	s.mu.Unlock()

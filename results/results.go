@@ -73,11 +73,12 @@ type Run struct {
 	Transactions   *Transactions                `json:"transactions,omitempty"`    // every request's duration over time and by phase, the break (transactions.go)
 	ScenarioReport map[string]any               `json:"scenario_report,omitempty"` // scenario.Reporter figures
 	Process        *Process                     `json:"process,omitempty"`         // scalelab's own CPU and memory
-	Telemetry      *Telemetry                   `json:"telemetry,omitempty"`       // every tier's processes and engine stats (telemetry.go)
-	Faults         []Fault                      `json:"faults,omitempty"`          // --fault: what was injected when
-	Events         []Event                      `json:"events,omitempty"`          // node and cluster health events (faults.go)
-	Recovery       *Recovery                    `json:"recovery,omitempty"`        // time until healthy after the faults
-	Audit          *Audit                       `json:"audit,omitempty"`           // acknowledged-write audit (audit.go)
+	Telemetry      *Telemetry                   `json:"telemetry,omitempty"`
+	Live           *Live                        `json:"live,omitempty"`     // where the live figures went (--metrics-listen, --metrics-push)       // every tier's processes and engine stats (telemetry.go)
+	Faults         []Fault                      `json:"faults,omitempty"`   // --fault: what was injected when
+	Events         []Event                      `json:"events,omitempty"`   // node and cluster health events (faults.go)
+	Recovery       *Recovery                    `json:"recovery,omitempty"` // time until healthy after the faults
+	Audit          *Audit                       `json:"audit,omitempty"`    // acknowledged-write audit (audit.go)
 	Files          []string                     `json:"files"`
 }
 

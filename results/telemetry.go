@@ -137,3 +137,10 @@ type TelemetrySource struct {
 	Series   int               `json:"series"`  // exporter figures it gave
 	Warnings []string          `json:"warnings,omitempty"`
 }
+
+// Live says where a run's live figures went.
+type Live struct {
+	Listen  string `json:"listen,omitempty"` // the address served for scraping
+	Scrapes int64  `json:"scrapes,omitempty"`
+	Push    string `json:"push,omitempty"` // the remote-write URL
+}

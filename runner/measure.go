@@ -65,6 +65,13 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 		closers = append(closers, cs.Close)
 		doc.Files = append(doc.Files, results.ConcurrencyFile)
 	}
+	live, err := p.startLive(ops, doc)
+	if err != nil {
+		return "", err
+	}
+	if live != nil {
+		sinks = append(sinks, live.exp)
+	}
 	coll0.Sinks = sinks
 	var tele *telemetry.Sampler
 	pc := p.promClient(ctx, doc)
@@ -125,6 +132,7 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	}
 	close(stopColl)
 	sinkErr := <-collDone
+	live.stop(doc, p)
 	tstats.record(ctx, doc)
 	obs.RunDone()
 	for _, c := range closers {

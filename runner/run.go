@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/apptier"
+	"github.com/scalelab/scalelab/audit"
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/fault"
@@ -42,6 +43,9 @@ type Plan struct {
 	autoDir  bool                // dir is the default name: take the next free one
 	prom     *promsource.Mapping // --telemetry-source and --observe (prom.go)
 	stderr   io.Writer
+	// auditCounts reads the audit's counts for the live figures (live.go)
+	auditCounts  func() audit.LiveCounts
+	pushInterval time.Duration // --metrics-push: every 5 s when zero
 }
 
 // DefaultEngine is the engine of a run that names neither --engine nor
@@ -149,6 +153,9 @@ func NewPlan(f *Options) (*Plan, error) {
 	}
 	prom, err := planProm(f)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkLive(f); err != nil {
 		return nil, err
 	}
 	p := &Plan{flags: f, scen: scen, eng: eng, settings: set, model: model, opts: opts, dir: dir, cluster: cl, app: app, faults: faults, tiers: tiers, autoDir: f.Out == "", prom: prom, stderr: io.Discard}
@@ -413,6 +420,7 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	if err != nil {
 		return finish(results.StatusFailed, err)
 	}
+	p.auditCounts = auditCountsOf(aud)
 	if err := p.waitStart(ctx, doc, stderr); err != nil {
 		aud.close()
 		return finish(results.StatusInterrupted, results.WithCode(results.ExitInterrupted, err))
