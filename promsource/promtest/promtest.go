@@ -179,3 +179,18 @@ func (s *Server) WaitUp(t testing.TB, job string, targets int) {
 	}
 	t.Fatalf("prometheus did not scrape job %s within 30 s", job)
 }
+
+// WaitTarget waits until Prometheus scrapes job (up exists, whether the
+// target answers or not), for at most 30 s: its scrape loop has begun.
+func (s *Server) WaitTarget(t testing.TB, job string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		if _, err := s.Query(ctx, fmt.Sprintf(`count(up{job=%q})`, job)); err == nil {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("prometheus did not begin scraping job %s within 30 s", job)
+}
