@@ -3,7 +3,9 @@ package promsource
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -91,11 +93,15 @@ func kindOf(metric string) cpuKind {
 			memory: func(s Selector) string {
 				return "sum by (instance) (" + s.Of("node_memory_MemTotal_bytes") + ") - sum by (instance) (" + s.Of("node_memory_MemAvailable_bytes") + ")"
 			},
-			limit: func(s Selector) string { return "count by (instance) (" + s.Of("node_cpu_seconds_total", `mode="idle"`) + ")" }}
+			limit: func(s Selector) string {
+				return "count by (instance) (" + s.Of("node_cpu_seconds_total", `mode="idle"`) + ")"
+			}}
 	case "process_cpu_seconds_total":
 		return cpuKind{by: "instance, job",
-			memory: func(s Selector) string { return "sum by (instance, job) (" + s.Of("process_resident_memory_bytes") + ")" },
-			limit:  func(s Selector) string { return "max by (instance, job) (" + s.Of("go_sched_gomaxprocs_threads") + ")" }}
+			memory: func(s Selector) string {
+				return "sum by (instance, job) (" + s.Of("process_resident_memory_bytes") + ")"
+			},
+			limit: func(s Selector) string { return "max by (instance, job) (" + s.Of("go_sched_gomaxprocs_threads") + ")" }}
 	case "namedprocess_namegroup_cpu_seconds_total":
 		return cpuKind{by: "instance, groupname",
 			memory: func(s Selector) string {
@@ -237,7 +243,8 @@ func (c *Client) fetchCPU(ctx context.Context, t *Tier, from, to time.Time, step
 	for _, s := range cpu {
 		n := nodeName(s.Metric, k.by)
 		names = append(names, n)
-		x := telemetry.External{Tier: t.Name, Name: n, Role: sel.Metric, Source: "prometheus"}
+		x := telemetry.External{Tier: t.Name, Name: n, Role: sel.Metric, Source: "prometheus",
+			OnThisHost: !k.sumMode && onThisHost(string(s.Metric["instance"]))}
 		lim := t.CPUs
 		if lim == 0 {
 			lim = limits[n]
@@ -261,6 +268,20 @@ func (c *Client) fetchCPU(ctx context.Context, t *Tier, from, to time.Time, step
 	if len(names) > 1 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s matches %d nodes (%s): each counts as a node of the %s tier; if the tier is one node, narrow the selector (e.g. instance=%q)", flag, len(names), strings.Join(names, ", "), t.Name, firstInstance(cpu)))
 	}
+}
+
+// onThisHost reports whether an instance (host:port) is this machine: a
+// loopback address or its host name.
+func onThisHost(instance string) bool {
+	host, _, err := net.SplitHostPort(instance)
+	if err != nil {
+		host = instance
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	name, _ := os.Hostname()
+	return host == "localhost" || host == name
 }
 
 func firstInstance(m model.Matrix) string {

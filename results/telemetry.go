@@ -81,6 +81,7 @@ type NodeUsage struct {
 	AtLimitShare float64 `json:"at_limit_share"` // share of samples at >= 90% of its CPU limit (or of the host's CPUs)
 	ThrottledS   float64 `json:"throttled_s,omitempty"`
 	Missing      int     `json:"missing_samples,omitempty"` // samples where the process was gone (killed, restarting)
+	OnThisHost   bool    `json:"on_this_host,omitempty"`    // observed by another system, but a process of this machine
 }
 
 // TierUsage sums a tier's nodes.

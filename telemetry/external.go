@@ -18,7 +18,11 @@ type External struct {
 	Tier, Name, Role string
 	Source           string          // what observed it ("prometheus ...")
 	Limits           *results.Limits // its CPU limit when known, else nil (never judged at its limit)
-	Points           []ExternalPoint // in time order
+	// OnThisHost says the node is a process of this machine (a loopback
+	// address): its CPU is the run's share of the host's, not another
+	// process's.
+	OnThisHost bool
+	Points     []ExternalPoint // in time order
 }
 
 // ExternalPoint is one observation of an external node: the cores it used
@@ -54,7 +58,7 @@ func (s *Sampler) AddExternal(nodes []External, stats []ExternalStat) error {
 		return err
 	}
 	for _, x := range nodes {
-		ns := &nodeState{Node: Node{Tier: x.Tier, Name: x.Name, Role: x.Role, Limits: x.Limits}, source: x.Source, external: true}
+		ns := &nodeState{Node: Node{Tier: x.Tier, Name: x.Name, Role: x.Role, Limits: x.Limits}, source: x.Source, external: true, onHost: x.OnThisHost}
 		limit := 0.0
 		if x.Limits != nil {
 			limit = x.Limits.CPUs

@@ -31,6 +31,7 @@ type nodeState struct {
 	selfOnly bool         // scalelab: its own threads, not its children
 	external bool         // observed by another system (AddExternal)
 	source   string       // what observed it, when external
+	onHost   bool         // external, but a process of this machine
 
 	have       bool
 	at         time.Time
@@ -172,7 +173,7 @@ func (ns *nodeState) usage(interval time.Duration) results.NodeUsage {
 		u.Source = fmt.Sprintf("cgroup v%d", ns.group.Version)
 	}
 	if ns.external {
-		u.Source = ns.source
+		u.Source, u.OnThisHost = ns.source, ns.onHost
 	}
 	if ns.samples > 0 {
 		u.CPUMeanCores = ns.cpuS / ns.wall

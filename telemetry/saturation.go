@@ -72,7 +72,7 @@ func judge(t *results.Telemetry, sc scope) {
 		t.Saturated = &results.Saturated{Tier: best.Tier, Node: best.Node, Resource: "cpu", Share: best.AtLimitShare, Limit: limit}
 		t.Saturation = fmt.Sprintf("%s saturated: at %s in %.0f%% of %s (mean %.2f cores)", name, what, 100*best.AtLimitShare, sc.seconds, best.CPUMeanCores)
 		if !IsLocal(*best) {
-			t.Saturation += " (" + best.Source + ")"
+			t.Saturation += " (from " + best.Source + "'s figures)"
 		}
 		if blind := unobservedWords(t.Unobserved); blind != "" {
 			t.Saturation += "; " + blind
@@ -125,12 +125,12 @@ func judge(t *results.Telemetry, sc scope) {
 const TierOther = "other"
 
 // localCores is the CPU the run's tiers used on this machine: the nodes
-// scalelab sampled from /proc (itself included), not those another
-// system observed.
+// scalelab sampled from /proc (itself included) and the processes of this
+// machine another system observed.
 func localCores(t *results.Telemetry) float64 {
 	var c float64
 	for _, n := range t.Nodes {
-		if IsLocal(n) {
+		if IsLocal(n) || n.OnThisHost {
 			c += n.CPUMeanCores
 		}
 	}

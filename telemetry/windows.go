@@ -55,7 +55,7 @@ func (s *Sampler) JudgeWindows(loadStart time.Time, ws []Window) []results.Windo
 			if ns.external {
 				src = ns.source
 			}
-			t.Nodes = append(t.Nodes, results.NodeUsage{Tier: ns.Tier, Node: ns.Name, Role: ns.Role, Limits: ns.Limits, Source: src,
+			t.Nodes = append(t.Nodes, results.NodeUsage{Tier: ns.Tier, Node: ns.Name, Role: ns.Role, Limits: ns.Limits, Source: src, OnThisHost: ns.onHost,
 				CPUMeanCores: sum / float64(len(ps)), AtLimitShare: float64(at) / float64(len(ps))})
 		}
 		judge(&t, phase)

@@ -7,12 +7,14 @@ package promtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -193,4 +195,46 @@ func (s *Server) WaitTarget(t testing.TB, job string) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Fatalf("prometheus did not begin scraping job %s within 30 s", job)
+}
+
+// Renice gives every thread of process pid the nice value n (threads and
+// processes it starts later inherit it), and restores 0 when the test
+// ends. Tests that need a process under test to reach its CPU limit on a
+// shared machine give it priority over the machine's other work.
+func Renice(t testing.TB, pid, n int) {
+	t.Helper()
+	set := func(v int) error {
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		if err != nil {
+			return err
+		}
+		for _, task := range tasks {
+			tid, err := strconv.Atoi(task.Name())
+			if err != nil {
+				continue
+			}
+			if err := syscall.Setpriority(syscall.PRIO_PROCESS, tid, v); err != nil && !errors.Is(err, syscall.ESRCH) {
+				return fmt.Errorf("renice thread %d of %d: %w", tid, pid, err)
+			}
+		}
+		return nil
+	}
+	if err := set(n); err != nil {
+		testenv.Unavailable(t, "renice", err, "run as root")
+	}
+	// with the kernel's autogroups, nice orders threads within a session
+	// only; a process in a session of its own gets its group reniced
+	group := fmt.Sprintf("/proc/%d/autogroup", pid)
+	mine, _ := os.ReadFile("/proc/self/autogroup")
+	theirs, err := os.ReadFile(group)
+	own := err == nil && strings.Fields(string(theirs))[0] != strings.Fields(string(mine) + " ")[0]
+	if own {
+		_ = os.WriteFile(group, []byte(strconv.Itoa(n)), 0)
+	}
+	t.Cleanup(func() {
+		_ = set(0)
+		if own {
+			_ = os.WriteFile(group, []byte("0"), 0)
+		}
+	})
 }
