@@ -396,3 +396,21 @@ func readKV(dir, file string) (map[string]uint64, error) {
 	}
 	return parseKV(b), nil
 }
+
+// SetShares sets the group's CPU weight against its siblings when the
+// machine's CPUs are contended, in v1's cpu.shares units (1024 is the
+// default); on v2 it becomes cpu.weight (100 is the default). The quota
+// still caps the group: a larger share only lets it reach its quota on a
+// busy machine.
+func (g *Group) SetShares(shares int) error {
+	dir, ok := g.dirs["cpu"]
+	file, value := "cpu.shares", strconv.Itoa(min(max(shares, 2), 262144))
+	if g.Version == 2 {
+		dir, ok = g.dirs[""]
+		file, value = "cpu.weight", strconv.Itoa(min(max(shares*100/1024, 1), 10000))
+	}
+	if !ok {
+		return fmt.Errorf("cgroup %s: no cpu controller", g.Path)
+	}
+	return write(dir, file, value)
+}

@@ -204,9 +204,11 @@ func (c *Client) fetchCPU(ctx context.Context, t *Tier, from, to time.Time, step
 	flag := fmt.Sprintf("--observe %s=%s", t.Name, t.Given[t.Name])
 	raw := sel.Of(sel.Metric, k.extra...)
 	scrape := c.scrapeInterval(ctx, raw, to)
-	step = max(step, scrape)
-	window := max(3*scrape, 2*step)
-	q := fmt.Sprintf("sum by (%s) (rate(%s[%s]))", k.by, raw, model.Duration(window))
+	// a sample spans two scrapes at least: an exporter's CPU seconds are
+	// summed over processes in clock ticks (10 ms each), which over one
+	// scrape interval is too coarse to tell 90 % of a small limit
+	step = max(step, 2*scrape)
+	q := fmt.Sprintf("sum by (%s) (rate(%s[%s]))", k.by, raw, model.Duration(step+scrape/2))
 	cpu, err := c.rangeQuery(ctx, q, from, to, step)
 	if err != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %v; the %s tier is not observed", flag, err, t.Name))

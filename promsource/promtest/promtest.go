@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalelab/scalelab/cgroup"
 	"github.com/scalelab/scalelab/internal/testenv"
 )
 
@@ -113,14 +114,15 @@ func PostgresExporter(t testing.TB, dsn string) string {
 	return addr
 }
 
-// ProcessExporter starts process-exporter watching the processes whose
-// command names are given (each a group of that name, children included)
-// and returns its address.
-func ProcessExporter(t testing.TB, comms ...string) string {
+// ProcessExporter starts process-exporter with a group per name: the
+// processes whose command line matches its regular expression, and their
+// children (a PostgreSQL server's postmaster and every backend it forks).
+// It returns its address.
+func ProcessExporter(t testing.TB, groups map[string]string) string {
 	addr := FreeAddr(t)
 	cfg := "process_names:\n"
-	for _, c := range comms {
-		cfg += fmt.Sprintf("  - name: %q\n    comm: [%q]\n", c, c)
+	for name, re := range groups {
+		cfg += fmt.Sprintf("  - name: %q\n    cmdline: [%q]\n", name, re)
 	}
 	path := filepath.Join(t.TempDir(), "process-exporter.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
@@ -223,11 +225,12 @@ func Renice(t testing.TB, pid, n int) {
 		testenv.Unavailable(t, "renice", err, "run as root")
 	}
 	// with the kernel's autogroups, nice orders threads within a session
-	// only; a process in a session of its own gets its group reniced
+	// only: the process's session group is reniced too (this test
+	// binary's own, or a server's started in a session of its own)
 	group := fmt.Sprintf("/proc/%d/autogroup", pid)
 	mine, _ := os.ReadFile("/proc/self/autogroup")
 	theirs, err := os.ReadFile(group)
-	own := err == nil && strings.Fields(string(theirs))[0] != strings.Fields(string(mine) + " ")[0]
+	own := err == nil && (pid == os.Getpid() || strings.Fields(string(theirs))[0] != strings.Fields(string(mine) + " ")[0])
 	if own {
 		_ = os.WriteFile(group, []byte(strconv.Itoa(n)), 0)
 	}
@@ -237,4 +240,24 @@ func Renice(t testing.TB, pid, n int) {
 			_ = os.WriteFile(group, []byte("0"), 0)
 		}
 	})
+}
+
+// Prioritise gives a cgroup and each of its ancestors below the root the
+// CPU shares n (1024 is the default), and restores the default when the
+// test ends: a node confined to a CPU quota then reaches its quota on a
+// shared, busy machine, where the group as a whole would otherwise get no
+// more than any other session.
+func Prioritise(t testing.TB, path string, n int) {
+	t.Helper()
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	for i := range parts {
+		g, err := cgroup.Open(strings.Join(parts[:i+1], "/"))
+		if err != nil {
+			t.Fatalf("cgroup %s: %v", strings.Join(parts[:i+1], "/"), err)
+		}
+		if err := g.SetShares(n); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = g.SetShares(1024) })
+	}
 }
