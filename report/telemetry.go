@@ -144,7 +144,11 @@ func telemetryTables(t *results.Telemetry) []figTable {
 		if n.Limits != nil {
 			limit = limitText(n.Limits)
 		}
-		nodes.Rows = append(nodes.Rows, []string{n.Tier, n.Node, n.Role, strconv.Itoa(n.PID), n.Source, limit,
+		pid := strconv.Itoa(n.PID)
+		if n.PID == 0 {
+			pid = "-" // observed by another system
+		}
+		nodes.Rows = append(nodes.Rows, []string{n.Tier, n.Node, n.Role, pid, n.Source, limit,
 			fmt.Sprintf("%.2f", n.CPUMeanCores), fmt.Sprintf("%.2f", n.CPUMaxCores), fmt.Sprintf("%.0f%%", 100*n.AtLimitShare),
 			fmtBytes(n.PeakRSSBytes), fmtBytes(n.ReadBytes), fmtBytes(n.WriteBytes), strconv.Itoa(n.MaxThreads)})
 	}
@@ -163,6 +167,30 @@ func telemetryTables(t *results.Telemetry) []figTable {
 				fmt.Sprintf("%.2f", w.HostCPUMean), w.Saturation})
 		}
 		out = append([]figTable{ph}, out...)
+	}
+	if len(t.Unobserved) > 0 {
+		un := figTable{Title: "Tiers not observed", Note: "Tiers the run used whose CPU nothing measured: the verdict cannot say whether they saturated. Map them to a Prometheus server's series (--telemetry-source, --observe).",
+			Cols: []string{"tier", "at"}}
+		for _, u := range t.Unobserved {
+			un.Rows = append(un.Rows, []string{u.Tier, u.At})
+		}
+		out = append(out, un)
+	}
+	for _, src := range t.Sources {
+		keys := make([]string, 0, len(src.Observe))
+		for k := range src.Observe {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		st := figTable{Title: "Observed through " + src.Kind + " at " + src.URL,
+			Note: fmt.Sprintf("%d nodes and %d exporter figures read over the run.", src.Nodes, src.Series), Cols: []string{"mapping", "series"}}
+		for _, k := range keys {
+			st.Rows = append(st.Rows, []string{k, src.Observe[k]})
+		}
+		for _, w := range src.Warnings {
+			st.Rows = append(st.Rows, []string{"warning", w})
+		}
+		out = append(out, st)
 	}
 	if len(t.EngineStats) > 0 {
 		es := figTable{Title: "Engine stats that moved most", Note: "What the servers reported about themselves at the first and last sample (every sample is in engine_stats.csv); rejections and drops are always listed.",

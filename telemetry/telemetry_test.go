@@ -169,6 +169,29 @@ func TestStatsErrorsRecorded(t *testing.T) {
 	}
 }
 
+// TestMarkRepeats: a phase whose verdict is the run's says so in a few
+// words; one that differs keeps its own.
+func TestMarkRepeats(t *testing.T) {
+	host := &results.Saturated{Tier: TierOther, Node: "cpu", Resource: "host"}
+	tel := results.Telemetry{Saturation: "no tier of the run at its limit, but ...", Saturated: host, Phases: []results.WindowSaturation{
+		{Window: "5s@1/s", Saturation: "no tier saturated in this phase"},
+		{Window: "5s@8/s", Saturation: "no tier of the run at its limit, but ...", Saturated: &results.Saturated{Tier: TierOther, Node: "cpu", Resource: "host"}, HostCPUMean: 1.98},
+		{Window: "5s@9/s", Saturation: "store node1 saturated: ...", Saturated: &results.Saturated{Tier: "store", Node: "node1", Resource: "cpu", Share: 0.7}},
+	}}
+	MarkRepeats(&tel)
+	want := []string{"no tier saturated in this phase", "as the whole run (host mean 1.98 cores)", "store node1 saturated: ..."}
+	for i, p := range tel.Phases {
+		if p.Saturation != want[i] {
+			t.Errorf("phase %s: %q, want %q", p.Window, p.Saturation, want[i])
+		}
+	}
+	blind := results.Telemetry{Saturation: "unknown: the app tier ...", Phases: []results.WindowSaturation{{Saturation: "unknown: the app tier ...; no observed tier at its limit in this phase"}}}
+	MarkRepeats(&blind)
+	if blind.Phases[0].Saturation != "unknown, as the whole run" {
+		t.Errorf("unknown phase: %q", blind.Phases[0].Saturation)
+	}
+}
+
 func TestJudge(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -191,7 +214,23 @@ func TestJudge(t *testing.T) {
 		{"queue", results.Telemetry{HostCPUs: 2, Samples: 10, EngineStats: []results.EngineStat{
 			{Tier: "store", Name: "cass.127_0_0_1.mutationstage.pending", First: 0, Last: 3, Max: 250},
 		}}, "store tier saturated: cass.127_0_0_1.mutationstage.pending reached 250 queued tasks"},
-		{"host", results.Telemetry{HostCPUs: 2, Samples: 10, HostCPUMean: 1.95}, "the host's 2 CPUs were busy"},
+		{"host", results.Telemetry{HostCPUs: 2, Samples: 10, HostCPUMean: 1.95, Nodes: []results.NodeUsage{
+			{Tier: TierGenerator, Node: "scalelab", Source: "proc", CPUMeanCores: 1.5}}},
+			"no single node at its limit, but the host's 2 CPUs were busy (mean 1.95 cores): the run's tiers used 1.50 of them and other processes on this machine 0.45; the tiers share one machine, and it saturated"},
+		{"others", results.Telemetry{HostCPUs: 2, Samples: 10, HostCPUMean: 2, Nodes: []results.NodeUsage{
+			{Tier: TierGenerator, Node: "scalelab", Source: "proc", CPUMeanCores: 0.07}}},
+			"no tier of the run at its limit, but the host's 2 CPUs were busy (mean 2.00 cores), mostly by other processes on this machine (1.93 cores; the run's tiers 0.07): the machine was the limit, not the run's tiers"},
+		{"others with an observed local process", results.Telemetry{HostCPUs: 2, Samples: 10, HostCPUMean: 2, Nodes: []results.NodeUsage{
+			{Tier: TierGenerator, Node: "scalelab", Source: "proc", CPUMeanCores: 0.2},
+			{Tier: "app", Node: "127.0.0.1:8080/web", Source: "prometheus", OnThisHost: true, CPUMeanCores: 1.0}}},
+			"the run's tiers used 1.20 of them and other processes on this machine 0.80"},
+		{"unobserved", results.Telemetry{HostCPUs: 2, Samples: 10, HostCPUMean: 0.5, Unobserved: []results.Unobserved{{Tier: "app", At: "http://10.0.0.5:8080"}}},
+			"unknown: the app tier at http://10.0.0.5:8080 is not observed; no observed tier was at its limit over the measured window"},
+		{"two unobserved, busy host", results.Telemetry{HostCPUs: 2, Samples: 10, HostCPUMean: 1.9, Unobserved: []results.Unobserved{{Tier: "store", At: "db:5432"}, {Tier: "app", At: "http://web"}}},
+			"unknown: the store tier at db:5432 and the app tier at http://web are not observed; the host's 2 CPUs were busy (mean 1.90 cores): the run's observed tiers on this machine used 0.00 of them, other processes 1.90"},
+		{"observed by prometheus, another unobserved", results.Telemetry{HostCPUs: 2, Samples: 10, Unobserved: []results.Unobserved{{Tier: "cache", At: "redis:6379"}},
+			Nodes: []results.NodeUsage{{Tier: "store", Node: "db1:9256/pg", Source: "prometheus", AtLimitShare: 0.8, CPUMeanCores: 0.19, Limits: &results.Limits{CPUs: 0.2}}}},
+			"store db1:9256/pg saturated: at its CPU limit of 0.2 cores in 80% of the measured seconds (mean 0.19 cores) (from prometheus's figures); the cache tier at redis:6379 is not observed"},
 		{"none", results.Telemetry{HostCPUs: 2, Samples: 10, HostCPUMean: 0.5}, "no tier saturated over the measured window: the pace came from the load itself, the client or the network, or a limit held only part of the run (see the CPU charts)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
