@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scalelab/scalelab/apptier"
 	"github.com/scalelab/scalelab/app"
+	"github.com/scalelab/scalelab/apptier"
 	"github.com/scalelab/scalelab/promsource/promtest"
 	"github.com/scalelab/scalelab/runner"
 )
