@@ -128,6 +128,8 @@ fuzz: setup
 	$(GO) test ./audit -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZ_N_SLOW)
 	$(GO) test ./internal/cli -run '^$$' -fuzz FuzzParseArgs -fuzztime $(FUZZ_N_SLOW)
 	$(GO) test ./scenario/records -run '^$$' -fuzz FuzzParseMix -fuzztime $(FUZZ_N)
+	$(GO) test ./promsource -run '^$$' -fuzz FuzzParseSelector -fuzztime $(FUZZ_N)
+	$(GO) test ./promsource -run '^$$' -fuzz FuzzParseObserve -fuzztime $(FUZZ_N)
 
 # bench: the performance figures of the core (null engine, recorder, phases).
 bench: build
