@@ -70,7 +70,7 @@ func (p *Plan) startLive(ops []string, doc *results.Run) (*liveOut, error) {
 		fmt.Fprintf(p.stderr, "live figures at http://%s%s\n", srv.Addr(), liveexport.Path)
 	}
 	if f.MetricsPush != "" {
-		push, err := liveexport.StartPush(f.MetricsPush, l.exp, p.pushInterval)
+		push, err := liveexport.StartPush(f.MetricsPush, l.exp, 0)
 		if err != nil {
 			l.stop(doc, p)
 			return nil, results.WithCode(results.ExitUsage, err)

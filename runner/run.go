@@ -44,8 +44,7 @@ type Plan struct {
 	prom     *promsource.Mapping // --telemetry-source and --observe (prom.go)
 	stderr   io.Writer
 	// auditCounts reads the audit's counts for the live figures (live.go)
-	auditCounts  func() audit.LiveCounts
-	pushInterval time.Duration // --metrics-push: every 5 s when zero
+	auditCounts func() audit.LiveCounts
 }
 
 // DefaultEngine is the engine of a run that names neither --engine nor
