@@ -205,8 +205,9 @@ func (c *Client) fetchCPU(ctx context.Context, t *Tier, from, to time.Time, step
 	raw := sel.Of(sel.Metric, k.extra...)
 	scrape := c.scrapeInterval(ctx, raw, to)
 	// a sample spans two scrapes at least: an exporter's CPU seconds are
-	// summed over processes in clock ticks (10 ms each), which over one
-	// scrape interval is too coarse to tell 90 % of a small limit
+	// summed over processes in clock ticks (10 ms each) and read a little
+	// after the scrape's timestamp (later on a busy machine), which over
+	// one scrape interval is too coarse to tell 90 % of a small limit
 	step = max(step, 2*scrape)
 	q := fmt.Sprintf("sum by (%s) (rate(%s[%s]))", k.by, raw, model.Duration(step+scrape/2))
 	cpu, err := c.rangeQuery(ctx, q, from, to, step)

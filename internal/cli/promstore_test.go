@@ -86,7 +86,7 @@ tiers:
 	before, _ := g.Usage()
 	began := time.Now()
 	dir := filepath.Join(t.TempDir(), "run")
-	doc, out, err := runOpts(t, &runner.Options{Scenario: "ycsb", Engine: "postgres", Target: st.Target, Users: 16, Duration: 8 * time.Second,
+	doc, out, err := runOpts(t, &runner.Options{Scenario: "ycsb", Engine: "postgres", Target: st.Target, Users: 16, Duration: 12 * time.Second,
 		Sets: []string{"ycsb.records=2000"}, Out: dir, Observe: []string{mapping}})
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
@@ -110,6 +110,13 @@ tiers:
 	t.Logf("store through Prometheus: %s mean %.3f cores, max %.3f, at its limit in %.0f%% of the samples; %s", store.Node, store.CPUMeanCores, store.CPUMaxCores, 100*store.AtLimitShare, tel.Saturation)
 	if store.Node != procExp+"/pgstore" || store.Limits == nil || store.Limits.CPUs != 0.2 || store.CPUMaxCores > 0.3 || store.PeakRSSBytes <= 0 {
 		t.Errorf("store node %+v", store)
+	}
+	if csv, err := os.ReadFile(filepath.Join(dir, results.TelemetryFile)); err == nil {
+		for _, line := range strings.Split(string(csv), "\n") {
+			if strings.Contains(line, ",store,") {
+				t.Logf("telemetry.csv: %s", line)
+			}
+		}
 	}
 	want := "store " + procExp + "/pgstore saturated: at its CPU limit of 0.2 cores"
 	if tel.Saturated == nil || tel.Saturated.Tier != "store" || !strings.HasPrefix(tel.Saturation, want) || !strings.Contains(tel.Saturation, "from prometheus's figures") {
