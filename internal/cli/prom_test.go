@@ -142,6 +142,7 @@ func TestPrometheusSourceBadInput(t *testing.T) {
 	t.Run("two nodes", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "r")
 		o := base(dir)
+		o.Duration = 5 * time.Second // a sample every two scrapes: two measured at least
 		o.TelemetrySource = "prometheus=" + prom.URL
 		o.Observe = []string{`store=job="node"`}
 		doc, out, err := runOpts(t, o)
