@@ -54,3 +54,7 @@ func (*Conn) Info(context.Context) (engine.Info, error) {
 
 // Close does nothing.
 func (*Conn) Close() error { return nil }
+
+// Embedded reports that the null engine has no server: whatever it costs
+// is scalelab's own, and no tier is left unobserved.
+func (*Engine) Embedded() bool { return true }
