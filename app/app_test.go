@@ -142,7 +142,8 @@ func TestConfigCheck(t *testing.T) {
 		err := c.cfg.Check()
 		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
-		}	}
+		}
+	}
 }
 
 // TestMetricsPath checks that an app server serves its process's CPU
