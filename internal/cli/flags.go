@@ -49,6 +49,10 @@ type runFlags struct {
 	segment  string
 	startAt  string
 	tele     string
+	teleSrc  string
+	observe  []string
+	mListen  string
+	mPush    string
 }
 
 // runLong is the description of `scalelab run`.
@@ -94,6 +98,12 @@ func declareRunFlags(c *cobra.Command, f *runFlags) {
 		fs.StringArrayVar(&f.slo, "slo", nil, "a service-level objective, e.g. 'p95<1s', 'p99<250ms for read', 'errors<1%' (repeatable or comma-separated); a failed one exits 1")
 		fs.BoolVar(&f.audit, "audit", true, "log every write in history.log and read the acknowledged ones back after the run; a lost one exits 1 (docs/audit.md); --audit=false turns it off, except with --fault")
 		fs.StringVar(&f.cpuprof, "cpuprofile", "", "write a Go CPU profile of scalelab itself to this file (to find generator overhead)")
+	})
+	addGroup(c, "Monitoring", func(fs *pflag.FlagSet) {
+		fs.StringVar(&f.teleSrc, "telemetry-source", "", "read the CPU, memory and exporters' figures of tiers scalelab did not start from a Prometheus server: prometheus=URL (bearer token from SCALELAB_PROMETHEUS_TOKEN or a 0600 file named by SCALELAB_PROMETHEUS_TOKEN_FILE; docs/telemetry.md)")
+		fs.StringArrayVar(&f.observe, "observe", nil, "map a tier to that server's series (repeatable): TIER=SELECTOR (its CPU seconds, e.g. app=instance=~\"web.*:9100\" or store=process_cpu_seconds_total{job=\"db\"}), TIER.exporter=SELECTOR, TIER.cpus=N, or a mapping FILE.yaml")
+		fs.StringVar(&f.mListen, "metrics-listen", "", "serve the run's live figures for Prometheus to scrape at `HOST:PORT`/metrics, e.g. 127.0.0.1:9464 (docs/live.md)")
+		fs.StringVar(&f.mPush, "metrics-push", "", "push the run's live figures every 5 s by Prometheus remote write to this `URL`, e.g. http://prometheus:9090/api/v1/write (bearer token from SCALELAB_METRICS_PUSH_TOKEN)")
 	})
 	addGroup(c, "Faults", func(fs *pflag.FlagSet) {
 		fs.StringArrayVar(&f.faults, "fault", nil, "inject a fault into the --cluster: kill:NODE@T, stop:NODE@T+D (SIGSTOP, SIGCONT after D), restart:NODE@T; with --netns clusters partition:NODE@T+D, partition:A|B@T+D (groups), delay:NODE=200ms@T+D, loss:NODE=10%@T+D; T counts from the start of the load (repeatable; see docs/faults.md)")
@@ -186,7 +196,7 @@ func (f *runFlags) options(scenario string, given map[string]bool) *runner.Optio
 		Users: f.users, Think: f.think, Duration: f.duration, Ops: f.ops, Rate: f.rate, Arrivals: f.arrivals,
 		Phases: f.phases, RampUp: f.rampUp, Loops: f.loops, Warmup: f.warmup, Seed: f.seed, Samples: f.samples, Out: f.out, Sets: f.sets,
 		LoadOnly: f.loadOnly, Drain: f.drain, CPUProfile: f.cpuprof, NoAudit: !f.audit, SLO: f.slo, Faults: f.faults, RecoveryWait: f.recWait, Given: given, Args: os.Args,
-		Tiers: f.tiers()}
+		Tiers: f.tiers(), TelemetrySource: f.teleSrc, Observe: f.observe, MetricsListen: f.mListen, MetricsPush: f.mPush}
 }
 
 // tiers returns the tiers the flags name beside the store.

@@ -203,3 +203,36 @@ func TestPrometheusSourceBadInput(t *testing.T) {
 		}
 	})
 }
+
+// TestMonitoringFlags: the flags reach the run, and bad values are exit 2
+// without a results directory.
+func TestMonitoringFlags(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--telemetry-source", "prometheus=http://127.0.0.1:9090", "--observe", "stor=job=\"x\""}, "did you mean store?"},
+		{[]string{"--metrics-listen", "nowhere"}, "--metrics-listen \"nowhere\": want HOST:PORT"},
+		{[]string{"--metrics-push", "ftp://x"}, "--metrics-push: want the http(s) URL"},
+	} {
+		code, _, errs := run(t, context.Background(), append([]string{"run", "ycsb", "--engine", "null", "--out", dir}, c.args...)...)
+		if code != ExitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, %s; want 2 and %q", c.args, code, errs, c.want)
+		}
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("%v: results directory created", c.args)
+		}
+	}
+	code, out, errs := run(t, context.Background(), "run", "ycsb", "--engine", "null", "--duration", "2s", "--rate", "200/s", "--out", dir, "--progress", "off",
+		"--metrics-listen", "127.0.0.1:0", "--telemetry-source", "prometheus=http://"+promtest.FreeAddr(t), "--observe", `store=job="db"`)
+	if code != 0 || !strings.Contains(errs, "live figures at http://127.0.0.1:") || !strings.Contains(errs, "does not answer") {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
+	}
+	if r := readRun(t, dir); r.Live == nil || r.Live.Listen == "" || len(r.Telemetry.Sources) != 1 {
+		t.Errorf("live %+v, sources %+v", r.Live, r.Telemetry.Sources)
+	}
+	if code, out, _ := run(t, context.Background(), "help", "run"); code != 0 || !strings.Contains(out, "Monitoring:\n  --telemetry-source") {
+		t.Errorf("help run:\n%s", out)
+	}
+}
