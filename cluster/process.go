@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/scalelab/scalelab/wait"
 )
 
 // Start launches a node process detached from scalelab (its own session,
@@ -148,23 +150,22 @@ func Listening(addr string) bool {
 }
 
 // WaitFor polls ready every interval until it returns true, ctx ends or a
-// node dies (dead returns true), and says which.
+// node dies (dead returns true), and says which. It is bounded by ctx's
+// deadline (`cluster up --timeout`), announced after a few seconds on the
+// output of wait.WithOutput, and at its deadline fails with a
+// *wait.TimeoutError.
 func WaitFor(ctx context.Context, what string, interval time.Duration, ready func() bool, dead func() bool) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
+	f := wait.For{What: what, Every: interval, Setting: "--timeout of cluster up",
+		Hint: "look at the nodes' logs (scalelab cluster status), or raise --timeout on a slow machine"}
+	return f.Poll(ctx, func(context.Context) (bool, string, error) {
 		if ready() {
-			return nil
+			return true, "", nil
 		}
 		if dead != nil && dead() {
-			return fmt.Errorf("waiting for %s: a node process exited (see its log)", what)
+			return false, "", errors.New("a node process exited (see its log)")
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
-		case <-t.C:
-		}
-	}
+		return false, "", nil
+	})
 }
 
 // NewSecret generates a random password, writes it to path with mode 0600

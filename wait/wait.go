@@ -129,7 +129,7 @@ func (f For) Poll(ctx context.Context, check Check) error {
 				if bounded() && ctx.Err() != nil {
 					return f.timeout(an.start, state, err)
 				}
-				return fmt.Errorf("%s: %w", f.What, err)
+				return fmt.Errorf("waiting for %s: %w", f.What, err)
 			}
 			last = r.err
 		} else {

@@ -119,7 +119,7 @@ func TestPollFailsAtOnceOnError(t *testing.T) {
 	boom := errors.New("permission denied")
 	f := For{What: "replica r1", Bound: time.Minute}
 	err := f.Poll(context.Background(), func(context.Context) (bool, string, error) { return false, "", boom })
-	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "replica r1") {
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "waiting for replica r1") {
 		t.Errorf("Poll = %v", err)
 	}
 	var te *TimeoutError

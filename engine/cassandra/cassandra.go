@@ -52,6 +52,7 @@ import (
 	"github.com/scalelab/scalelab/engine/netdial"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/setting"
+	"github.com/scalelab/scalelab/wait"
 )
 
 // Name is the engine's registry name.
@@ -68,6 +69,8 @@ const (
 	KeyKeyspace         = "cassandra.keyspace"
 	KeyUser             = "cassandra.user"
 	KeyConns            = "cassandra.conns"
+	KeyIndexWait        = "cassandra.index_wait"
+	KeySchemaWait       = "cassandra.schema_wait"
 )
 
 // PasswordEnv is the environment variable holding the password for
@@ -132,6 +135,10 @@ func (*Engine) Settings() []setting.Spec {
 			Description: "login role (PasswordAuthenticator); the password comes from $" + PasswordEnv + " or the cluster's 0600 secret file, never from a flag"},
 		{Key: KeyConns, Kind: setting.Int, Default: "2", Min: 1, Max: 64,
 			Description: "connections per node"},
+		{Key: KeyIndexWait, Kind: setting.Duration, Default: "5m", Min: 1, Max: 86400,
+			Description: "how long to wait for a storage-attached index to be built and queryable on every node before failing, naming the node"},
+		{Key: KeySchemaWait, Kind: setting.Duration, Default: "1m", Min: 1, Max: 3600,
+			Description: "how long to wait for every node to agree on the schema after a CREATE or DROP before failing"},
 	}
 }
 
@@ -153,6 +160,8 @@ type Options struct {
 	Keyspace         string
 	User             string
 	Conns            int
+	IndexWait        time.Duration // bound of the wait for an index on every node
+	SchemaWait       time.Duration // bound of the wait for schema agreement
 	// Translate maps the addresses the ring announces (host:port) to those
 	// the load generator must use instead (a --cluster's link proxies).
 	Translate map[string]string
@@ -180,6 +189,8 @@ func OptionsFrom(set *setting.Set) (Options, error) {
 		Keyspace:         get(KeyKeyspace).String(),
 		User:             get(KeyUser).String(),
 		Conns:            int(get(KeyConns).Int()),
+		IndexWait:        get(KeyIndexWait).Duration(),
+		SchemaWait:       get(KeySchemaWait).Duration(),
 	}, nil
 }
 
@@ -326,6 +337,11 @@ func Dial(ctx context.Context, hosts []string, opts Options, password string) (*
 	cc.RetryPolicy = nil // failures show in the results instead of being retried away
 	cc.ReconnectInterval = time.Second
 	cc.DefaultIdempotence = true
+	if opts.SchemaWait > 0 {
+		// the driver's own bound comes after AwaitSchema's, whose error
+		// names the setting
+		cc.MaxWaitSchemaAgreement = opts.SchemaWait + 10*time.Second
+	}
 	cc.Logger = gocql.NewLogger(gocql.LogLevelNone)
 	if len(opts.Translate) > 0 {
 		cc.AddressTranslator = gocql.AddressTranslatorFunc(func(addr net.IP, port int) (net.IP, int) {
@@ -545,7 +561,13 @@ func (c *Conn) Truncate(ctx context.Context, name string) error {
 
 // AwaitSchema waits until every node has the same schema version.
 func (c *Conn) AwaitSchema(ctx context.Context) error {
-	if err := c.s.AwaitSchemaAgreement(ctx); err != nil {
+	f := wait.For{What: "every node to agree on the schema of keyspace " + c.opts.Keyspace, Bound: c.opts.SchemaWait,
+		Setting: KeySchemaWait, Hint: "a node may be down or overloaded: scalelab cluster status, or raise " + KeySchemaWait}
+	if err := f.Do(ctx, c.s.AwaitSchemaAgreement); err != nil {
+		var te *wait.TimeoutError
+		if errors.As(err, &te) {
+			return err
+		}
 		return fmt.Errorf("await schema agreement: %w", c.Classify(ctx, err))
 	}
 	return nil

@@ -3,10 +3,13 @@ package cassandra
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/scalelab/scalelab/wait"
 )
 
 // IndexName is the name CreateIndex gives the index of table.column.
@@ -44,20 +47,40 @@ func (c *Conn) DropIndex(ctx context.Context, table, column string) error {
 // HostIDs returns the host ids of the ring's nodes (system.local and
 // system.peers of the node that answers).
 func (c *Conn) HostIDs(ctx context.Context) ([]string, error) {
-	var ids []string
+	hs, err := c.ringHosts(ctx)
+	ids := make([]string, len(hs))
+	for i, h := range hs {
+		ids[i] = h.id
+	}
+	return ids, err
+}
+
+// host is a node of the ring: its host id and its address, for messages.
+type host struct{ id, addr string }
+
+func (c *Conn) ringHosts(ctx context.Context) ([]host, error) {
+	var hs []host
 	var id gocql.UUID
-	if err := c.s.Query("SELECT host_id FROM system.local").Consistency(gocql.One).ScanContext(ctx, &id); err != nil {
+	var addr net.IP
+	if err := c.s.Query("SELECT host_id, broadcast_address FROM system.local").Consistency(gocql.One).ScanContext(ctx, &id, &addr); err != nil {
 		return nil, fmt.Errorf("read system.local: %w", c.Classify(ctx, err))
 	}
-	ids = append(ids, id.String())
-	iter := c.s.Query("SELECT host_id FROM system.peers").Consistency(gocql.One).IterContext(ctx)
-	for iter.Scan(&id) {
-		ids = append(ids, id.String())
+	hs = append(hs, host{id.String(), addr.String()})
+	iter := c.s.Query("SELECT host_id, peer FROM system.peers").Consistency(gocql.One).IterContext(ctx)
+	for iter.Scan(&id, &addr) {
+		hs = append(hs, host{id.String(), addr.String()})
 	}
 	if err := iter.Close(); err != nil {
 		return nil, fmt.Errorf("read system.peers: %w", c.Classify(ctx, err))
 	}
-	return ids, nil
+	return hs, nil
+}
+
+// indexWait is the wait for index name on node h: bounded by
+// cassandra.index_wait, announced, naming the node.
+func (c *Conn) indexWait(what string, h host) wait.For {
+	return wait.For{What: fmt.Sprintf("%s on node %s (host id %s)", what, h.addr, h.id), Bound: c.opts.IndexWait, Setting: KeyIndexWait,
+		Hint: fmt.Sprintf("see that node's log and nodetool status; a node short of memory or disk builds slowly: raise %s, or run with logs.indexes=off (query tables instead of indexes)", KeyIndexWait)}
 }
 
 // probeValue is a value of a column's CQL type, and whether to match it
@@ -113,25 +136,25 @@ func (c *Conn) probeIndex(ctx context.Context, table, column string) error {
 		op = "CONTAINS"
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s WHERE %s %s ? LIMIT 1", column, c.Table(table), column, op)
-	ids, err := c.HostIDs(ctx)
+	hs, err := c.ringHosts(ctx)
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
-		for {
-			iter := c.s.Query(q, v).Consistency(gocql.All).SetHostID(id).IterContext(ctx)
-			err := iter.Close()
-			if err == nil {
-				break
+	for _, h := range hs {
+		f := c.indexWait(fmt.Sprintf("the index on %s.%s to answer queries", table, column), h)
+		f.Every = 200 * time.Millisecond
+		err := f.Poll(ctx, func(ctx context.Context) (bool, string, error) {
+			err := c.s.Query(q, v).Consistency(gocql.All).SetHostID(h.id).IterContext(ctx).Close()
+			switch {
+			case err == nil:
+				return true, "", nil
+			case strings.Contains(err.Error(), "INDEX_NOT_AVAILABLE"):
+				return false, "index not available at this coordinator yet", nil
 			}
-			if !strings.Contains(err.Error(), "INDEX_NOT_AVAILABLE") {
-				return fmt.Errorf("index on %s.%s via node %s: %w", table, column, id, c.Classify(ctx, err))
-			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("index on %s.%s via node %s: not available: %w", table, column, id, ctx.Err())
-			case <-time.After(200 * time.Millisecond):
-			}
+			return false, "", c.Classify(ctx, err)
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -140,26 +163,31 @@ func (c *Conn) probeIndex(ctx context.Context, table, column string) error {
 // awaitIndex polls every node's system_views.sai_column_indexes until the
 // index is queryable and not building there.
 func (c *Conn) awaitIndex(ctx context.Context, name string) error {
-	ids, err := c.HostIDs(ctx)
+	hs, err := c.ringHosts(ctx)
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
-		for {
+	for _, h := range hs {
+		f := c.indexWait("index "+name, h)
+		f.Every = 100 * time.Millisecond
+		err := f.Poll(ctx, func(ctx context.Context) (bool, string, error) {
 			var queryable, building bool
 			err := c.s.Query("SELECT is_queryable, is_building FROM system_views.sai_column_indexes WHERE keyspace_name = ? AND index_name = ?",
-				c.opts.Keyspace, name).Consistency(gocql.One).SetHostID(id).ScanContext(ctx, &queryable, &building)
-			if err == nil && queryable && !building {
-				break
+				c.opts.Keyspace, name).Consistency(gocql.One).SetHostID(h.id).ScanContext(ctx, &queryable, &building)
+			switch {
+			case err == gocql.ErrNotFound:
+				return false, "not yet known to the node", nil
+			case err != nil:
+				return false, "", c.Classify(ctx, err)
+			case building:
+				return false, "building", nil
+			case !queryable:
+				return false, "built, not queryable", nil
 			}
-			if err != nil && err != gocql.ErrNotFound {
-				return fmt.Errorf("index %s on node %s: %w", name, id, c.Classify(ctx, err))
-			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("index %s on node %s: not queryable: %w", name, id, ctx.Err())
-			case <-time.After(100 * time.Millisecond):
-			}
+			return true, "", nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
