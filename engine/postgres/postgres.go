@@ -27,6 +27,7 @@ import (
 	"github.com/scalelab/scalelab/engine/netdial"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/setting"
+	"github.com/scalelab/scalelab/wait"
 )
 
 // Name is the engine's registry name.
@@ -45,6 +46,7 @@ const (
 	KeyTLSCAFile         = "postgres.tls_ca_file"
 	KeyPasswordFile      = "postgres.password_file"
 	KeyConnectTimeout    = "postgres.connect_timeout"
+	KeyReplicaWait       = "postgres.replica_wait"
 )
 
 // PasswordEnv is the environment variable holding the password, as libpq
@@ -94,6 +96,8 @@ func (*Engine) Settings() []setting.Spec {
 			Description: "file holding the password (mode 0600); without it, PGPASSWORD or the --cluster's secret file"},
 		{Key: KeyConnectTimeout, Kind: setting.Duration, Default: "10s", Min: 0.001, Max: 3600,
 			Description: "how long to wait for a new connection"},
+		{Key: KeyReplicaWait, Kind: setting.Duration, Default: "2m", Min: 0.001, Max: 86400,
+			Description: "how long to wait for a replica to replay the primary's writes (before checks that read replicas) before failing, naming the replica"},
 	}
 }
 
@@ -110,6 +114,7 @@ type Options struct {
 	TLSCAFile         string
 	PasswordFile      string
 	ConnectTimeout    time.Duration
+	ReplicaWait       time.Duration // bound of WaitReplicas per replica
 }
 
 // DefaultPoolSize is the pool size used when postgres.pool_size is 0.
@@ -130,6 +135,7 @@ func OptionsFrom(set *setting.Set) Options {
 		TLSCAFile:         get(KeyTLSCAFile).String(),
 		PasswordFile:      get(KeyPasswordFile).String(),
 		ConnectTimeout:    get(KeyConnectTimeout).Duration(),
+		ReplicaWait:       get(KeyReplicaWait).Duration(),
 	}
 	if o.PoolSize <= 0 {
 		o.PoolSize = DefaultPoolSize()
@@ -447,21 +453,24 @@ func (c *Conn) WaitReplicas(ctx context.Context) error {
 		return fmt.Errorf("primary WAL position: %w", Classify(ctx, err))
 	}
 	for i, r := range c.replicas {
-		for {
+		f := wait.For{What: fmt.Sprintf("replica %s to replay the primary's WAL up to %s", c.opts.Replicas[i], lsn),
+			Bound: c.opts.ReplicaWait, Setting: KeyReplicaWait, Every: 20 * time.Millisecond,
+			Hint: "the replica may have stopped streaming (scalelab cluster status, its log): restart it, or raise " + KeyReplicaWait}
+		err := f.Poll(ctx, func(ctx context.Context) (bool, string, error) {
 			var caught bool
+			var at *string
 			// NULL: not in recovery (not a replica at all), nothing to wait for.
-			err := r.QueryRow(ctx, "SELECT COALESCE(pg_last_wal_replay_lsn() >= $1::pg_lsn, true)", lsn).Scan(&caught)
+			err := r.QueryRow(ctx, "SELECT COALESCE(pg_last_wal_replay_lsn() >= $1::pg_lsn, true), pg_last_wal_replay_lsn()::text", lsn).Scan(&caught, &at)
 			if err != nil {
-				return fmt.Errorf("replica %s WAL position: %w", c.opts.Replicas[i], Classify(ctx, err))
+				return false, "", fmt.Errorf("WAL position: %w", Classify(ctx, err))
 			}
-			if caught {
-				break
+			if at != nil {
+				return caught, "replayed up to " + *at, nil
 			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("waiting for replica %s to replay up to %s: %w", c.opts.Replicas[i], lsn, ctx.Err())
-			case <-time.After(20 * time.Millisecond):
-			}
+			return caught, "", nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil

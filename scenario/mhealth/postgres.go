@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -183,28 +182,6 @@ func (s *pgStore) markDone(ctx context.Context, patient int64, week int, kind by
 
 // settle waits until the replicas have replayed everything the primary
 // wrote, so the check reads what was acknowledged.
-func (s *pgStore) settle(ctx context.Context) error {
-	var lsn string
-	if err := s.c.Primary().QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&lsn); err != nil {
-		return pgNotFound(err)
-	}
-	for _, r := range s.c.Replicas() {
-		for {
-			var caught bool
-			if err := r.QueryRow(ctx, `SELECT COALESCE(pg_last_wal_replay_lsn() >= $1::pg_lsn, true)`, lsn).Scan(&caught); err != nil {
-				return pgNotFound(err)
-			}
-			if caught {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	}
-	return nil
-}
+func (s *pgStore) settle(ctx context.Context) error { return s.c.WaitReplicas(ctx) }
 
 func (s *pgStore) close() error { return nil }
