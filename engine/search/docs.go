@@ -13,6 +13,7 @@ import (
 
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/metrics"
+	"github.com/scalelab/scalelab/wait"
 )
 
 // IndexName returns the index of user's documents under base, after the
@@ -111,17 +112,34 @@ func (c *Conn) waitActive(ctx context.Context, index string) error {
 		status = "green"
 	}
 	var h struct {
-		Status   string `json:"status"`
-		TimedOut bool   `json:"timed_out"`
+		Status       string `json:"status"`
+		TimedOut     bool   `json:"timed_out"`
+		Initializing int    `json:"initializing_shards"`
+		Relocating   int    `json:"relocating_shards"`
+		Unassigned   int    `json:"unassigned_shards"`
 	}
-	q := "wait_for_status=" + status + "&wait_for_no_initializing_shards=true&wait_for_no_relocating_shards=true&timeout=120s"
-	if err := c.call(ctx, http.MethodGet, "/_cluster/health/"+url.PathEscape(index), q, nil, &h); err != nil {
-		return fmt.Errorf("wait for index %s: %w", index, err)
-	}
-	if h.TimedOut {
-		return fmt.Errorf("wait for index %s: not %s after 120 s (status %s)", index, status, h.Status)
-	}
-	return nil
+	key := c.engine + "." + SetIndexWait
+	f := wait.For{What: fmt.Sprintf("index %s to be %s", index, status), Bound: c.opts.IndexWait, Setting: key, Every: 100 * time.Millisecond,
+		Hint: fmt.Sprintf("a node may be down or out of disk (GET _cluster/allocation/explain says why shards are unassigned), or raise %s", key)}
+	// each request waits up to 1 s on the server, so the wait ends soon
+	// after its state changes
+	q := "wait_for_status=" + status + "&wait_for_no_initializing_shards=true&wait_for_no_relocating_shards=true&timeout=1s"
+	return f.Poll(ctx, func(ctx context.Context) (bool, string, error) {
+		path := "/_cluster/health/" + url.PathEscape(index)
+		code, data, err := c.Do(ctx, http.MethodGet, path, q, nil)
+		if err != nil {
+			return false, "", err
+		}
+		// 408: the health request's own timeout passed, its body says how far
+		if code >= 300 && code != http.StatusRequestTimeout {
+			return false, "", newHTTPError(http.MethodGet, path, code, data)
+		}
+		if err := json.Unmarshal(data, &h); err != nil {
+			return false, "", fmt.Errorf("decode health: %w", err)
+		}
+		state := fmt.Sprintf("%s, %d initializing, %d relocating, %d unassigned shards", h.Status, h.Initializing, h.Relocating, h.Unassigned)
+		return !h.TimedOut, state, nil
+	})
 }
 
 // EnsureIndex creates index as CreateIndex does unless it exists.

@@ -46,6 +46,7 @@ const (
 	SetTimeout     = "timeout"
 	SetUser        = "user"
 	SetIndexPrefix = "index_prefix"
+	SetIndexWait   = "index_wait"
 )
 
 // Routing and layout values.
@@ -114,6 +115,8 @@ func (e *Engine) Settings() []setting.Spec {
 			Description: "prefix of every index a scenario creates (lower case), so that several runs can share a cluster"},
 		{Key: k(SetUser), Kind: setting.String, Default: "",
 			Description: "HTTP basic-auth user; the password comes from $SCALELAB_" + strings.ToUpper(e.name) + "_PASSWORD or the cluster's 0600 secret file, never from a flag"},
+		{Key: k(SetIndexWait), Kind: setting.Duration, Default: "2m", Min: 1, Max: 86400,
+			Description: "how long to wait for a new index to have all its shard copies (health green, or yellow when replicas cannot be placed) before failing"},
 	}
 }
 
@@ -171,6 +174,7 @@ type Options struct {
 	Timeout     time.Duration
 	User        string
 	IndexPrefix string
+	IndexWait   time.Duration // bound of the wait for a new index's shards
 }
 
 // OptionsFrom reads an engine's settings from set; missing keys take their
@@ -199,6 +203,7 @@ func (e *Engine) OptionsFrom(set *setting.Set) (Options, error) {
 		Timeout:     get(SetTimeout).Duration(),
 		User:        get(SetUser).String(),
 		IndexPrefix: get(SetIndexPrefix).String(),
+		IndexWait:   get(SetIndexWait).Duration(),
 	}, nil
 }
 

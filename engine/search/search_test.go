@@ -18,6 +18,7 @@ import (
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/setting"
+	"github.com/scalelab/scalelab/wait"
 )
 
 func TestRegistered(t *testing.T) {
@@ -91,7 +92,7 @@ func TestSettingErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Options{Shards: 6, Replicas: 0, Refresh: Refresh{Policy: "interval:30s", Interval: "30s"}, Routing: RoutingUser,
-		Layout: LayoutPerUser, ForceMerge: true, BulkSize: 1000, Timeout: 30 * time.Second, IndexPrefix: "run1-"}
+		Layout: LayoutPerUser, ForceMerge: true, BulkSize: 1000, Timeout: 30 * time.Second, IndexPrefix: "run1-", IndexWait: 2 * time.Minute}
 	if !reflect.DeepEqual(o, want) {
 		t.Errorf("options %+v, want %+v", o, want)
 	}
@@ -516,3 +517,56 @@ func TestJDKErrors(t *testing.T) {
 		t.Errorf("launcher outside a java/ directory: %v", err)
 	}
 }
+
+// TestIndexWaitBounded creates an index whose shards never become active:
+// the wait announces the shards' state and fails at opensearch.index_wait.
+func TestIndexWaitBounded(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, "opensearch", func(w http.ResponseWriter, r *http.Request) bool {
+		switch {
+		case r.URL.Path == "/stuck" && r.Method == http.MethodPut:
+			fmt.Fprint(w, `{"acknowledged":true}`)
+		case r.URL.Path == "/_cluster/health/stuck":
+			w.WriteHeader(http.StatusRequestTimeout)
+			fmt.Fprint(w, `{"status":"red","timed_out":true,"initializing_shards":1,"unassigned_shards":1}`)
+		default:
+			return false
+		}
+		return true
+	})
+	c, err := open(t, OpenSearch, f.URL, "opensearch.index_wait=6s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	var mu sync.Mutex
+	ctx := wait.WithOutput(context.Background(), writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return out.Write(p)
+	}))
+	start := time.Now()
+	err = c.CreateIndex(ctx, "stuck", nil, nil)
+	var te *wait.TimeoutError
+	if !errors.As(err, &te) {
+		t.Fatalf("CreateIndex = %v, want a bounded wait's error", err)
+	}
+	if took := time.Since(start); took < 6*time.Second || took > 30*time.Second {
+		t.Errorf("took %s with a bound of 6s", took)
+	}
+	for _, want := range []string{"index stuck to be yellow: not ready after", "red, 1 initializing, 0 relocating, 1 unassigned shards", "opensearch.index_wait (6s)", "allocation/explain"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if o := out.String(); !strings.HasPrefix(o, "waiting for index stuck to be yellow: red, 1 initializing, 0 relocating, 1 unassigned shards, ") ||
+		!strings.Contains(o, " s (up to 6s, opensearch.index_wait)\n") {
+		t.Errorf("no announcement: %q", out.String())
+	}
+}
+
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
