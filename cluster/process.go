@@ -155,16 +155,21 @@ func Listening(addr string) bool {
 // output of wait.WithOutput, and at its deadline fails with a
 // *wait.TimeoutError.
 func WaitFor(ctx context.Context, what string, interval time.Duration, ready func() bool, dead func() bool) error {
+	return waitFor(ctx, what, interval, func() (bool, string) { return ready(), "" }, dead)
+}
+
+func waitFor(ctx context.Context, what string, interval time.Duration, check func() (bool, string), dead func() bool) error {
 	f := wait.For{What: what, Every: interval, Setting: "--timeout of cluster up",
 		Hint: "look at the nodes' logs (scalelab cluster status), or raise --timeout on a slow machine"}
 	return f.Poll(ctx, func(context.Context) (bool, string, error) {
-		if ready() {
+		ok, state := check()
+		if ok {
 			return true, "", nil
 		}
 		if dead != nil && dead() {
-			return false, "", errors.New("a node process exited (see its log)")
+			return false, state, errors.New("a node process exited (see its log)")
 		}
-		return false, "", nil
+		return false, state, nil
 	})
 }
 
@@ -202,6 +207,12 @@ func ReadSecret(path string) (string, error) {
 // when a node process of st exits meanwhile it fails at once, with the
 // last lines of that node's log.
 func WaitNodes(ctx context.Context, st *State, what string, interval time.Duration, ready func() bool) error {
+	return WaitNodesState(ctx, st, what, interval, func() (bool, string) { return ready(), "" })
+}
+
+// WaitNodesState is WaitNodes with a check that also says how far the
+// cluster is ("2 of 3 nodes up"), shown in the wait's messages and error.
+func WaitNodesState(ctx context.Context, st *State, what string, interval time.Duration, check func() (bool, string)) error {
 	dead := ""
 	isDead := func() bool {
 		for _, n := range st.Nodes {
@@ -212,7 +223,7 @@ func WaitNodes(ctx context.Context, st *State, what string, interval time.Durati
 		}
 		return false
 	}
-	err := WaitFor(ctx, what, interval, ready, isDead)
+	err := waitFor(ctx, what, interval, check, isDead)
 	if err != nil && dead != "" {
 		for _, n := range st.Nodes {
 			if n.Name == dead {

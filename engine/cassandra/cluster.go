@@ -236,7 +236,7 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 			return err
 		}
 	}
-	if err := waitUntil(ctx, st, fmt.Sprintf("%d nodes up and normal", nodes), func() bool { return ringReady(ctx, st, nodes) }); err != nil {
+	if err := cluster.WaitNodesState(ctx, st, fmt.Sprintf("%d nodes up and normal", nodes), 500*time.Millisecond, func() (bool, string) { return ringReady(ctx, st, nodes) }); err != nil {
 		return err
 	}
 	v, err := setupAuth(ctx, st, nodes)
@@ -295,24 +295,24 @@ func gossip(ctx context.Context, s *gocql.Session) (map[string]gossipState, erro
 
 // ringReady reports whether every node answers CQL (with the default
 // superuser while the ring is new) and knows every node as NORMAL.
-func ringReady(ctx context.Context, st *cluster.State, nodes int) bool {
+func ringReady(ctx context.Context, st *cluster.State, nodes int) (bool, string) {
 	if len(st.Nodes) != nodes {
-		return false
+		return false, fmt.Sprintf("%d of %d nodes started", len(st.Nodes), nodes)
 	}
 	for _, n := range st.Nodes {
 		if !cluster.Listening(net.JoinHostPort(n.Host, strconv.Itoa(n.Port))) {
-			return false
+			return false, n.Name + " not yet listening for CQL"
 		}
 	}
 	for _, n := range st.Nodes {
 		s, err := nodeSession(n, "cassandra", "cassandra", 5*time.Second)
 		if err != nil {
-			return false
+			return false, n.Name + " refuses a session"
 		}
 		g, err := gossip(ctx, s)
 		s.Close()
 		if err != nil {
-			return false
+			return false, n.Name + " does not answer about gossip"
 		}
 		normal := 0
 		for _, m := range st.Nodes {
@@ -321,10 +321,10 @@ func ringReady(ctx context.Context, st *cluster.State, nodes int) bool {
 			}
 		}
 		if normal != nodes {
-			return false
+			return false, fmt.Sprintf("%s sees %d of %d nodes normal", n.Name, normal, nodes)
 		}
 	}
-	return true
+	return true, ""
 }
 
 // setupAuth replicates system_auth to every node, creates the scalelab

@@ -333,20 +333,25 @@ type health struct {
 // waitGreen waits until a node reports the cluster green with every node,
 // failing early when a node process dies (quoting its log's last lines).
 func waitGreen(ctx context.Context, st *cluster.State, nodes int) error {
-	ready := func() bool {
+	check := func() (bool, string) {
+		state := "no node answers"
 		for _, n := range st.Nodes {
 			status, body, err := httpGet(ctx, n, "/_cluster/health?wait_for_status=green&timeout=1s", 5*time.Second)
-			if err != nil || status != http.StatusOK {
+			if err != nil || (status != http.StatusOK && status != http.StatusRequestTimeout) {
 				continue
 			}
 			var h health
-			if json.Unmarshal(body, &h) == nil && h.Status == "green" && h.NumberOfNodes == nodes {
-				return true
+			if json.Unmarshal(body, &h) != nil {
+				continue
 			}
+			if h.Status == "green" && h.NumberOfNodes == nodes {
+				return true, ""
+			}
+			state = fmt.Sprintf("%s, %d of %d nodes joined", h.Status, h.NumberOfNodes, nodes)
 		}
-		return false
+		return false, state
 	}
-	return cluster.WaitNodes(ctx, st, fmt.Sprintf("%d nodes and status green", nodes), time.Second, ready)
+	return cluster.WaitNodesState(ctx, st, fmt.Sprintf("%d nodes and status green", nodes), time.Second, check)
 }
 
 func serverVersion(ctx context.Context, n cluster.Node) (string, error) {
