@@ -25,6 +25,7 @@ import (
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/setting"
 	"github.com/scalelab/scalelab/slo"
+	"github.com/scalelab/scalelab/wait"
 )
 
 // Plan is a validated run: everything resolved before anything starts.
@@ -292,6 +293,7 @@ func (p *Plan) Execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 
 func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writer) (*results.Run, error) {
 	f := p.flags
+	ctx = wait.WithOutput(ctx, stderr) // the engines' waits (indexes, replicas) announce themselves there
 	if p.autoDir {
 		dir, err := results.CreateUnique(p.dir)
 		if err != nil {
