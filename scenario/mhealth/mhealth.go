@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/scalelab/scalelab/app"
 	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/httpload"
@@ -186,6 +187,11 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 		if err != nil {
 			st.close()
 			return nil, fmt.Errorf("%w: %s: %v", setting.ErrBadValue, KeyApp, err)
+		}
+		// checked before the load, as an engine is when it connects
+		if err := httpload.Reachable(ctx, base, app.HealthPath, 10*time.Second); err != nil {
+			st.close()
+			return nil, fmt.Errorf("%s %s (--app): %w; start the backend first (scalelab serve mhealth, or scalelab cluster up app) or fix the URL", KeyApp, base, err)
 		}
 		w.http = newHTTPStore(st, base, 30*time.Second)
 		w.st = w.http

@@ -281,6 +281,13 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 	if env.ReadBackOnly {
 		return w, nil
 	}
+	if cfg.app != "" {
+		// checked before the load, as an engine is when it connects
+		if err := httpload.Reachable(ctx, cfg.app, app.HealthPath, 10*time.Second); err != nil {
+			d.close()
+			return nil, fmt.Errorf("%s %s (--app): %w; start the site first (scalelab serve records, or scalelab cluster up app) or fix the URL", KeyApp, cfg.app, err)
+		}
+	}
 	if t, ok := env.Tier(scenario.RoleCache); ok && cfg.app != "" {
 		// the app servers cache in it; their responses say what it did
 		w.cacheMode, w.cacheEngine = cache.Shared, t.Engine
