@@ -68,7 +68,7 @@ func (*Engine) Name() string { return Name }
 
 // Description is one line for `scalelab list`.
 func (*Engine) Description() string {
-	return "Redis server through a go-redis pool, records as hashes with a sorted set of keys; target: redis://[:password@]host:port[/db] (or the password from REDISCLI_AUTH or redis.password_file), or --cluster NAME"
+	return "Redis server through a go-redis pool, records as hashes with a sorted set of keys; target: redis://[user@]host:port[/db] (the password from REDISCLI_AUTH or redis.password_file, never in the target), or --cluster NAME"
 }
 
 // HasRecords reports true: the engine's connections implement
@@ -136,7 +136,7 @@ var ErrConfig = fmt.Errorf("redis: %w", engine.ErrConfig)
 type Target struct {
 	Addr     string // host:port
 	Username string // an ACL user; "" is the default user
-	Password string // from the URL; "" when it has none
+	Password string // set by Open from a file or the environment; a target never holds one
 	DB       int
 }
 
@@ -149,11 +149,12 @@ func (t Target) Redacted() string {
 	return u.String()
 }
 
-// ParseTarget parses redis://[user[:password]@]host[:port][/db] or
-// host:port. Its errors never quote the target (it may hold a password).
+// ParseTarget parses redis://[user@]host[:port][/db] or host:port. A
+// target holding a password is refused (the password comes from
+// REDISCLI_AUTH or redis.password_file); its errors never quote the target.
 func ParseTarget(target string) (Target, error) {
 	if target == "" {
-		return Target{}, fmt.Errorf("%w: no server given: use --target redis://host:port[/db] (password in REDISCLI_AUTH, redis.password_file or the URL) or --cluster NAME (see `scalelab cluster up redis`)", ErrConfig)
+		return Target{}, fmt.Errorf("%w: no server given: use --target redis://host:port[/db] (password in REDISCLI_AUTH or redis.password_file) or --cluster NAME (see `scalelab cluster up redis`)", ErrConfig)
 	}
 	if !strings.Contains(target, "://") {
 		if _, _, err := net.SplitHostPort(target); err != nil {
@@ -182,8 +183,10 @@ func ParseTarget(target string) (Target, error) {
 		return Target{}, fmt.Errorf("%w: target: bad port", ErrConfig)
 	}
 	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			return Target{}, fmt.Errorf("%w: the target holds a password; give it in %s or a 0600 file named by %s instead, so that it never shows in the process list, shell history or results", ErrConfig, PasswordEnv, KeyPasswordFile)
+		}
 		t.Username = u.User.Username()
-		t.Password, _ = u.User.Password()
 	}
 	if db := strings.Trim(u.Path, "/"); db != "" {
 		n, err := strconv.Atoi(db)
@@ -202,8 +205,8 @@ func (*Engine) CheckTarget(target string) error {
 }
 
 // Open connects to cfg.Target or the --cluster's server. The password is
-// the target's, else the file redis.password_file names, else the
-// cluster's secret file, else REDISCLI_AUTH. Connection failures wrap
+// the file redis.password_file names, else the cluster's secret file, else
+// REDISCLI_AUTH; a target holding one is refused. Connection failures wrap
 // engine.ErrUnreachable.
 func (*Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, error) {
 	o := OptionsFrom(cfg.Settings)
@@ -215,9 +218,7 @@ func (*Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, error)
 	if err != nil {
 		return nil, err
 	}
-	if t.Password == "" {
-		t.Password = password
-	}
+	t.Password = password
 	return Connect(ctx, t, o)
 }
 

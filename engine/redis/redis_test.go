@@ -50,8 +50,7 @@ func TestParseTarget(t *testing.T) {
 		want   redis.Target
 	}{
 		{"redis://127.0.0.1:7000/2", redis.Target{Addr: "127.0.0.1:7000", DB: 2}},
-		{"redis://:s3cr3t@127.0.0.1:7000/0", redis.Target{Addr: "127.0.0.1:7000", Password: "s3cr3t"}},
-		{"redis://app:s3cr3t@db.example", redis.Target{Addr: "db.example:6379", Username: "app", Password: "s3cr3t"}},
+		{"redis://app@db.example", redis.Target{Addr: "db.example:6379", Username: "app"}},
 		{"127.0.0.1:7001", redis.Target{Addr: "127.0.0.1:7001"}},
 	} {
 		got, err := redis.ParseTarget(tc.target)
@@ -62,8 +61,17 @@ func TestParseTarget(t *testing.T) {
 			t.Errorf("Redacted() of %q shows the password: %s", tc.target, got.Redacted())
 		}
 	}
-	if got, _ := redis.ParseTarget("redis://app:s3cr3t@h:1/3"); got.Redacted() != "redis://app@h:1/3" {
+	if got, _ := redis.ParseTarget("redis://app@h:1/3"); got.Redacted() != "redis://app@h:1/3" {
 		t.Errorf("Redacted() = %s", got.Redacted())
+	}
+	// a password in the target is refused, as postgres and mongodb targets
+	// are, without being shown
+	for _, pw := range []string{"redis://:s3cr3t@127.0.0.1:7000/0", "redis://app:s3cr3t@db.example"} {
+		err := (&redis.Engine{}).CheckTarget(pw)
+		if !errors.Is(err, engine.ErrConfig) || !strings.Contains(err.Error(), "holds a password") ||
+			!strings.Contains(err.Error(), redis.PasswordEnv) || strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("CheckTarget(%q) = %v", pw, err)
+		}
 	}
 	for _, bad := range []string{"", "redis://:s3cr3t@h:99999/0", "rediss://:s3cr3t@h:1", "http://:s3cr3t@h:1", "redis://:s3cr3t@h:1/db",
 		"redis://:s3cr3t@h:1/0?pool_size=3", "redis://:s3cr3t@:1", "nohost", "redis://:s3cr3t@h:1:2/0 %zz"} {
@@ -290,8 +298,9 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-// TestPasswordSources: the password from the target URL or from a 0600
-// file; Info shows neither, and a file others can read is refused.
+// TestPasswordSources: the password from the environment or from a 0600
+// file; Info shows neither, a target holding one and a file others can
+// read are refused.
 func TestPasswordSources(t *testing.T) {
 	ctx := context.Background()
 	st := redistest.Server(t)
@@ -301,9 +310,14 @@ func TestPasswordSources(t *testing.T) {
 	}
 	e := &redis.Engine{}
 	set := enginetest.Settings(t, redis.Name, nil)
-	c, err := e.Open(ctx, engine.Config{Target: "redis://:" + pw + "@" + st.Nodes[0].ClientAddress() + "/1", Settings: set})
-	if err != nil {
+	_, err = e.Open(ctx, engine.Config{Target: "redis://:" + pw + "@" + st.Nodes[0].ClientAddress() + "/1", Settings: set})
+	if !errors.Is(err, engine.ErrConfig) || strings.Contains(err.Error(), pw) {
 		t.Fatalf("password in the target: %v", err)
+	}
+	t.Setenv(redis.PasswordEnv, pw)
+	c, err := e.Open(ctx, engine.Config{Target: "redis://" + st.Nodes[0].ClientAddress() + "/1", Settings: set})
+	if err != nil {
+		t.Fatalf("password in %s: %v", redis.PasswordEnv, err)
 	}
 	info, err := c.Info(ctx)
 	c.Close()

@@ -102,6 +102,8 @@ func TestBadTargetExit2(t *testing.T) {
 		{[]string{"run", "logs", "--engine", "opensearch", "--target", "http://u:hunter2secret@127.0.0.1:9200"}, "no credentials", "hunter2secret"},
 		{[]string{"run", "ycsb", "--engine", "cassandra", "--target", "u:hunter2secret@127.0.0.1:9042"}, "no credentials", "hunter2secret"},
 		{[]string{"run", "ycsb", "--engine", "sqlite", "--target", "file:x.db"}, "not a file: URI", ""},
+		{[]string{"run", "ycsb", "--engine", "redis", "--target", "redis://:hunter2secret@127.0.0.1:6379/0"}, "holds a password", "hunter2secret"},
+		{[]string{"run", "social", "--cache", "redis", "--cache-target", "redis://app:hunter2secret@127.0.0.1:6379"}, "holds a password", "hunter2secret"},
 	} {
 		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
 		code, stdout, stderr := run(t, context.Background(), append(tc.args, "--duration", "1s", "--out", dir)...)

@@ -134,20 +134,31 @@ func TestRedisCluster(t *testing.T) {
 	noSecret(t, dir, pw)
 	checkHitRate(t, ctx, redis.Name, "r1")
 
-	// a target that carries the password works and is redacted; a wrong
-	// password is refused without being shown
+	// a target that carries the password is refused without being shown
+	// and without a results directory; the password from REDISCLI_AUTH
+	// works; a wrong one is refused without being shown
 	dir = filepath.Join(t.TempDir(), "target")
 	addr := st.Nodes[0].ClientAddress()
 	code, out, errs = run(t, ctx, "run", "social", "--engine", "redis", "--target", "redis://:"+pw+"@"+addr+"/3",
 		"--set", "social.users=300", "--ops", "500", "--out", dir, "--progress", "off")
-	if code != 0 || strings.Contains(out+errs, pw) {
+	if code != ExitUsage || !strings.Contains(errs, "holds a password") || !strings.Contains(errs, redis.PasswordEnv) || strings.Contains(out+errs, pw) {
 		t.Fatalf("password in the target: %d %s %s", code, out, errs)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("a refused target left %s: %v", dir, err)
+	}
+	t.Setenv(redis.PasswordEnv, pw)
+	code, out, errs = run(t, ctx, "run", "social", "--engine", "redis", "--target", "redis://"+addr+"/3",
+		"--set", "social.users=300", "--ops", "500", "--out", dir, "--progress", "off")
+	if code != 0 || strings.Contains(out+errs, pw) {
+		t.Fatalf("password in %s: %d %s %s", redis.PasswordEnv, code, out, errs)
 	}
 	if r = readRun(t, dir); r.Server.Target != "redis://"+addr+"/3" {
 		t.Fatalf("target %s", r.Server.Target)
 	}
 	noSecret(t, dir, pw)
-	code, out, errs = run(t, ctx, "run", "ycsb", "--engine", "redis", "--target", "redis://:not-the-password@"+addr,
+	t.Setenv(redis.PasswordEnv, "not-the-password")
+	code, out, errs = run(t, ctx, "run", "ycsb", "--engine", "redis", "--target", "redis://"+addr,
 		"--duration", "1s", "--out", filepath.Join(t.TempDir(), "bad"), "--progress", "off")
 	if code != ExitUnfinished || !strings.Contains(errs, "WRONGPASS") || strings.Contains(out+errs, "not-the-password") {
 		t.Fatalf("wrong password: %d %s %s", code, out, errs)
