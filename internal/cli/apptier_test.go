@@ -36,6 +36,11 @@ func TestAppTierBehindHAProxy(t *testing.T) {
 		t.Fatalf("cluster up app: %d %s %s", code, out, errs)
 	}
 	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "web") })
+	// the store cannot go while the app cluster uses it
+	if code, out, errs := run(t, ctx, "cluster", "down", "pgapp"); code != ExitUsage || !strings.Contains(errs, "app cluster web (its store)") ||
+		!strings.Contains(errs, "--force") || strings.Contains(out, "stopped") {
+		t.Errorf("cluster down of the store under an app cluster: %d %s %s", code, out, errs)
+	}
 	if !strings.Contains(out, "2 servers of records behind HAProxy") || !strings.Contains(out, "store: cluster pgapp (postgres)") {
 		t.Errorf("cluster up app says:\n%s", out)
 	}

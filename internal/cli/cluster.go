@@ -332,28 +332,38 @@ func clusterStatus(ctx context.Context, pos []string, asJSONFlag bool, stdout io
 
 // clusterDownCmd is `scalelab cluster down`.
 func clusterDownCmd() *cobra.Command {
-	var keep bool
+	var keep, force bool
 	var grace time.Duration
 	c := &cobra.Command{
-		Use:               "down NAME",
-		Short:             "stop a cluster and remove its data (--keep keeps it)",
-		Example:           "  scalelab cluster down pg1\n  scalelab cluster down pg1 --keep",
+		Use:   "down NAME",
+		Short: "stop a cluster and remove its data (--keep keeps it)",
+		Long: `Stops a cluster and removes its data (--keep keeps it). A store or cache cluster that an app
+cluster uses is refused, naming that app cluster: stop it first, or add --force.`,
+		Example:           "  scalelab cluster down pg1\n  scalelab cluster down pg1 --keep\n  scalelab cluster down pg1 --force",
 		Args:              exactArgs(1, "one NAME"),
 		ValidArgsFunction: completeFirstCluster,
 		RunE: func(c *cobra.Command, args []string) error {
-			return clusterDown(c.Context(), args, keep, grace, c.OutOrStdout())
+			return clusterDown(c.Context(), args, keep, force, grace, c.OutOrStdout())
 		},
 	}
 	c.Flags().BoolVar(&keep, "keep", false, "keep the data directories")
+	c.Flags().BoolVar(&force, "force", false, "stop the cluster even while app clusters use it as their store or cache")
 	c.Flags().DurationVar(&grace, "grace", 20*time.Second, "how long each node may take to stop after SIGTERM before SIGKILL")
 	return c
 }
 
-func clusterDown(ctx context.Context, pos []string, keepFlag bool, graceFlag time.Duration, stdout io.Writer) error {
+func clusterDown(ctx context.Context, pos []string, keepFlag, force bool, graceFlag time.Duration, stdout io.Writer) error {
 	keep, grace := &keepFlag, &graceFlag
 	st, err := cluster.Load(pos[0])
 	if err != nil {
 		return withCode(ExitUsage, err)
+	}
+	deps, err := apptier.CheckDown(st.Name, force)
+	if err != nil {
+		return withCode(ExitUsage, fmt.Errorf("cluster down: %w", err))
+	}
+	for _, d := range deps {
+		fmt.Fprintf(stdout, "warning: %s uses cluster %s: its requests fail from now on\n", d, st.Name)
 	}
 	if stopErr := cluster.Teardown(ctx, st, *grace); stopErr != nil {
 		return withCode(ExitUnfinished, fmt.Errorf("cluster down %s: %w", st.Name, stopErr))
@@ -384,10 +394,13 @@ func clusterListCmd() *cobra.Command {
 }
 
 func clusterList(stdout io.Writer) error {
-
 	names, err := cluster.List()
 	if err != nil {
 		return withCode(ExitUnfinished, err)
+	}
+	if len(names) == 0 {
+		fmt.Fprintln(stdout, "no clusters (start one with: scalelab cluster up ENGINE --name NAME)")
+		return nil
 	}
 	for _, n := range names {
 		st, err := cluster.Load(n)

@@ -3,10 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/scalelab/scalelab/apptier"
 	"github.com/scalelab/scalelab/cluster"
 )
 
@@ -47,6 +49,9 @@ func init() { cluster.Register(sleepProvisioner{}) }
 func TestClusterCommands(t *testing.T) {
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	ctx := context.Background()
+	if code, out, _ := run(t, ctx, "cluster", "list"); code != 0 || !strings.Contains(out, "no clusters") || !strings.Contains(out, "cluster up ENGINE") {
+		t.Fatalf("list with none: %d %q", code, out)
+	}
 	code, out, errs := run(t, ctx, "cluster", "up", "memory", "--name", "m1", "--nodes", "3")
 	if code != 0 || !strings.Contains(out, "cluster m1 (memory) is up") {
 		t.Fatalf("up: %d %s %s", code, out, errs)
@@ -73,9 +78,25 @@ func TestClusterCommands(t *testing.T) {
 	if code, _, errs := run(t, ctx, "run", "ycsb", "--engine", "sqlite", "--cluster", "m1", "--out", dir+"x"); code != ExitUsage || !strings.Contains(errs, "is a memory cluster") {
 		t.Fatalf("engine mismatch: %d %s", code, errs)
 	}
-	code, out, _ = run(t, ctx, "cluster", "down", "m1")
-	if code != 0 || !strings.Contains(out, "stopped and removed") {
-		t.Fatalf("down: %s", out)
+	// an app cluster's state naming m1 as its store (no processes: only
+	// the dependency matters): down refuses, --force stops it with a warning
+	app := &cluster.State{Name: "webdep", Engine: apptier.Name, Dir: cluster.Dir("webdep"), Params: map[string]string{apptier.ParamStore: "m1"}}
+	if err := os.MkdirAll(app.Dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Save(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = run(t, ctx, "cluster", "down", "m1")
+	if code != ExitUsage || !strings.Contains(errs, "cluster m1 is used by app cluster webdep (its store)") || !strings.Contains(errs, "--force") {
+		t.Fatalf("down under an app cluster: %d %s %s", code, out, errs)
+	}
+	code, out, _ = run(t, ctx, "cluster", "down", "m1", "--force")
+	if code != 0 || !strings.Contains(out, "stopped and removed") || !strings.Contains(out, "warning: app cluster webdep (its store) uses cluster m1") {
+		t.Fatalf("down --force: %s", out)
+	}
+	if err := os.RemoveAll(app.Dir); err != nil {
+		t.Fatal(err)
 	}
 	for _, n := range st.Nodes {
 		if cluster.Alive(n.PID) {
