@@ -35,6 +35,10 @@ type Model interface {
 	run(r *Run)
 }
 
+// DefaultDuration is the length of a run given neither a duration, an
+// operation count nor phases, for every scenario.
+const DefaultDuration = 10 * time.Second
+
 // Options are the parts of a run common to every model.
 type Options struct {
 	Duration time.Duration // stop after this long; 0: until the ops or phases end

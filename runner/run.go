@@ -132,9 +132,6 @@ func NewPlan(f *Options) (*Plan, error) {
 	if _, err := slo.ParseList(f.SLO); err != nil {
 		return nil, results.WithCode(results.ExitUsage, fmt.Errorf("--slo: %w", err))
 	}
-	if d, ok := scen.(scenario.OpsDefaulter); ok && f.Ops == 0 && f.Duration == 0 && f.Phases == "" && !threadsGiven(f, f.Given) {
-		f.Ops = d.DefaultOps() // the study's run length, not the default 10 s
-	}
 	model, opts, err := buildModel(f, f.Given)
 	if err != nil {
 		return nil, err
@@ -265,7 +262,7 @@ func buildModel(f *Options, given map[string]bool) (load.Model, load.Options, er
 		// the last user's last loop ends the run; --duration and --ops
 		// only cut it short
 	} else if opts.Duration == 0 && opts.Ops == 0 {
-		opts.Duration = 10 * time.Second
+		opts.Duration = load.DefaultDuration // one rule for every scenario
 	}
 	if opts.Duration > 0 && f.Warmup >= opts.Duration {
 		return nil, opts, results.UsageErr("run: --warmup %s leaves nothing to measure in a %s run", f.Warmup, opts.Duration)
@@ -337,6 +334,13 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 		model += ", segment " + f.Segment.String()
 	}
 	fmt.Fprintf(stderr, "scalelab %s: %s on %s, %s, results in %s\n", results.BuildVersion(), p.scen.Name(), on, model, p.dir)
+	if !f.LoadOnly {
+		end := "scalelab: the run ends after " + load.Bound(p.opts)
+		if p.opts.Ops > 0 {
+			end += " (its time is estimated once the rate is known)"
+		}
+		fmt.Fprintln(stderr, end)
+	}
 
 	// finish records the outcome in run.json whatever happened.
 	finish := func(status string, err error) (*results.Run, error) {

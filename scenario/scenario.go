@@ -151,14 +151,6 @@ type LoadStarter interface {
 	LoadStarted(t time.Time)
 }
 
-// OpsDefaulter is an optional capability of a Scenario whose study ends a
-// run after a fixed number of operations shared by all users: a run given
-// neither --ops, --duration nor --phases takes DefaultOps as its --ops
-// budget instead of the default 10 s duration.
-type OpsDefaulter interface {
-	DefaultOps() int64
-}
-
 // WriteLog receives, from inside Session.Do, the items an operation is
 // about to write, before it sends them: the runner's acknowledged-write
 // audit implements it and records the write's outcome when Do returns

@@ -385,25 +385,34 @@ func TestStoreErrorMessagesShownEscaped(t *testing.T) {
 	}
 }
 
-// A scenario with a study-defined run length (social: 250,000 operations)
-// takes it when the run is given no --ops, --duration or --phases.
-func TestScenarioDefaultOps(t *testing.T) {
+// One rule bounds every scenario's run: --ops bounds it by operations
+// alone (social's study: --ops 250000), the start says what ends it, and
+// without --ops, --duration or --phases it lasts 10 s (runner's
+// TestRunLengthRule).
+func TestRunBoundedByOps(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "social")
-	code, _, stderr := run(t, context.Background(), "run", "social", "--engine", "null", "--set", "social.users=1000", "--out", dir)
+	code, _, stderr := run(t, context.Background(), "run", "social", "--engine", "null", "--set", "social.users=1000", "--ops", "20000", "--out", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	r := readRun(t, dir)
-	if r.Load.Ops != 250_000 || r.Load.DurationS != 0 {
-		t.Errorf("load ops %d duration %g s, want 250000 operations and no duration", r.Load.Ops, r.Load.DurationS)
+	if !strings.Contains(stderr, "the run ends after 20,000 operations (its time is estimated once the rate is known)") {
+		t.Errorf("the start does not say what ends the run:\n%s", stderr)
 	}
-	if r.Totals == nil || r.Totals.Started != 250_000 {
-		t.Errorf("totals %+v, want 250000 operations done", r.Totals)
+	r := readRun(t, dir)
+	if r.Load.Ops != 20_000 || r.Load.DurationS != 0 {
+		t.Errorf("load ops %d duration %g s, want 20000 operations and no duration", r.Load.Ops, r.Load.DurationS)
+	}
+	if r.Totals == nil || r.Totals.Started != 20_000 {
+		t.Errorf("totals %+v, want 20000 operations done", r.Totals)
 	}
 	dir2 := filepath.Join(t.TempDir(), "social2")
-	if code, _, stderr := run(t, context.Background(), "run", "social", "--engine", "null", "--set", "social.users=1000", "--duration", "1s", "--out", dir2); code != 0 {
+	code, _, stderr = run(t, context.Background(), "run", "social", "--engine", "null", "--set", "social.users=1000", "--duration", "1s", "--out", dir2)
+	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "the run ends after 1s\n") {
+		t.Errorf("the start does not say what ends the run:\n%s", stderr)
 	}
 	if r := readRun(t, dir2); r.Load.Ops != 0 || r.Load.DurationS != 1 {
 		t.Errorf("with --duration: ops %d duration %g s, want no budget and 1 s", r.Load.Ops, r.Load.DurationS)

@@ -33,6 +33,8 @@ type progress struct {
 	stop   chan struct{}
 	done   chan struct{}
 	active bool
+
+	estimated bool // the time of a run bounded by operations was said
 }
 
 func newProgress(w io.Writer, mode string) *progress {
@@ -80,6 +82,10 @@ func (p *progress) RunStarted(opts load.Options, run *load.Run, coll *metrics.Co
 				frac = of
 			}
 			pos = strings.TrimSpace(pos + " " + fmt.Sprintf("%s/%s ops", count(run.Claimed()), count(opts.Ops)))
+			p.estimateOnce(opts.Ops, el, run.Claimed())
+		}
+		if rem, ok := load.Remaining(opts, el, run.Claimed()); ok {
+			pos += "  ETA " + rem.Round(time.Second).String()
 		}
 		if done, total, ok := load.LoopProgress(run); ok && total > 0 {
 			frac = max(frac, float64(done)/float64(total))
@@ -89,6 +95,22 @@ func (p *progress) RunStarted(opts load.Options, run *load.Run, coll *metrics.Co
 		defer p.mu.Unlock()
 		return frac, pos + "  " + p.live
 	})
+}
+
+// estimateOnce prints, once 5 s of a run bounded by operations have shown
+// its rate, how long the whole run will take at that rate.
+func (p *progress) estimateOnce(ops int64, el time.Duration, done int64) {
+	if p.estimated || el < 5*time.Second {
+		return
+	}
+	if msg, ok := load.OpsEstimate(ops, el, done); ok {
+		p.estimated = true
+		if p.mode == "bar" {
+			fmt.Fprintf(p.w, "\r\033[K%s\n", msg)
+		} else {
+			fmt.Fprintln(p.w, msg)
+		}
+	}
 }
 
 // RunDone ends the run display.

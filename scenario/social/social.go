@@ -9,7 +9,8 @@
 //	d2  read 0.5, update 0.5
 //
 // The study ran 250,000 operations shared by all threads after loading
-// 50,000 users: `scalelab run social` ends after 250,000 (DefaultOps).
+// 50,000 users: `scalelab run social --ops 250000` (StudyOps) runs that
+// length; like every scenario, a run given no bound lasts 10 s.
 //
 // Users live in any engine with the engine.Records capability (store.go):
 // the scenario has no storage code per engine.
@@ -33,15 +34,9 @@ import (
 // Name is the scenario's registry name.
 const Name = "social"
 
-// DefaultOps is the study's operation count, shared by all users: a run
-// given neither --ops, --duration nor --phases ends after that many
-// (scenario.OpsDefaulter).
-const DefaultOps = 250_000
-
-// DefaultOps implements scenario.OpsDefaulter.
-func (*Scenario) DefaultOps() int64 { return DefaultOps }
-
-var _ scenario.OpsDefaulter = (*Scenario)(nil)
+// StudyOps is the study's operation count, shared by all users: the
+// study's run length is --ops 250000 (the examples' study profiles).
+const StudyOps = 250_000
 
 // Operation indexes, in the order Workload.Operations returns their names.
 const (
