@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/apptier"
+	"github.com/scalelab/scalelab/report"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/runner"
 	"github.com/scalelab/scalelab/slo"
@@ -622,6 +623,12 @@ func (x *executor) finish(ctx context.Context, runErr error) (*Result, error) {
 		err = results.WithCode(results.ExitUnfinished, werr)
 	}
 	WriteTable(x.o.Stdout, r)
+	// the page of everything measured so far, also after an interruption
+	if page, rerr := report.WriteExperiment(x.dir, ""); rerr != nil {
+		fmt.Fprintf(x.o.Stderr, "warning: report.html: %v (scalelab report %s makes it again)\n", rerr, x.dir)
+	} else {
+		fmt.Fprintf(x.o.Stdout, "report: %s\n", page)
+	}
 	fmt.Fprintf(x.o.Stdout, "results: %s\n", x.dir)
 	return r, err
 }

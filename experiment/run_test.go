@@ -149,10 +149,16 @@ slo: [p95 < 1s, "errors < 1%"]
 	if root == "" {
 		t.Fatal("no results line")
 	}
-	for _, f := range []string{ResultFile, ComparisonCSVFile, ComparisonJSONFile, SpecFile} {
+	for _, f := range []string{ResultFile, ComparisonCSVFile, ComparisonJSONFile, SpecFile, results.ReportFile} {
 		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
 			t.Errorf("missing %s", f)
 		}
+	}
+	// the report page is written at the end and its path printed
+	if page := filepath.Join(root, results.ReportFile); !strings.Contains(out, "report: "+page+"\n") {
+		t.Errorf("the report's path %s is not printed:\n%s", page, out)
+	} else if b, err := os.ReadFile(page); err != nil || !bytes.Contains(b, []byte("<html")) || !bytes.Contains(b, []byte("files")) {
+		t.Errorf("report.html: %v, %d bytes", err, len(b))
 	}
 	back, err := ReadResult(root)
 	if err != nil {
