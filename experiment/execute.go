@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
@@ -50,6 +51,7 @@ type executor struct {
 	runsDone   int
 	runSeconds float64
 	remaining  func() int // runs still expected, for the ETA; nil when unknown
+	upTo       func() int // runs still possible at most (adaptive repeats); nil when unknown
 }
 
 // errAbort stops the experiment (usage error, interruption, internal error).
@@ -342,6 +344,9 @@ func (x *executor) matrixGroup(ctx context.Context, g group, names map[string]Cl
 		}
 		return n
 	}
+	if x.s.Repeats.Fixed == 0 {
+		x.upTo = func() int { return x.most(attempts) }
+	}
 	one := func(ci int) error {
 		attempts[ci]++
 		return x.runRepeat(ctx, ci, attempts[ci], names[groupKey(x.combos[ci])])
@@ -404,7 +409,10 @@ func (x *executor) done(ci, n int) bool {
 	return st.CIHalfPct != nil && *st.CIHalfPct <= 100*r.UntilCIWithin
 }
 
-// expected estimates the runs a combination still needs.
+// expected estimates the runs a combination still needs. For an adaptive
+// rule it projects the CI so far: its half-width shrinks as 1/sqrt(n), so
+// n*(ci/target)^2 values reach the target (an over-estimate, as Student's
+// t shrinks too), at least min, at most max attempts.
 func (x *executor) expected(ci int, attempts map[int]int) int {
 	r := x.s.Repeats
 	n := attempts[ci]
@@ -414,7 +422,28 @@ func (x *executor) expected(ci int, attempts map[int]int) int {
 	if x.done(ci, n) {
 		return 0
 	}
-	return max(r.Min-len(x.ruleValues(ci)), 1)
+	vs := x.ruleValues(ci)
+	need := r.Min
+	if st := Summarize(vs); st.CIHalfPct != nil && r.UntilCIWithin > 0 {
+		ratio := *st.CIHalfPct / (100 * r.UntilCIWithin)
+		need = max(need, int(math.Ceil(float64(len(vs))*ratio*ratio)))
+	}
+	return max(min(need-len(vs), r.Max-n), 1)
+}
+
+// most is the runs the combinations could still take at most (the
+// adaptive rule's max), for the ETA's upper bound.
+func (x *executor) most(attempts map[int]int) int {
+	r := x.s.Repeats
+	n := 0
+	for ci := range x.combos {
+		if r.Fixed > 0 {
+			n += max(r.Fixed-attempts[ci], 0)
+		} else if !x.done(ci, attempts[ci]) {
+			n += max(r.Max-attempts[ci], 0)
+		}
+	}
+	return n
 }
 
 // runRepeat runs one repeat of a combination and records it.
@@ -527,9 +556,14 @@ func (x *executor) progressStart(c *Combination, what string) {
 func (x *executor) progressDone(ref RunRef, extra string) {
 	eta := ""
 	if x.remaining != nil && x.runsDone > 0 {
-		left := x.remaining()
-		if left > 0 {
-			eta = fmt.Sprintf(", ETA %s", time.Duration(float64(left)*x.runSeconds/float64(x.runsDone)*float64(time.Second)).Round(time.Second))
+		per := x.runSeconds / float64(x.runsDone) * float64(time.Second)
+		if left := x.remaining(); left > 0 {
+			eta = fmt.Sprintf(", ETA %s", time.Duration(float64(left)*per).Round(time.Second))
+			if x.upTo != nil {
+				if most := x.upTo(); most > left {
+					eta += fmt.Sprintf(" (at most %s if the CI narrows slowly)", time.Duration(float64(most)*per).Round(time.Second))
+				}
+			}
 		}
 	}
 	status := ref.Status
@@ -551,7 +585,7 @@ func (x *executor) progressDone(ref RunRef, extra string) {
 // the table and returns the experiment's exit status.
 func (x *executor) finish(ctx context.Context, runErr error) (*Result, error) {
 	r := x.res
-	x.remaining = nil
+	x.remaining, x.upTo = nil, nil
 	sloFailed := 0
 	for ci := range r.Combinations {
 		cr := &r.Combinations[ci]
