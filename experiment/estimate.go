@@ -84,14 +84,21 @@ func (e Estimate) String() string {
 		s = fmt.Sprintf("%d to %d runs, about %s to %s of load", e.Runs, e.MaxRuns, e.Load, e.MaxLoad)
 	}
 	if e.Knee {
-		s = fmt.Sprintf("a knee search of %d combinations: %d runs per load step, about %s of load per step; the steps depend on where the SLO breaks", e.Combinations, e.Runs, e.Load)
+		s = fmt.Sprintf("a knee search of %s: %d runs per load step, about %s of load per step; the steps depend on where the SLO breaks", plural(e.Combinations, "combination"), e.Runs, e.Load)
 	}
 	if e.ByOps > 0 {
 		s += fmt.Sprintf(" (%d runs are bounded by operations: their time depends on the rate)", e.ByOps)
 	}
 	s += ", plus loading data"
 	if e.Clusters > 0 {
-		s += fmt.Sprintf(" and starting %d local clusters", e.Clusters)
+		s += " and starting " + plural(e.Clusters, "local cluster")
 	}
 	return s
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

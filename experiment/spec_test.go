@@ -448,8 +448,23 @@ func TestExamples(t *testing.T) {
 			continue
 		}
 		for _, p := range s.Profiles {
-			if _, err := Parse(f, b, p); err != nil {
+			ps, err := Parse(f, b, p)
+			if err != nil {
 				t.Errorf("%s --profile %s: %v", f, p, err)
+				continue
+			}
+			if p == "quick" {
+				t.Errorf("%s: a quick profile; every example's default is its quick form and `study` its study-sized one", f)
+			}
+			// the default is the quick form: the study profile measures
+			// no less than it
+			if p != "study" {
+				continue
+			}
+			quick, qerr := s.Estimate(0)
+			study, serr := ps.Estimate(0)
+			if qerr == nil && serr == nil && study.ByOps == 0 && quick.MaxLoad > study.MaxLoad {
+				t.Errorf("%s: the default measures %s, more than --profile study's %s", f, quick.MaxLoad, study.MaxLoad)
 			}
 		}
 		if runnable[filepath.Base(f)] {
