@@ -223,6 +223,9 @@ func printPlan(w io.Writer, s *experiment.Spec, repeats int) error {
 	if s.Search != nil {
 		fmt.Fprintf(w, "knee search on %s from %g to %g\n", s.Search.On, s.Search.Start, s.Search.Max)
 	}
+	if e, err := s.Estimate(repeats); err == nil {
+		fmt.Fprintf(w, "runs: %s\n", e)
+	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  id\tcombination\tvs\tengine\tcluster\tcommand (repeat 1)")
 	for _, c := range combos {

@@ -32,10 +32,18 @@ slo: p95 < 1s, errors < 1%
 	if code != 0 || !strings.Contains(out, "2 combinations") || !strings.Contains(out, "--users 2") {
 		t.Fatalf("validate: %d %s %s", code, out, errs)
 	}
+	if !strings.Contains(out, "runs: 4 runs, about 4s of load, plus loading data\n") {
+		t.Errorf("validate does not give the run count and time:\n%s", out)
+	}
 	xp := filepath.Join(dir, "out")
 	code, out, errs = run(t, ctx, "experiment", "run", file, "--out", xp)
 	if code != 0 || !strings.Contains(out, "all operations") || !strings.Contains(out, "c02 users=2") || !strings.Contains(errs, "[4/4] c02") {
 		t.Fatalf("experiment run: %d\n%s\n%s", code, out, errs)
+	}
+	if page := filepath.Join(xp, "report.html"); !strings.Contains(out, "report: "+page) {
+		t.Errorf("experiment run does not print its report's path %s:\n%s", page, out)
+	} else if _, err := os.Stat(page); err != nil {
+		t.Errorf("report.html: %v", err)
 	}
 	if _, err := experiment.ReadResult(xp); err != nil {
 		t.Fatal(err)
