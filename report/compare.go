@@ -257,9 +257,9 @@ func WriteCompare(path string, dirs []string) error {
 		}
 		v.Facts.Rows = append(v.Facts.Rows, row)
 	}
-	v.Settings = figTable{Title: "Settings that differ between the runs", Cols: append([]string{"key"}, v.Labels...), Rows: settingDiffs(runs), Wrap: true}
+	v.Settings = figTable{Title: "Tiers and settings that differ between the runs", Cols: append([]string{"key"}, v.Labels...), Rows: differences(runs), Wrap: true}
 	if len(v.Settings.Rows) == 0 {
-		v.Settings.Note = "Every setting has the same value in every run."
+		v.Settings.Note = "Every tier and every setting is the same in every run."
 	}
 	v.Spectra = compareSpectra(runs)
 	v.Tput = compareThroughput(runs)
@@ -354,6 +354,7 @@ func CompareTerminal(w io.Writer, dirs []string) error {
 	for i, c := range runs[1:] {
 		fmt.Fprintf(w, "contender %d: %s\n", i+1, c.Dir)
 	}
+	writeDifferences(w, runs)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	head := "op\tmetric\tbaseline\t"
 	for i := range runs[1:] {

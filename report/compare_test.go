@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/scalelab/scalelab/results"
 )
 
 func TestCompare(t *testing.T) {
@@ -36,7 +38,7 @@ func TestCompare(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	page := string(b)
 	for _, w := range []string{"Comparison of 2 runs", "read: latency by percentile", "update: latency by percentile",
-		"contender service time", "Throughput over time", `class="better"`, `class="worse"`, "Every setting has the same value"} {
+		"contender service time", "Throughput over time", `class="better"`, `class="worse"`, "Every tier and every setting is the same"} {
 		if !strings.Contains(page, w) {
 			t.Errorf("compare page lacks %q", w)
 		}
@@ -101,5 +103,54 @@ func TestParseSeries(t *testing.T) {
 		if n != tc.rows || s.Torn != tc.torn {
 			t.Errorf("%s: %d rows torn %v", tc.name, n, s.Torn)
 		}
+	}
+}
+
+// TestCompareTiers: a cache tier in one run only, and a tier setting that
+// differs, show in both comparisons instead of "the same".
+func TestCompareTiers(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	base, cont := filepath.Join(root, "base"), filepath.Join(root, "cached")
+	for _, d := range []string{base, cont} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		synth{intervals: 3, ops: []string{"read"}, perOp: 300}.write(t, d)
+	}
+	r, err := results.Read(cont)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Tiers = []results.Tier{{Role: "cache", Engine: "redis", Server: &results.Server{Version: "7.0.15"},
+		Cluster: &results.ClusterRef{Name: "r1", Nodes: 1}, Settings: map[string]string{"redis.pool_size": "64"}}}
+	if err := results.WriteJSON(filepath.Join(cont, results.RunFile), r); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := CompareTerminal(&out, []string{base, cont}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"differences (baseline | contenders):", "  tier cache: (none) | redis 7.0.15, cluster r1 (1 node(s))", "  cache: redis.pool_size: (none) | 64"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("terminal comparison lacks %q:\n%s", w, out.String())
+		}
+	}
+	path := filepath.Join(root, "cmp.html")
+	if err := WriteCompare(path, []string{base, cont}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	page := string(b)
+	if strings.Contains(page, "is the same in every run") || !strings.Contains(page, "tier cache") || !strings.Contains(page, "redis 7.0.15, cluster r1") {
+		t.Errorf("the page does not show the cache tier that differs")
+	}
+	// the same runs: nothing differs, and both say so
+	out.Reset()
+	if err := CompareTerminal(&out, []string{base, base}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "differences: none") {
+		t.Errorf("identical runs:\n%s", out.String())
 	}
 }

@@ -1,0 +1,122 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/scalelab/scalelab/results"
+)
+
+// tierText describes a run's tier of one role for a comparison: "redis
+// 7.0.15, cluster r1 (1 node)", "(none)" when the run has no such tier.
+func tierText(r *results.Run, role string) string {
+	for _, t := range r.Tiers {
+		if t.Role != role {
+			continue
+		}
+		s := t.Engine
+		if t.Server != nil && t.Server.Version != "" && t.Server.Version != "n/a" {
+			s += " " + t.Server.Version
+		}
+		if t.Cluster != nil {
+			s += fmt.Sprintf(", cluster %s (%d node(s))", t.Cluster.Name, t.Cluster.Nodes)
+		}
+		if t.App != nil {
+			s += fmt.Sprintf(", %d server(s) behind %s", len(t.App.Servers), t.App.Balancer)
+		}
+		return s
+	}
+	return "(none)"
+}
+
+// tierDiffs lists what differs between the runs' tiers beside the store
+// (a cache in one run only, another cache engine, its settings): a row
+// "tier ROLE" per role whose description differs, then "ROLE: key" per
+// tier setting that differs, in the form of settingDiffs' rows.
+func tierDiffs(runs []*compared) [][]string {
+	roles := map[string]bool{}
+	for _, c := range runs {
+		for _, t := range c.Run.Tiers {
+			roles[t.Role] = true
+		}
+	}
+	sortedRoles := make([]string, 0, len(roles))
+	for r := range roles {
+		sortedRoles = append(sortedRoles, r)
+	}
+	sort.Strings(sortedRoles)
+	var out [][]string
+	for _, role := range sortedRoles {
+		row := []string{"tier " + role}
+		same := true
+		for i, c := range runs {
+			row = append(row, tierText(c.Run, role))
+			same = same && (i == 0 || row[i+1] == row[1])
+		}
+		if !same {
+			out = append(out, row)
+		}
+		keys := map[string]bool{}
+		for _, c := range runs {
+			if t := tierOf(c.Run, role); t != nil {
+				for k := range t.Settings {
+					keys[k] = true
+				}
+			}
+		}
+		sortedKeys := make([]string, 0, len(keys))
+		for k := range keys {
+			sortedKeys = append(sortedKeys, k)
+		}
+		sort.Strings(sortedKeys)
+		for _, k := range sortedKeys {
+			row := []string{role + ": " + k}
+			same := true
+			for i, c := range runs {
+				v := "(none)"
+				if t := tierOf(c.Run, role); t != nil {
+					if s, ok := t.Settings[k]; ok {
+						v = s
+					}
+				}
+				row = append(row, v)
+				same = same && (i == 0 || v == row[1])
+			}
+			if !same {
+				out = append(out, row)
+			}
+		}
+	}
+	return out
+}
+
+func tierOf(r *results.Run, role string) *results.Tier {
+	for i := range r.Tiers {
+		if r.Tiers[i].Role == role {
+			return &r.Tiers[i]
+		}
+	}
+	return nil
+}
+
+// differences is every row of a comparison's "what differs" table: the
+// tiers beside the store, then the settings.
+func differences(runs []*compared) [][]string {
+	return append(tierDiffs(runs), settingDiffs(runs)...)
+}
+
+// writeDifferences prints the differences for the terminal, one per line
+// ("  tier cache: (none) | redis 7.0.15"), or that there are none.
+func writeDifferences(w io.Writer, runs []*compared) {
+	rows := differences(runs)
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "differences: none (every tier and setting is the same)")
+		return
+	}
+	fmt.Fprintln(w, "differences (baseline | contenders):")
+	for _, r := range rows {
+		fmt.Fprintf(w, "  %s: %s\n", r[0], strings.Join(r[1:], " | "))
+	}
+}
