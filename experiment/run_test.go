@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/results"
@@ -152,6 +153,12 @@ slo: [p95 < 1s, "errors < 1%"]
 	for _, f := range []string{ResultFile, ComparisonCSVFile, ComparisonJSONFile, SpecFile, results.ReportFile} {
 		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
 			t.Errorf("missing %s", f)
+		}
+	}
+	// the terminal table fits 120 columns
+	for _, l := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(l); n > 120 && !strings.HasPrefix(l, "results: ") && !strings.HasPrefix(l, "report: ") {
+			t.Errorf("a line of %d columns: %q", n, l)
 		}
 	}
 	// the report page is written at the end and its path printed

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/scalelab/scalelab/slo"
+	"github.com/scalelab/scalelab/termtable"
 )
 
 // WriteTable prints an experiment's outcome for a terminal: for a matrix, a
@@ -65,14 +66,12 @@ func writeComparison(w io.Writer, r *Result) {
 			title = "all operations (CPU per operation of each tier from its telemetry)"
 		}
 		fmt.Fprintf(w, "\n%s\n", title)
-		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-		head := []string{"  combination", "n"}
+		tab := termtable.Table{Header: []string{"combination", "n"}, Keys: 2, Group: 2, Indent: "  "}
 		for _, m := range metrics {
-			head = append(head, metricHead(m), "vs baseline")
+			tab.Header = append(tab.Header, metricHead(m), "vs baseline")
 		}
-		fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 		for _, c := range r.Combinations {
-			cells := []string{"  " + c.ID + " " + c.Label, ""}
+			cells := []string{c.ID + " " + c.Label, ""}
 			any := false
 			for _, m := range metrics {
 				row, ok := byKey[key{op, c.ID, m}]
@@ -87,10 +86,10 @@ func writeComparison(w io.Writer, r *Result) {
 				cells = append(cells, meanCI(row), deltaCell(row))
 			}
 			if any {
-				fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+				tab.Rows = append(tab.Rows, cells)
 			}
 		}
-		tw.Flush()
+		_ = tab.Write(w, termtable.Width)
 	}
 }
 

@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/termtable"
 )
 
 // A comparison puts runs side by side, the first as the baseline and the
@@ -355,20 +355,18 @@ func CompareTerminal(w io.Writer, dirs []string) error {
 		fmt.Fprintf(w, "contender %d: %s\n", i+1, c.Dir)
 	}
 	writeDifferences(w, runs)
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	head := "op\tmetric\tbaseline\t"
+	tab := termtable.Table{Header: []string{"op", "metric", "baseline"}, Keys: 3, Group: 2, Right: true}
 	for i := range runs[1:] {
-		head += fmt.Sprintf("contender %d\tchange\t", i+1)
+		tab.Header = append(tab.Header, fmt.Sprintf("contender %d", i+1), "change")
 	}
-	fmt.Fprintln(tw, head)
 	for _, r := range compareRows(runs) {
-		line := r.Op + "\t" + r.Metric + "\t" + r.Base + "\t"
+		row := []string{r.Op, r.Metric, r.Base}
 		for _, c := range r.Cells {
-			line += c.V + "\t" + c.Delta + "\t"
+			row = append(row, c.V, c.Delta)
 		}
-		fmt.Fprintln(tw, line)
+		tab.Rows = append(tab.Rows, row)
 	}
-	return tw.Flush()
+	return tab.Write(w, termtable.Width)
 }
 
 var compareTmpl = newTemplate("compare", `{{define "compare"}}{{template "head" .Meta}}

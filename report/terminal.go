@@ -7,10 +7,10 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/termtable"
 )
 
 // Terminal prints a run's summary: one row per operation, then warnings
@@ -20,29 +20,27 @@ func Terminal(w io.Writer, r *results.Run) {
 		fmt.Fprintf(w, "measured on %s (%s engine)\n", r.Server.Product, r.Engine)
 	}
 	open := r.Lag != nil
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	head := "op\tcount\terrors\tops/s\tmean ms\tp50 ms\tp95 ms\tp99 ms\tp99.9 ms\tmax ms\t"
+	tab := termtable.Table{Header: []string{"op", "count", "errors", "ops/s", "mean ms", "p50 ms", "p95 ms", "p99 ms", "p99.9 ms", "max ms"}, Right: true}
 	if open {
-		head += "svc p99 ms\tlate\t"
+		tab.Header = append(tab.Header, "svc p99 ms", "late")
 	}
-	fmt.Fprintln(tw, head)
 	for _, op := range sortedOps(r.Summary) {
 		s := r.Summary[op]
-		row := fmt.Sprintf("%s\t%d\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t", s.Op, s.Count, s.Errors, s.ThroughputPerS,
-			ms(s.MeanMs), ms(s.P50Ms), ms(s.P95Ms), ms(s.P99Ms), ms(s.P999Ms), ms(s.MaxMs))
+		row := []string{s.Op, fmt.Sprint(s.Count), fmt.Sprint(s.Errors), fmt.Sprintf("%.1f", s.ThroughputPerS),
+			ms(s.MeanMs), ms(s.P50Ms), ms(s.P95Ms), ms(s.P99Ms), ms(s.P999Ms), ms(s.MaxMs)}
 		if open {
 			var svc *float64
 			if s.Service != nil {
 				svc = s.ServiceP99Ms
 			}
-			row += fmt.Sprintf("%s\t%d\t", ms(svc), s.Late)
+			row = append(row, ms(svc), fmt.Sprint(s.Late))
 		}
-		fmt.Fprintln(tw, row)
+		tab.Rows = append(tab.Rows, row)
 	}
 	if t := r.Totals; t != nil {
-		fmt.Fprintf(tw, "total\t%d\t%d\t%.1f\t\t\t\t\t\t\t\n", t.Count, t.Errors, t.ThroughputPerS)
+		tab.Rows = append(tab.Rows, []string{"total", fmt.Sprint(t.Count), fmt.Sprint(t.Errors), fmt.Sprintf("%.1f", t.ThroughputPerS)})
 	}
-	tw.Flush()
+	_ = tab.Write(w, termtable.Width)
 	for _, op := range sortedOps(r.Summary) {
 		if c := r.Summary[op].Composite; c != "" {
 			fmt.Fprintf(w, "%s: %s (not in the total)\n", op, c)
