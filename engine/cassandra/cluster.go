@@ -14,6 +14,7 @@ import (
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/cluster/jvm"
+	"github.com/scalelab/scalelab/wait"
 )
 
 func init() { cluster.Register(&Provisioner{}) }
@@ -327,6 +328,10 @@ func ringReady(ctx context.Context, st *cluster.State, nodes int) (bool, string)
 	return true, ""
 }
 
+// authWait bounds each statement of setupAuth, retried while a node of a
+// ring that just formed does not yet see the others as up.
+const authWait = 2 * time.Minute
+
 // setupAuth replicates system_auth to every node, creates the scalelab
 // superuser with a generated password (0600 secret file) and takes the
 // default superuser's login away. It returns the server version.
@@ -340,18 +345,14 @@ func setupAuth(ctx context.Context, st *cluster.State, nodes int) (string, error
 	// Statements are retried briefly: right after the ring forms, a node
 	// may not yet see another as up (unavailable at QUORUM).
 	exec := func(s *gocql.Session, what, q string) error {
-		var last error
-		for range 60 {
-			if last = s.Query(q).Consistency(gocql.All).ExecContext(ctx); last == nil {
-				return nil
+		f := wait.For{What: "the ring to " + what + " on every node", Bound: authWait, Every: time.Second,
+			Setting: "a fixed bound of cluster up", Hint: "a node may not see the others as up yet: scalelab cluster status, and the nodes' logs"}
+		return f.Poll(ctx, func(ctx context.Context) (bool, string, error) {
+			if err := s.Query(q).Consistency(gocql.All).ExecContext(ctx); err != nil {
+				return false, "not yet", wait.Retry(err)
 			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("%s: %w", what, ctx.Err())
-			case <-time.After(time.Second):
-			}
-		}
-		return fmt.Errorf("%s: %w", what, last)
+			return true, "", nil
+		})
 	}
 	s, err := nodeSession(st.Nodes[0], "cassandra", "cassandra", 10*time.Second)
 	if err != nil {
