@@ -149,6 +149,10 @@ func Listening(addr string) bool {
 	return true
 }
 
+// DefaultUpTimeout bounds a cluster's waits when the caller gives no
+// deadline (cluster up's --timeout default).
+const DefaultUpTimeout = 10 * time.Minute
+
 // WaitFor polls ready every interval until it returns true, ctx ends or a
 // node dies (dead returns true), and says which. It is bounded by ctx's
 // deadline (`cluster up --timeout`), announced after a few seconds on the
@@ -161,6 +165,9 @@ func WaitFor(ctx context.Context, what string, interval time.Duration, ready fun
 func waitFor(ctx context.Context, what string, interval time.Duration, check func() (bool, string), dead func() bool) error {
 	f := wait.For{What: what, Every: interval, Setting: "--timeout of cluster up",
 		Hint: "look at the nodes' logs (scalelab cluster status), or raise --timeout on a slow machine"}
+	if _, ok := ctx.Deadline(); !ok {
+		f.Bound = DefaultUpTimeout // a caller without a deadline still waits a bounded time
+	}
 	return f.Poll(ctx, func(context.Context) (bool, string, error) {
 		ok, state := check()
 		if ok {
