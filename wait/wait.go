@@ -129,7 +129,7 @@ func (f For) Poll(ctx context.Context, check Check) error {
 				if bounded() && ctx.Err() != nil {
 					return f.timeout(an.start, state, err)
 				}
-				return fmt.Errorf("waiting for %s: %w", f.What, err)
+				return f.failed(err)
 			}
 			last = r.err
 		} else {
@@ -191,6 +191,15 @@ func (f *For) bound(ctx context.Context) (context.Context, context.CancelFunc, f
 	return ctx, cancel, func() bool {
 		return errors.Is(ctx.Err(), context.DeadlineExceeded) && (parent.Err() == nil || errors.Is(parent.Err(), context.DeadlineExceeded))
 	}
+}
+
+// failed is the error of a check that failed: what was waited for, the
+// error, and what to try.
+func (f For) failed(err error) error {
+	if f.Hint != "" {
+		return fmt.Errorf("waiting for %s: %w; %s", f.What, err, f.Hint)
+	}
+	return fmt.Errorf("waiting for %s: %w", f.What, err)
 }
 
 func (f For) timeout(start time.Time, state string, last error) error {

@@ -126,6 +126,11 @@ func TestPollFailsAtOnceOnError(t *testing.T) {
 	if errors.As(err, &te) {
 		t.Errorf("an error of the check is no timeout: %v", err)
 	}
+	f.Hint = "see the replica's log"
+	err = f.Poll(context.Background(), func(context.Context) (bool, string, error) { return false, "", boom })
+	if !errors.Is(err, boom) || !strings.HasSuffix(err.Error(), "permission denied; see the replica's log") {
+		t.Errorf("Poll with a hint = %v", err)
+	}
 }
 
 func TestPollCancelledIsNoTimeout(t *testing.T) {
