@@ -162,6 +162,9 @@ type Options struct {
 	Conns            int
 	IndexWait        time.Duration // bound of the wait for an index on every node
 	SchemaWait       time.Duration // bound of the wait for schema agreement
+	// NodeNames maps a node's address to its name in a --cluster
+	// ("127.0.0.2" to "node2"), for messages.
+	NodeNames map[string]string
 	// Translate maps the addresses the ring announces (host:port) to those
 	// the load generator must use instead (a --cluster's link proxies).
 	Translate map[string]string
@@ -284,7 +287,9 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 		}
 	}
 	if cfg.Cluster != nil {
+		opts.NodeNames = map[string]string{}
 		for _, n := range cfg.Cluster.Nodes {
+			opts.NodeNames[n.Host] = n.Name
 			if n.Client != "" {
 				if opts.Translate == nil {
 					opts.Translate = map[string]string{}

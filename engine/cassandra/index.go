@@ -79,7 +79,11 @@ func (c *Conn) ringHosts(ctx context.Context) ([]host, error) {
 // indexWait is the wait for index name on node h: bounded by
 // cassandra.index_wait, announced, naming the node.
 func (c *Conn) indexWait(what string, h host) wait.For {
-	return wait.For{What: fmt.Sprintf("%s on node %s (host id %s)", what, h.addr, h.id), Bound: c.opts.IndexWait, Setting: KeyIndexWait,
+	node := h.addr
+	if name := c.opts.NodeNames[h.addr]; name != "" {
+		node = name + " (" + h.addr + ")"
+	}
+	return wait.For{What: fmt.Sprintf("%s on node %s, host id %s", what, node, h.id), Bound: c.opts.IndexWait, Setting: KeyIndexWait,
 		Hint: fmt.Sprintf("see that node's log and scalelab cluster status (a node short of heap builds slowly or dies: a larger --heap); raise %s, or run with logs.indexes=off (query tables instead of indexes)", KeyIndexWait)}
 }
 
