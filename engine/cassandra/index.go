@@ -2,6 +2,7 @@ package cassandra
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -29,7 +30,24 @@ func (c *Conn) CreateIndex(ctx context.Context, table, column string) error {
 	if err := c.AwaitSchema(ctx); err != nil {
 		return err
 	}
-	if err := c.awaitIndex(ctx, name); err != nil {
+	err := c.awaitIndex(ctx, name)
+	var failed *indexFailed
+	if errors.As(err, &failed) {
+		// a build that failed on a node stays failed ("Please run full
+		// index rebuild" in its log): drop and create the index once more
+		fmt.Fprintf(wait.Output(ctx), "index %s failed to build on node %s; dropping and creating it once more\n", name, failed.node)
+		if err := c.DropIndex(ctx, table, column); err != nil {
+			return err
+		}
+		if err := c.s.Query(q).ExecContext(ctx); err != nil {
+			return fmt.Errorf("create index %s: %w", name, c.Classify(ctx, err))
+		}
+		if err := c.AwaitSchema(ctx); err != nil {
+			return err
+		}
+		err = c.awaitIndex(ctx, name)
+	}
+	if err != nil {
 		return err
 	}
 	return c.probeIndex(ctx, table, column)
@@ -76,14 +94,18 @@ func (c *Conn) ringHosts(ctx context.Context) ([]host, error) {
 	return hs, nil
 }
 
+// nodeName is "node2 (127.0.0.2)" for a --cluster's node, else its address.
+func (c *Conn) nodeName(h host) string {
+	if name := c.opts.NodeNames[h.addr]; name != "" {
+		return name + " (" + h.addr + ")"
+	}
+	return h.addr
+}
+
 // indexWait is the wait for index name on node h: bounded by
 // cassandra.index_wait, announced, naming the node.
 func (c *Conn) indexWait(what string, h host) wait.For {
-	node := h.addr
-	if name := c.opts.NodeNames[h.addr]; name != "" {
-		node = name + " (" + h.addr + ")"
-	}
-	return wait.For{What: fmt.Sprintf("%s on node %s, host id %s", what, node, h.id), Bound: c.opts.IndexWait, Setting: KeyIndexWait,
+	return wait.For{What: fmt.Sprintf("%s on node %s, host id %s", what, c.nodeName(h), h.id), Bound: c.opts.IndexWait, Setting: KeyIndexWait,
 		Hint: fmt.Sprintf("see that node's log and scalelab cluster status (a node short of heap builds slowly or dies: a larger --heap); raise %s, or run with logs.indexes=off (query tables instead of indexes)", KeyIndexWait)}
 }
 
@@ -164,8 +186,22 @@ func (c *Conn) probeIndex(ctx context.Context, table, column string) error {
 	return nil
 }
 
+// failedGrace is how long an index may be neither building nor queryable
+// on a node before its build counts as failed (between its creation and
+// the start of its build it is briefly in that state too).
+var failedGrace = 30 * time.Second
+
+// indexFailed is the error of an index whose build failed on a node.
+type indexFailed struct{ index, node string }
+
+func (e *indexFailed) Error() string {
+	return fmt.Sprintf("the build of index %s failed on node %s (neither building nor queryable for %s; its log says why: \"Index build of %s failed\")",
+		e.index, e.node, failedGrace, e.index)
+}
+
 // awaitIndex polls every node's system_views.sai_column_indexes until the
-// index is queryable and not building there.
+// index is queryable and not building there; an index neither building nor
+// queryable for failedGrace is an *indexFailed.
 func (c *Conn) awaitIndex(ctx context.Context, name string) error {
 	hs, err := c.ringHosts(ctx)
 	if err != nil {
@@ -174,6 +210,7 @@ func (c *Conn) awaitIndex(ctx context.Context, name string) error {
 	for _, h := range hs {
 		f := c.indexWait("index "+name, h)
 		f.Every = 100 * time.Millisecond
+		var idle time.Time // since when neither building nor queryable
 		err := f.Poll(ctx, func(ctx context.Context) (bool, string, error) {
 			var queryable, building bool
 			err := c.s.Query("SELECT is_queryable, is_building FROM system_views.sai_column_indexes WHERE keyspace_name = ? AND index_name = ?",
@@ -184,9 +221,15 @@ func (c *Conn) awaitIndex(ctx context.Context, name string) error {
 			case err != nil:
 				return false, "", c.Classify(ctx, err)
 			case building:
+				idle = time.Time{}
 				return false, "building", nil
 			case !queryable:
-				return false, "built, not queryable", nil
+				if idle.IsZero() {
+					idle = time.Now()
+				} else if time.Since(idle) >= failedGrace {
+					return false, "", &indexFailed{index: name, node: c.nodeName(h)}
+				}
+				return false, "neither building nor queryable", nil
 			}
 			return true, "", nil
 		})
