@@ -163,7 +163,7 @@ func WaitFor(ctx context.Context, what string, interval time.Duration, ready fun
 }
 
 func waitFor(ctx context.Context, what string, interval time.Duration, check func() (bool, string), dead func() bool) error {
-	f := wait.For{What: what, Every: interval, Setting: "--timeout of cluster up",
+	f := wait.For{What: what, Every: interval, Setting: "cluster up --timeout, or an experiment cluster's timeout",
 		Hint: "look at the nodes' logs (scalelab cluster status), or raise --timeout on a slow machine"}
 	if _, ok := ctx.Deadline(); !ok {
 		f.Bound = DefaultUpTimeout // a caller without a deadline still waits a bounded time

@@ -23,7 +23,7 @@ func TestWaitNodesBoundedByDeadline(t *testing.T) {
 	if !errors.As(err, &te) {
 		t.Fatalf("WaitNodesState = %v", err)
 	}
-	for _, want := range []string{"3 nodes and status green: not ready after", "(yellow, 2 of 3 nodes joined)", "--timeout of cluster up", "raise --timeout"} {
+	for _, want := range []string{"3 nodes and status green: not ready after", "(yellow, 2 of 3 nodes joined)", "cluster up --timeout", "raise --timeout"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
