@@ -106,7 +106,7 @@ func (c *Conn) nodeName(h host) string {
 // cassandra.index_wait, announced, naming the node.
 func (c *Conn) indexWait(what string, h host) wait.For {
 	return wait.For{What: fmt.Sprintf("%s on node %s, host id %s", what, c.nodeName(h), h.id), Bound: c.opts.IndexWait, Setting: KeyIndexWait,
-		Hint: fmt.Sprintf("see that node's log and scalelab cluster status (a node short of heap builds slowly or dies: a larger --heap); raise %s, or run with logs.indexes=off (query tables instead of indexes)", KeyIndexWait)}
+		Hint: fmt.Sprintf("see that node's log and scalelab cluster status (a node short of heap builds slowly or dies: a larger --heap); raise %s, or run with logs.indexes=off (no indexes)", KeyIndexWait)}
 }
 
 // probeValue is a value of a column's CQL type, and whether to match it
