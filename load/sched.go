@@ -1,0 +1,290 @@
+package load
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/scalelab/scalelab/metrics"
+)
+
+// Scheduler holds many waiting tasks (sessions thinking between their
+// operations) and starts each at its due time, without a goroutine or a
+// timer per task: a waiting task costs one entry in a heap. The tasks are
+// spread over shards (one per processor); each shard keeps its tasks in a
+// 4-ary min-heap ordered by due time and has one dispatcher goroutine that
+// sleeps on a single timer until the earliest due time, then moves every
+// due task, in order, to the shard's ready queue.
+//
+// Runner goroutines take ready tasks and run them; a runner that has
+// finished a task takes the next ready one, or waits idle. The dispatcher
+// gives a due task to an idle runner at once; with no runner idle the task
+// waits in the ready queue for a runner to finish, and if it has waited
+// spawnAfter a new runner starts for it, so a task blocked in a slow store
+// holds back the tasks due after it by no more than that, while a fast
+// store is served by about as many runners as there are processors.
+//
+// A task never starts before its due time: the dispatcher compares the
+// due time with the monotonic clock (metrics.Now) before moving it. Tasks
+// of one shard start in order of due time (a runner may start later than
+// another runner that took a later task, never before its due time).
+//
+// A task due at or after the horizon is kept but never started (a run's
+// end: its remaining schedule). After the stop channel closes, the
+// dispatchers and idle runners return; tasks still waiting are dropped.
+type Scheduler[T any] struct {
+	shards  []*shard[T]
+	run     func(task T, due int64)
+	stop    <-chan struct{}
+	horizon int64
+	wg      sync.WaitGroup
+	runners atomic.Int64 // runner goroutines started
+}
+
+// spawnAfter is how long a ready task waits for a busy runner before a
+// new runner starts for it.
+const spawnAfter = time.Millisecond
+
+type item[T any] struct {
+	due  int64
+	task T
+}
+
+type shard[T any] struct {
+	mu      sync.Mutex
+	heap    []item[T]
+	ready   []item[T]      // due tasks no runner has taken yet, in due order
+	head    int            // ready[head:] are waiting
+	idle    []chan item[T] // idle runners, each waiting on its channel
+	wakeAt  int64          // when the dispatcher wakes by itself
+	kick    chan struct{}  // wakes the dispatcher for an earlier task
+	runners int            // runners started on this shard
+}
+
+// NewScheduler returns a scheduler with shards shards (at least one; 0:
+// one per processor) that calls run on a runner goroutine for each task
+// at its due time (metrics.Now scale), and stops when stop closes. No
+// task due at or after horizon starts (0: no horizon). Start launches it.
+func NewScheduler[T any](shards int, horizon int64, stop <-chan struct{}, run func(task T, due int64)) *Scheduler[T] {
+	if shards <= 0 {
+		shards = runtime.GOMAXPROCS(0)
+	}
+	if horizon <= 0 {
+		horizon = math.MaxInt64
+	}
+	s := &Scheduler[T]{run: run, stop: stop, horizon: horizon}
+	for range shards {
+		s.shards = append(s.shards, &shard[T]{wakeAt: math.MaxInt64, kick: make(chan struct{}, 1)})
+	}
+	return s
+}
+
+// Start launches the shards' dispatchers.
+func (s *Scheduler[T]) Start() {
+	for _, sh := range s.shards {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.dispatch(sh)
+		}()
+	}
+}
+
+// Wait waits until the dispatchers and runners have returned (after the
+// stop, once the running tasks have finished).
+func (s *Scheduler[T]) Wait() { s.wg.Wait() }
+
+// Shards returns the number of shards.
+func (s *Scheduler[T]) Shards() int { return len(s.shards) }
+
+// Runners returns how many runner goroutines have started: about the
+// most tasks that ran at once.
+func (s *Scheduler[T]) Runners() int64 { return s.runners.Load() }
+
+// At schedules task on shard key%Shards() at due (metrics.Now scale). A
+// task may be scheduled from any goroutine, including from its own run.
+func (s *Scheduler[T]) At(key uint64, due int64, task T) {
+	sh := s.shards[key%uint64(len(s.shards))]
+	sh.mu.Lock()
+	sh.push(item[T]{due: due, task: task})
+	kick := due < sh.wakeAt
+	if kick {
+		sh.wakeAt = due
+	}
+	sh.mu.Unlock()
+	if kick {
+		select {
+		case sh.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Pending returns how many tasks wait for their due time or a runner.
+func (s *Scheduler[T]) Pending() int {
+	n := 0
+	for _, sh := range s.shards {
+		sh.mu.Lock()
+		n += len(sh.heap) + len(sh.ready) - sh.head
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// maxMove bounds the due tasks a dispatcher moves under one lock.
+const maxMove = 1024
+
+// dispatch moves sh's due tasks to runners until the stop.
+func (s *Scheduler[T]) dispatch(sh *shard[T]) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		default:
+		}
+		now := metrics.Now()
+		spawn := 0
+		sh.mu.Lock()
+		for moved := 0; moved < maxMove && len(sh.heap) > 0 && sh.heap[0].due <= now && sh.heap[0].due < s.horizon; moved++ {
+			it := sh.pop()
+			if n := len(sh.idle); n > 0 && sh.head == len(sh.ready) {
+				ch := sh.idle[n-1]
+				sh.idle[n-1] = nil
+				sh.idle = sh.idle[:n-1]
+				ch <- it // buffered: the runner takes it when it wakes
+				continue
+			}
+			sh.ready = append(sh.ready, it)
+		}
+		next := int64(math.MaxInt64)
+		if len(sh.heap) > 0 && sh.heap[0].due < s.horizon {
+			next = sh.heap[0].due
+		}
+		if sh.head < len(sh.ready) {
+			// Tasks wait for a busy runner: start one for each that has
+			// waited spawnAfter, or come back when the oldest has.
+			for i := sh.head; i < len(sh.ready) && sh.ready[i].due+int64(spawnAfter) <= now; i++ {
+				spawn++
+			}
+			if spawn == 0 && sh.runners == 0 {
+				spawn = 1
+			}
+			sh.runners += spawn
+			if spawn < len(sh.ready)-sh.head {
+				next = min(next, sh.ready[sh.head+spawn].due+int64(spawnAfter))
+			}
+		}
+		sh.wakeAt = next
+		sh.mu.Unlock()
+		for range spawn {
+			s.runners.Add(1)
+			s.wg.Add(1)
+			go s.runner(sh)
+		}
+		if next <= now {
+			continue // more than maxMove were due
+		}
+		var tc <-chan time.Time
+		if next != math.MaxInt64 {
+			timer.Reset(time.Duration(next - now))
+			tc = timer.C
+		}
+		select {
+		case <-tc:
+		case <-sh.kick:
+		case <-s.stop:
+			return
+		}
+	}
+}
+
+// runner runs ready tasks of sh until the stop.
+func (s *Scheduler[T]) runner(sh *shard[T]) {
+	defer s.wg.Done()
+	ch := make(chan item[T], 1)
+	for {
+		sh.mu.Lock()
+		if sh.head == len(sh.ready) {
+			sh.idle = append(sh.idle, ch)
+			sh.mu.Unlock()
+			select {
+			case it := <-ch:
+				s.run(it.task, it.due)
+				continue
+			case <-s.stop:
+				return
+			}
+		}
+		it := sh.ready[sh.head]
+		sh.ready[sh.head] = item[T]{}
+		sh.head++
+		if sh.head == len(sh.ready) {
+			sh.ready, sh.head = sh.ready[:0], 0
+		} else if sh.head >= 1024 && sh.head > len(sh.ready)/2 {
+			n := copy(sh.ready, sh.ready[sh.head:])
+			clear(sh.ready[n:])
+			sh.ready, sh.head = sh.ready[:n], 0
+		}
+		sh.mu.Unlock()
+		select {
+		case <-s.stop:
+			return
+		default:
+		}
+		s.run(it.task, it.due)
+	}
+}
+
+// The heap is 4-ary: half the depth of a binary heap, and a node's
+// children share a cache line or two, for heaps of a million entries.
+
+func (sh *shard[T]) push(it item[T]) {
+	h := append(sh.heap, it)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 4
+		if h[p].due <= it.due {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = it
+	sh.heap = h
+}
+
+func (sh *shard[T]) pop() item[T] {
+	h := sh.heap
+	top := h[0]
+	n := len(h) - 1
+	last := h[n]
+	h[n] = item[T]{}
+	h = h[:n]
+	if n > 0 {
+		i := 0
+		for {
+			c := 4*i + 1
+			if c >= n {
+				break
+			}
+			m := c
+			for k := c + 1; k < c+4 && k < n; k++ {
+				if h[k].due < h[m].due {
+					m = k
+				}
+			}
+			if h[m].due >= last.due {
+				break
+			}
+			h[i] = h[m]
+			i = m
+		}
+		h[i] = last
+	}
+	sh.heap = h
+	return top
+}
