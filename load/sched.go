@@ -39,13 +39,16 @@ type Scheduler[T any] struct {
 	run     func(task T, due int64)
 	stop    <-chan struct{}
 	horizon int64
-	wg      sync.WaitGroup
-	runners atomic.Int64 // runner goroutines started
+	// spawnAfter is how long a ready task waits for a busy runner
+	// before a new runner starts for it (defaultSpawnAfter).
+	spawnAfter time.Duration
+	wg         sync.WaitGroup
+	runners    atomic.Int64 // runner goroutines started
 }
 
-// spawnAfter is how long a ready task waits for a busy runner before a
-// new runner starts for it.
-const spawnAfter = time.Millisecond
+// defaultSpawnAfter is how long a ready task waits for a busy runner
+// before a new runner starts for it.
+const defaultSpawnAfter = time.Millisecond
 
 type item[T any] struct {
 	due  int64
@@ -74,7 +77,7 @@ func NewScheduler[T any](shards int, horizon int64, stop <-chan struct{}, run fu
 	if horizon <= 0 {
 		horizon = math.MaxInt64
 	}
-	s := &Scheduler[T]{run: run, stop: stop, horizon: horizon}
+	s := &Scheduler[T]{run: run, stop: stop, horizon: horizon, spawnAfter: defaultSpawnAfter}
 	for range shards {
 		s.shards = append(s.shards, &shard[T]{wakeAt: math.MaxInt64, kick: make(chan struct{}, 1)})
 	}
@@ -167,7 +170,7 @@ func (s *Scheduler[T]) dispatch(sh *shard[T]) {
 		if sh.head < len(sh.ready) {
 			// Tasks wait for a busy runner: start one for each that has
 			// waited spawnAfter, or come back when the oldest has.
-			for i := sh.head; i < len(sh.ready) && sh.ready[i].due+int64(spawnAfter) <= now; i++ {
+			for i := sh.head; i < len(sh.ready) && sh.ready[i].due+int64(s.spawnAfter) <= now; i++ {
 				spawn++
 			}
 			if spawn == 0 && sh.runners == 0 {
@@ -175,7 +178,7 @@ func (s *Scheduler[T]) dispatch(sh *shard[T]) {
 			}
 			sh.runners += spawn
 			if spawn < len(sh.ready)-sh.head {
-				next = min(next, sh.ready[sh.head+spawn].due+int64(spawnAfter))
+				next = min(next, sh.ready[sh.head+spawn].due+int64(s.spawnAfter))
 			}
 		}
 		sh.wakeAt = next

@@ -1,0 +1,226 @@
+package load
+
+import (
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/scalelab/scalelab/metrics"
+)
+
+// ran is what a task saw when it ran.
+type ran struct {
+	id       int
+	due, now int64
+}
+
+// runAll schedules tasks due at now+offsets[i] on one shard and returns
+// what each saw, in the order they started.
+func runAll(t *testing.T, offsets []time.Duration, oneRunner bool) []ran {
+	t.Helper()
+	stop := make(chan struct{})
+	var mu sync.Mutex
+	var got []ran
+	var wg sync.WaitGroup
+	wg.Add(len(offsets))
+	s := NewScheduler(1, 0, stop, func(id int, due int64) {
+		now := metrics.Now()
+		mu.Lock()
+		got = append(got, ran{id, due, now})
+		mu.Unlock()
+		wg.Done()
+	})
+	if oneRunner {
+		s.spawnAfter = time.Hour
+	}
+	s.Start()
+	base := metrics.Now()
+	for i, off := range offsets {
+		s.At(uint64(i), base+int64(off), i)
+	}
+	wg.Wait()
+	close(stop)
+	s.Wait()
+	return got
+}
+
+// TestSchedulerNoEarlyStart: no task starts before its due time, and
+// every task runs exactly once.
+func TestSchedulerNoEarlyStart(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	offsets := make([]time.Duration, 2000)
+	for i := range offsets {
+		offsets[i] = time.Duration(rng.Int64N(int64(200 * time.Millisecond)))
+	}
+	got := runAll(t, offsets, false)
+	seen := make([]bool, len(offsets))
+	for _, g := range got {
+		if g.now < g.due {
+			t.Errorf("task %d started %v before its due time", g.id, time.Duration(g.due-g.now))
+		}
+		if seen[g.id] {
+			t.Errorf("task %d ran twice", g.id)
+		}
+		seen[g.id] = true
+	}
+	if len(got) != len(offsets) {
+		t.Fatalf("%d tasks ran, want %d", len(got), len(offsets))
+	}
+}
+
+// TestSchedulerOrder: with tasks that take no time, a shard's tasks
+// start in order of due time, whatever order they were scheduled in.
+func TestSchedulerOrder(t *testing.T) {
+	t.Parallel()
+	// One runner (none added for tasks kept waiting, as a busy machine
+	// would), so the start order is the order tasks left the heap.
+	offsets := make([]time.Duration, 60)
+	for i := range offsets {
+		offsets[i] = time.Duration(len(offsets)-i) * 2 * time.Millisecond
+	}
+	got := runAll(t, offsets, true)
+	if !slices.IsSortedFunc(got, func(a, b ran) int { return int(a.due - b.due) }) {
+		t.Errorf("tasks did not start in due order: %v", got)
+	}
+	// Tasks due at once (already due when scheduled) start in due order
+	// too: they leave the heap in order.
+	offsets = offsets[:0]
+	for i := range 500 {
+		offsets = append(offsets, time.Duration(-i)*time.Microsecond)
+	}
+	stop := make(chan struct{})
+	var order []int64
+	done := make(chan struct{})
+	s := NewScheduler(1, 0, stop, func(_ int, due int64) {
+		order = append(order, due) // one runner
+		if len(order) == len(offsets) {
+			close(done)
+		}
+	})
+	s.spawnAfter = time.Hour
+	base := metrics.Now()
+	for i, off := range offsets {
+		s.At(0, base+int64(off), i)
+	}
+	s.Start()
+	<-done
+	close(stop)
+	s.Wait()
+	if !slices.IsSorted(order) {
+		t.Errorf("due tasks did not leave in due order")
+	}
+}
+
+// TestSchedulerBlockedTask: a task that blocks does not hold back the
+// tasks due after it: a new runner starts for them. Task 0 waits until
+// task 1 (due later, same shard) has run, which would never happen with
+// a fixed single runner.
+func TestSchedulerBlockedTask(t *testing.T) {
+	t.Parallel()
+	stop := make(chan struct{})
+	second := make(chan struct{})
+	done := make(chan struct{})
+	s := NewScheduler(1, 0, stop, func(id int, _ int64) {
+		switch id {
+		case 0:
+			select {
+			case <-second:
+			case <-time.After(time.Minute):
+				t.Error("task 1 did not run while task 0 was blocked")
+			}
+			close(done)
+		case 1:
+			close(second)
+		}
+	})
+	s.Start()
+	now := metrics.Now()
+	s.At(0, now, 0)
+	s.At(0, now+int64(time.Millisecond), 1)
+	<-done
+	close(stop)
+	s.Wait()
+	if s.Runners() < 2 {
+		t.Errorf("%d runners started, want a second one for the task behind the blocked one", s.Runners())
+	}
+}
+
+// TestSchedulerHorizonAndStop: a task due at or after the horizon never
+// starts, a task may schedule itself again from its run, and after the
+// stop the waiting tasks are dropped and Wait returns.
+func TestSchedulerHorizonAndStop(t *testing.T) {
+	t.Parallel()
+	stop := make(chan struct{})
+	base := metrics.Now()
+	horizon := base + int64(50*time.Millisecond)
+	var mu sync.Mutex
+	runs := map[int]int{}
+	var s *Scheduler[int]
+	s = NewScheduler(2, horizon, stop, func(id int, due int64) {
+		mu.Lock()
+		runs[id]++
+		mu.Unlock()
+		if due >= horizon {
+			t.Errorf("task %d started at or after the horizon", id)
+		}
+		if id == 1 {
+			s.At(1, due+int64(time.Millisecond), 1) // runs again until the horizon
+		}
+	})
+	s.Start()
+	s.At(0, horizon, 0)
+	s.At(1, base, 1)
+	s.At(2, horizon-int64(time.Millisecond), 2)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if time.Now().After(deadline) {
+			mu.Lock()
+			defer mu.Unlock()
+			t.Fatalf("tasks before the horizon did not all run within a minute: runs %v, pending %d", runs, s.Pending())
+		}
+		mu.Lock()
+		n := runs[2]
+		mu.Unlock()
+		if n == 1 && s.Pending() == 2 { // task 0 and task 1's run past the horizon
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(stop)
+	s.Wait()
+	if runs[0] != 0 || runs[1] < 2 || runs[1] > 50 {
+		t.Errorf("runs %v: want task 0 never (at the horizon), task 1 several times before it", runs)
+	}
+}
+
+// TestShardHeap: the 4-ary heap pops in order of due time.
+func TestShardHeap(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	var sh shard[int]
+	var want []int64
+	for i := range 5000 {
+		d := rng.Int64N(1000)
+		want = append(want, d)
+		sh.push(item[int]{due: d, task: i})
+		if i%7 == 0 { // interleave pops with pushes
+			slices.Sort(want)
+			if got := sh.pop().due; got != want[0] {
+				t.Fatalf("pop %d, want the least due %d", got, want[0])
+			}
+			want = want[1:]
+		}
+	}
+	slices.Sort(want)
+	for _, w := range want {
+		if got := sh.pop().due; got != w {
+			t.Fatalf("pop %d, want %d", got, w)
+		}
+	}
+	if len(sh.heap) != 0 {
+		t.Errorf("%d left in the heap", len(sh.heap))
+	}
+}
