@@ -103,8 +103,8 @@ func (m *Phases) run(r *Run) {
 		p.end()
 	}
 	p.sched.Wait()
-	// Sessions still thinking at the stop end with it.
-	for range p.alive.Load() {
+	// Sessions still thinking (or cut by the drain) at the stop end with it.
+	for range p.live.Load() {
 		r.coll.SessionEnded()
 	}
 }
@@ -116,6 +116,7 @@ type phasesRun struct {
 	a     *arrivals
 	sched *Scheduler[*phSession]
 	alive atomic.Int64 // sessions alive, plus one while arrivals remain
+	live  atomic.Int64 // sessions started and not ended
 	done  chan struct{}
 	quit  chan struct{}
 }
@@ -226,6 +227,7 @@ func (p *phasesRun) arrive(due int64) {
 		s.pcg = *rand.NewPCG(r.opt.Seed, splitmix(id+0x9e3779b97f4a7c15))
 		s.rng = *rand.New(&s.pcg)
 		p.alive.Add(1)
+		p.live.Add(1)
 		r.coll.SessionStarted()
 		s.sess = r.wl.NewSession(id, r.sessionSeed(id))
 		s.th, _ = s.sess.(scenario.Thinker)
@@ -251,6 +253,7 @@ func (p *phasesRun) arrive(due int64) {
 func (p *phasesRun) prepare(s *phSession) {
 	op, ok := s.sess.Next()
 	if !ok {
+		p.live.Add(-1)
 		p.r.coll.SessionEnded()
 		p.end()
 		return

@@ -1,13 +1,16 @@
 package load
 
 import (
+	"context"
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/scalelab/scalelab/metrics"
+	"github.com/scalelab/scalelab/scenario"
 )
 
 // ran is what a task saw when it ran.
@@ -222,5 +225,87 @@ func TestShardHeap(t *testing.T) {
 	}
 	if len(sh.heap) != 0 {
 		t.Errorf("%d left in the heap", len(sh.heap))
+	}
+}
+
+// timedWorkload's sessions note when each Do started and ended.
+type timedWorkload struct {
+	fakeWorkload
+	mu    sync.Mutex
+	spans map[uint64][][2]int64
+}
+
+type timedSession struct {
+	w  *timedWorkload
+	id uint64
+	fakeSession
+}
+
+func (w *timedWorkload) NewSession(id, seed uint64) scenario.Session {
+	w.fakeWorkload.NewSession(id, seed)
+	return &timedSession{w: w, id: id, fakeSession: fakeSession{w: &w.fakeWorkload}}
+}
+
+func (s *timedSession) Do(ctx context.Context) error {
+	start := metrics.Now()
+	err := s.fakeSession.Do(ctx)
+	end := metrics.Now()
+	s.w.mu.Lock()
+	s.w.spans[s.id] = append(s.w.spans[s.id], [2]int64{start, end})
+	s.w.mu.Unlock()
+	return err
+}
+
+// lastSessions is a sink keeping the concurrent sessions of the last
+// interval.
+type lastSessions struct{ n atomic.Int64 }
+
+func (l *lastSessions) Interval(iv *metrics.Interval) error {
+	l.n.Store(iv.Sessions)
+	return nil
+}
+
+// TestPhasesThinkFromPreviousEnd: on the scheduler, no session starts an
+// operation before its previous one ended plus the think time, every
+// operation is recorded with its schedule lag, and the sessions still
+// thinking at the stop are no longer counted after it.
+func TestPhasesThinkFromPreviousEnd(t *testing.T) {
+	t.Parallel()
+	const think = 30 * time.Millisecond
+	wl := &timedWorkload{fakeWorkload: fakeWorkload{service: time.Millisecond}, spans: map[uint64][][2]int64{}}
+	m := &Phases{Phases: []Phase{{Duration: time.Second, Rate: 200}}, Think: Think{kind: 'c', a: think}} // arrivals outlast the run
+	last := &lastSessions{}
+	c := metrics.NewCollector(metrics.Config{Ops: wl.Operations(), Open: true, Sinks: []metrics.Sink{last}})
+	r, err := NewRun(wl, c, m, Options{Duration: 400 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Begin()
+	stop := make(chan struct{})
+	done := make(chan error)
+	go func() { done <- c.Run(stop) }()
+	r.Execute(context.Background())
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	totals, lag, _ := c.Totals()
+	var ops int
+	for id, spans := range wl.spans {
+		ops += len(spans)
+		for k := 1; k < len(spans); k++ {
+			if spans[k][0] < spans[k-1][1]+int64(think) {
+				t.Fatalf("session %d: operation %d started %v after the previous one ended, before the think time %v", id, k, time.Duration(spans[k][0]-spans[k-1][1]), think)
+			}
+		}
+	}
+	if n := wl.sessions.Load(); n < 20 || ops < int(n) {
+		t.Fatalf("%d sessions ran %d operations", n, ops)
+	}
+	if got := totals[0].Count(); got != int64(ops) || lag.TotalCount() != int64(ops) {
+		t.Errorf("%d operations done, %d recorded, %d lags recorded", ops, got, lag.TotalCount())
+	}
+	if n := last.n.Load(); n != 0 {
+		t.Errorf("%d sessions still counted after the stop", n)
 	}
 }
