@@ -19,7 +19,9 @@ import (
 // due task, in order, to the shard's ready queue.
 //
 // Runner goroutines take ready tasks and run them; a runner that has
-// finished a task takes the next ready one, or waits idle. The dispatcher
+// finished a task takes the next ready one, or the heap's earliest task
+// if it is due (on a busy shard most tasks start so, without a timer
+// wake-up), or waits idle. The dispatcher
 // gives a due task to an idle runner at once; with no runner idle the task
 // waits in the ready queue for a runner to finish, and if it has waited
 // spawnAfter a new runner starts for it, so a task blocked in a slow store
@@ -212,6 +214,19 @@ func (s *Scheduler[T]) runner(sh *shard[T]) {
 	for {
 		sh.mu.Lock()
 		if sh.head == len(sh.ready) {
+			// A busy shard's next task may be due already: take it
+			// without waiting for the dispatcher's timer.
+			if len(sh.heap) > 0 && sh.heap[0].due < s.horizon && sh.heap[0].due <= metrics.Now() {
+				it := sh.pop()
+				sh.mu.Unlock()
+				select {
+				case <-s.stop:
+					return
+				default:
+				}
+				s.run(it.task, it.due)
+				continue
+			}
 			sh.idle = append(sh.idle, ch)
 			sh.mu.Unlock()
 			select {
