@@ -57,10 +57,16 @@ type item[T any] struct {
 	task T
 }
 
+// waiting is a due task in the ready queue, since when it waits there.
+type waiting[T any] struct {
+	item[T]
+	since int64
+}
+
 type shard[T any] struct {
 	mu      sync.Mutex
 	heap    []item[T]
-	ready   []item[T]      // due tasks no runner has taken yet, in due order
+	ready   []waiting[T]   // due tasks no runner has taken yet, in due order
 	head    int            // ready[head:] are waiting
 	idle    []chan item[T] // idle runners, each waiting on its channel
 	wakeAt  int64          // when the dispatcher wakes by itself
@@ -163,7 +169,7 @@ func (s *Scheduler[T]) dispatch(sh *shard[T]) {
 				ch <- it // buffered: the runner takes it when it wakes
 				continue
 			}
-			sh.ready = append(sh.ready, it)
+			sh.ready = append(sh.ready, waiting[T]{it, now})
 		}
 		next := int64(math.MaxInt64)
 		if len(sh.heap) > 0 && sh.heap[0].due < s.horizon {
@@ -172,7 +178,7 @@ func (s *Scheduler[T]) dispatch(sh *shard[T]) {
 		if sh.head < len(sh.ready) {
 			// Tasks wait for a busy runner: start one for each that has
 			// waited spawnAfter, or come back when the oldest has.
-			for i := sh.head; i < len(sh.ready) && sh.ready[i].due+int64(s.spawnAfter) <= now; i++ {
+			for i := sh.head; i < len(sh.ready) && sh.ready[i].since+int64(s.spawnAfter) <= now; i++ {
 				spawn++
 			}
 			if spawn == 0 && sh.runners == 0 {
@@ -180,7 +186,7 @@ func (s *Scheduler[T]) dispatch(sh *shard[T]) {
 			}
 			sh.runners += spawn
 			if spawn < len(sh.ready)-sh.head {
-				next = min(next, sh.ready[sh.head+spawn].due+int64(s.spawnAfter))
+				next = min(next, sh.ready[sh.head+spawn].since+int64(s.spawnAfter))
 			}
 		}
 		sh.wakeAt = next
@@ -237,8 +243,8 @@ func (s *Scheduler[T]) runner(sh *shard[T]) {
 				return
 			}
 		}
-		it := sh.ready[sh.head]
-		sh.ready[sh.head] = item[T]{}
+		it := sh.ready[sh.head].item
+		sh.ready[sh.head] = waiting[T]{}
 		sh.head++
 		if sh.head == len(sh.ready) {
 			sh.ready, sh.head = sh.ready[:0], 0
