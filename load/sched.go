@@ -26,7 +26,9 @@ import (
 // waits in the ready queue for a runner to finish, and if it has waited
 // spawnAfter a new runner starts for it, so a task blocked in a slow store
 // holds back the tasks due after it by no more than that, while a fast
-// store is served by about as many runners as there are processors.
+// store is served by about as many runners as there are processors. When
+// a shard has twice as many busy runners as processors, some are blocked
+// off the processor, and a runner starts for a waiting task at once.
 //
 // A task never starts before its due time: the dispatcher compares the
 // due time with the monotonic clock (metrics.Now) before moving it. Tasks
@@ -44,8 +46,11 @@ type Scheduler[T any] struct {
 	// spawnAfter is how long a ready task waits for a busy runner
 	// before a new runner starts for it (defaultSpawnAfter).
 	spawnAfter time.Duration
-	wg         sync.WaitGroup
-	runners    atomic.Int64 // runner goroutines started
+	// blocked is how many busy runners of a shard mean that some of
+	// them wait off the processor: twice its share of the processors.
+	blocked int
+	wg      sync.WaitGroup
+	runners atomic.Int64 // runner goroutines started
 }
 
 // defaultSpawnAfter is how long a ready task waits for a busy runner
@@ -85,7 +90,8 @@ func NewScheduler[T any](shards int, horizon int64, stop <-chan struct{}, run fu
 	if horizon <= 0 {
 		horizon = math.MaxInt64
 	}
-	s := &Scheduler[T]{run: run, stop: stop, horizon: horizon, spawnAfter: defaultSpawnAfter}
+	s := &Scheduler[T]{run: run, stop: stop, horizon: horizon, spawnAfter: defaultSpawnAfter,
+		blocked: max(2, 2*runtime.GOMAXPROCS(0)/shards)}
 	for range shards {
 		s.shards = append(s.shards, &shard[T]{wakeAt: math.MaxInt64, kick: make(chan struct{}, 1)})
 	}
@@ -177,8 +183,14 @@ func (s *Scheduler[T]) dispatch(sh *shard[T]) {
 		}
 		if sh.head < len(sh.ready) {
 			// Tasks wait for a busy runner: start one for each that has
-			// waited spawnAfter, or come back when the oldest has.
-			for i := sh.head; i < len(sh.ready) && sh.ready[i].since+int64(s.spawnAfter) <= now; i++ {
+			// waited spawnAfter, or come back when the oldest has. With
+			// more runners busy than the shard has processors, some are
+			// blocked (in a store), not running: start one for each
+			// waiting task at once.
+			if sh.runners-len(sh.idle) >= s.blocked {
+				spawn = len(sh.ready) - sh.head
+			}
+			for i := sh.head + spawn; i < len(sh.ready) && sh.ready[i].since+int64(s.spawnAfter) <= now; i++ {
 				spawn++
 			}
 			if spawn == 0 && sh.runners == 0 {

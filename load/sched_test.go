@@ -309,3 +309,38 @@ func TestPhasesThinkFromPreviousEnd(t *testing.T) {
 		t.Errorf("%d sessions still counted after the stop", n)
 	}
 }
+
+// TestSchedulerBlockedRunners: once a shard has as many busy runners as
+// the blocked threshold (one here), a waiting task gets a runner at
+// once, without waiting spawnAfter (an hour here): four tasks that each
+// wait until all four have started complete only so.
+func TestSchedulerBlockedRunners(t *testing.T) {
+	t.Parallel()
+	const n = 4
+	stop := make(chan struct{})
+	var started sync.WaitGroup
+	started.Add(n)
+	all := make(chan struct{})
+	var done sync.WaitGroup
+	done.Add(n)
+	s := NewScheduler(1, 0, stop, func(int, int64) {
+		started.Done()
+		select {
+		case <-all:
+		case <-time.After(20 * time.Second):
+			t.Error("not every task got a runner while the others were blocked")
+		}
+		done.Done()
+	})
+	s.spawnAfter = time.Hour
+	s.blocked = 1
+	s.Start()
+	now := metrics.Now()
+	for i := range n {
+		s.At(0, now+int64(i)*int64(time.Millisecond), i)
+	}
+	go func() { started.Wait(); close(all) }()
+	done.Wait()
+	close(stop)
+	s.Wait()
+}
