@@ -8,7 +8,7 @@
 #  4. phases with 1,000,000 concurrent sessions on null (50,000/s for 20 s):
 #     thinking 10 s (500,000 operations due in the last 10 s): lag p99
 #     < 10 ms, < 1 % late, peak RSS <= 2 GiB; thinking 60 s (none due):
-#     peak RSS <= 1.5 GiB; and the scheduler alone waking a million tasks
+#     peak RSS <= 1.5 GiB; and the scheduler alone waking a million jobs
 #     over 10 s (go test -bench).
 # Usage: bash bench/core.sh [seconds for run 1, default 20]
 set -euo pipefail

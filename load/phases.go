@@ -177,7 +177,7 @@ func (p *phasesRun) end() {
 	}
 }
 
-// step runs one task at its due time: the arrivals (a nil session), or a
+// step runs one job at its due time: the arrivals (a nil session), or a
 // session's prepared operation.
 func (p *phasesRun) step(s *phSession, due int64) {
 	if s == nil {

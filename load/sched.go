@@ -10,40 +10,40 @@ import (
 	"github.com/scalelab/scalelab/metrics"
 )
 
-// Scheduler holds many waiting tasks (sessions thinking between their
+// Scheduler holds many waiting jobs (sessions thinking between their
 // operations) and starts each at its due time, without a goroutine or a
-// timer per task: a waiting task costs one entry in a heap. The tasks are
-// spread over shards (one per processor); each shard keeps its tasks in a
+// timer per job: a waiting job costs one entry in a heap. The jobs are
+// spread over shards (one per processor); each shard keeps its jobs in a
 // 4-ary min-heap ordered by due time and has one dispatcher goroutine that
 // sleeps on a single timer until the earliest due time, then moves every
-// due task, in order, to the shard's ready queue.
+// due job, in order, to the shard's ready queue.
 //
-// Runner goroutines take ready tasks and run them; a runner that has
-// finished a task takes the next ready one, or the heap's earliest task
-// if it is due (on a busy shard most tasks start so, without a timer
+// Runner goroutines take ready jobs and run them; a runner that has
+// finished a job takes the next ready one, or the heap's earliest job
+// if it is due (on a busy shard most jobs start so, without a timer
 // wake-up), or waits idle. The dispatcher
-// gives a due task to an idle runner at once; with no runner idle the task
+// gives a due job to an idle runner at once; with no runner idle the job
 // waits in the ready queue for a runner to finish, and if it has waited
-// spawnAfter a new runner starts for it, so a task blocked in a slow store
-// holds back the tasks due after it by no more than that, while a fast
+// spawnAfter a new runner starts for it, so a job blocked in a slow store
+// holds back the jobs due after it by no more than that, while a fast
 // store is served by about as many runners as there are processors. When
 // a shard has twice as many busy runners as processors, some are blocked
-// off the processor, and a runner starts for a waiting task at once.
+// off the processor, and a runner starts for a waiting job at once.
 //
-// A task never starts before its due time: the dispatcher compares the
-// due time with the monotonic clock (metrics.Now) before moving it. Tasks
+// A job never starts before its due time: the dispatcher compares the
+// due time with the monotonic clock (metrics.Now) before moving it. Jobs
 // of one shard start in order of due time (a runner may start later than
-// another runner that took a later task, never before its due time).
+// another runner that took a later job, never before its due time).
 //
-// A task due at or after the horizon is kept but never started (a run's
+// A job due at or after the horizon is kept but never started (a run's
 // end: its remaining schedule). After the stop channel closes, the
-// dispatchers and idle runners return; tasks still waiting are dropped.
+// dispatchers and idle runners return; jobs still waiting are dropped.
 type Scheduler[T any] struct {
 	shards  []*shard[T]
-	run     func(task T, due int64)
+	run     func(job T, due int64)
 	stop    <-chan struct{}
 	horizon int64
-	// spawnAfter is how long a ready task waits for a busy runner
+	// spawnAfter is how long a ready job waits for a busy runner
 	// before a new runner starts for it (defaultSpawnAfter).
 	spawnAfter time.Duration
 	// blocked is how many busy runners of a shard mean that some of
@@ -53,16 +53,16 @@ type Scheduler[T any] struct {
 	runners atomic.Int64 // runner goroutines started
 }
 
-// defaultSpawnAfter is how long a ready task waits for a busy runner
+// defaultSpawnAfter is how long a ready job waits for a busy runner
 // before a new runner starts for it.
 const defaultSpawnAfter = time.Millisecond
 
 type item[T any] struct {
-	due  int64
-	task T
+	due int64
+	job T
 }
 
-// waiting is a due task in the ready queue, since when it waits there.
+// waiting is a due job in the ready queue, since when it waits there.
 type waiting[T any] struct {
 	item[T]
 	since int64
@@ -71,19 +71,19 @@ type waiting[T any] struct {
 type shard[T any] struct {
 	mu      sync.Mutex
 	heap    []item[T]
-	ready   []waiting[T]   // due tasks no runner has taken yet, in due order
+	ready   []waiting[T]   // due jobs no runner has taken yet, in due order
 	head    int            // ready[head:] are waiting
 	idle    []chan item[T] // idle runners, each waiting on its channel
 	wakeAt  int64          // when the dispatcher wakes by itself
-	kick    chan struct{}  // wakes the dispatcher for an earlier task
+	kick    chan struct{}  // wakes the dispatcher for an earlier job
 	runners int            // runners started on this shard
 }
 
 // NewScheduler returns a scheduler with shards shards (at least one; 0:
-// one per processor) that calls run on a runner goroutine for each task
+// one per processor) that calls run on a runner goroutine for each job
 // at its due time (metrics.Now scale), and stops when stop closes. No
-// task due at or after horizon starts (0: no horizon). Start launches it.
-func NewScheduler[T any](shards int, horizon int64, stop <-chan struct{}, run func(task T, due int64)) *Scheduler[T] {
+// job due at or after horizon starts (0: no horizon). Start launches it.
+func NewScheduler[T any](shards int, horizon int64, stop <-chan struct{}, run func(job T, due int64)) *Scheduler[T] {
 	if shards <= 0 {
 		shards = runtime.GOMAXPROCS(0)
 	}
@@ -110,22 +110,22 @@ func (s *Scheduler[T]) Start() {
 }
 
 // Wait waits until the dispatchers and runners have returned (after the
-// stop, once the running tasks have finished).
+// stop, once the running jobs have finished).
 func (s *Scheduler[T]) Wait() { s.wg.Wait() }
 
 // Shards returns the number of shards.
 func (s *Scheduler[T]) Shards() int { return len(s.shards) }
 
 // Runners returns how many runner goroutines have started: about the
-// most tasks that ran at once.
+// most jobs that ran at once.
 func (s *Scheduler[T]) Runners() int64 { return s.runners.Load() }
 
-// At schedules task on shard key%Shards() at due (metrics.Now scale). A
-// task may be scheduled from any goroutine, including from its own run.
-func (s *Scheduler[T]) At(key uint64, due int64, task T) {
+// At schedules job on shard key%Shards() at due (metrics.Now scale). A
+// job may be scheduled from any goroutine, including from its own run.
+func (s *Scheduler[T]) At(key uint64, due int64, job T) {
 	sh := s.shards[key%uint64(len(s.shards))]
 	sh.mu.Lock()
-	sh.push(item[T]{due: due, task: task})
+	sh.push(item[T]{due: due, job: job})
 	kick := due < sh.wakeAt
 	if kick {
 		sh.wakeAt = due
@@ -139,7 +139,7 @@ func (s *Scheduler[T]) At(key uint64, due int64, task T) {
 	}
 }
 
-// Pending returns how many tasks wait for their due time or a runner.
+// Pending returns how many jobs wait for their due time or a runner.
 func (s *Scheduler[T]) Pending() int {
 	n := 0
 	for _, sh := range s.shards {
@@ -150,10 +150,10 @@ func (s *Scheduler[T]) Pending() int {
 	return n
 }
 
-// maxMove bounds the due tasks a dispatcher moves under one lock.
+// maxMove bounds the due jobs a dispatcher moves under one lock.
 const maxMove = 1024
 
-// dispatch moves sh's due tasks to runners until the stop.
+// dispatch moves sh's due jobs to runners until the stop.
 func (s *Scheduler[T]) dispatch(sh *shard[T]) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -182,11 +182,11 @@ func (s *Scheduler[T]) dispatch(sh *shard[T]) {
 			next = sh.heap[0].due
 		}
 		if sh.head < len(sh.ready) {
-			// Tasks wait for a busy runner: start one for each that has
+			// Jobs wait for a busy runner: start one for each that has
 			// waited spawnAfter, or come back when the oldest has. With
 			// more runners busy than the shard has processors, some are
 			// blocked (in a store), not running: start one for each
-			// waiting task at once.
+			// waiting job at once.
 			if sh.runners-len(sh.idle) >= s.blocked {
 				spawn = len(sh.ready) - sh.head
 			}
@@ -225,14 +225,14 @@ func (s *Scheduler[T]) dispatch(sh *shard[T]) {
 	}
 }
 
-// runner runs ready tasks of sh until the stop.
+// runner runs ready jobs of sh until the stop.
 func (s *Scheduler[T]) runner(sh *shard[T]) {
 	defer s.wg.Done()
 	ch := make(chan item[T], 1)
 	for {
 		sh.mu.Lock()
 		if sh.head == len(sh.ready) {
-			// A busy shard's next task may be due already: take it
+			// A busy shard's next job may be due already: take it
 			// without waiting for the dispatcher's timer.
 			if len(sh.heap) > 0 && sh.heap[0].due < s.horizon && sh.heap[0].due <= metrics.Now() {
 				it := sh.pop()
@@ -242,14 +242,14 @@ func (s *Scheduler[T]) runner(sh *shard[T]) {
 					return
 				default:
 				}
-				s.run(it.task, it.due)
+				s.run(it.job, it.due)
 				continue
 			}
 			sh.idle = append(sh.idle, ch)
 			sh.mu.Unlock()
 			select {
 			case it := <-ch:
-				s.run(it.task, it.due)
+				s.run(it.job, it.due)
 				continue
 			case <-s.stop:
 				return
@@ -271,7 +271,7 @@ func (s *Scheduler[T]) runner(sh *shard[T]) {
 			return
 		default:
 		}
-		s.run(it.task, it.due)
+		s.run(it.job, it.due)
 	}
 }
 

@@ -13,13 +13,13 @@ import (
 	"github.com/scalelab/scalelab/scenario"
 )
 
-// ran is what a task saw when it ran.
+// ran is what a job saw when it ran.
 type ran struct {
 	id       int
 	due, now int64
 }
 
-// runAll schedules tasks due at now+offsets[i] on one shard and returns
+// runAll schedules jobs due at now+offsets[i] on one shard and returns
 // what each saw, in the order they started.
 func runAll(t *testing.T, offsets []time.Duration, oneRunner bool) []ran {
 	t.Helper()
@@ -49,8 +49,8 @@ func runAll(t *testing.T, offsets []time.Duration, oneRunner bool) []ran {
 	return got
 }
 
-// TestSchedulerNoEarlyStart: no task starts before its due time, and
-// every task runs exactly once.
+// TestSchedulerNoEarlyStart: no job starts before its due time, and
+// every job runs exactly once.
 func TestSchedulerNoEarlyStart(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -62,33 +62,33 @@ func TestSchedulerNoEarlyStart(t *testing.T) {
 	seen := make([]bool, len(offsets))
 	for _, g := range got {
 		if g.now < g.due {
-			t.Errorf("task %d started %v before its due time", g.id, time.Duration(g.due-g.now))
+			t.Errorf("job %d started %v before its due time", g.id, time.Duration(g.due-g.now))
 		}
 		if seen[g.id] {
-			t.Errorf("task %d ran twice", g.id)
+			t.Errorf("job %d ran twice", g.id)
 		}
 		seen[g.id] = true
 	}
 	if len(got) != len(offsets) {
-		t.Fatalf("%d tasks ran, want %d", len(got), len(offsets))
+		t.Fatalf("%d jobs ran, want %d", len(got), len(offsets))
 	}
 }
 
-// TestSchedulerOrder: with tasks that take no time, a shard's tasks
+// TestSchedulerOrder: with jobs that take no time, a shard's jobs
 // start in order of due time, whatever order they were scheduled in.
 func TestSchedulerOrder(t *testing.T) {
 	t.Parallel()
-	// One runner (none added for tasks kept waiting, as a busy machine
-	// would), so the start order is the order tasks left the heap.
+	// One runner (none added for jobs kept waiting, as a busy machine
+	// would), so the start order is the order jobs left the heap.
 	offsets := make([]time.Duration, 60)
 	for i := range offsets {
 		offsets[i] = time.Duration(len(offsets)-i) * 2 * time.Millisecond
 	}
 	got := runAll(t, offsets, true)
 	if !slices.IsSortedFunc(got, func(a, b ran) int { return int(a.due - b.due) }) {
-		t.Errorf("tasks did not start in due order: %v", got)
+		t.Errorf("jobs did not start in due order: %v", got)
 	}
-	// Tasks due at once (already due when scheduled) start in due order
+	// Jobs due at once (already due when scheduled) start in due order
 	// too: they leave the heap in order.
 	offsets = offsets[:0]
 	for i := range 500 {
@@ -113,15 +113,15 @@ func TestSchedulerOrder(t *testing.T) {
 	close(stop)
 	s.Wait()
 	if !slices.IsSorted(order) {
-		t.Errorf("due tasks did not leave in due order")
+		t.Errorf("due jobs did not leave in due order")
 	}
 }
 
-// TestSchedulerBlockedTask: a task that blocks does not hold back the
-// tasks due after it: a new runner starts for them. Task 0 waits until
-// task 1 (due later, same shard) has run, which would never happen with
+// TestSchedulerBlockedJob: a job that blocks does not hold back the
+// jobs due after it: a new runner starts for them. Job 0 waits until
+// job 1 (due later, same shard) has run, which would never happen with
 // a fixed single runner.
-func TestSchedulerBlockedTask(t *testing.T) {
+func TestSchedulerBlockedJob(t *testing.T) {
 	t.Parallel()
 	stop := make(chan struct{})
 	second := make(chan struct{})
@@ -132,7 +132,7 @@ func TestSchedulerBlockedTask(t *testing.T) {
 			select {
 			case <-second:
 			case <-time.After(time.Minute):
-				t.Error("task 1 did not run while task 0 was blocked")
+				t.Error("job 1 did not run while job 0 was blocked")
 			}
 			close(done)
 		case 1:
@@ -147,13 +147,13 @@ func TestSchedulerBlockedTask(t *testing.T) {
 	close(stop)
 	s.Wait()
 	if s.Runners() < 2 {
-		t.Errorf("%d runners started, want a second one for the task behind the blocked one", s.Runners())
+		t.Errorf("%d runners started, want a second one for the job behind the blocked one", s.Runners())
 	}
 }
 
-// TestSchedulerHorizonAndStop: a task due at or after the horizon never
-// starts, a task may schedule itself again from its run, and after the
-// stop the waiting tasks are dropped and Wait returns.
+// TestSchedulerHorizonAndStop: a job due at or after the horizon never
+// starts, a job may schedule itself again from its run, and after the
+// stop the waiting jobs are dropped and Wait returns.
 func TestSchedulerHorizonAndStop(t *testing.T) {
 	t.Parallel()
 	stop := make(chan struct{})
@@ -167,7 +167,7 @@ func TestSchedulerHorizonAndStop(t *testing.T) {
 		runs[id]++
 		mu.Unlock()
 		if due >= horizon {
-			t.Errorf("task %d started at or after the horizon", id)
+			t.Errorf("job %d started at or after the horizon", id)
 		}
 		if id == 1 {
 			s.At(1, due+int64(time.Millisecond), 1) // runs again until the horizon
@@ -182,12 +182,12 @@ func TestSchedulerHorizonAndStop(t *testing.T) {
 		if time.Now().After(deadline) {
 			mu.Lock()
 			defer mu.Unlock()
-			t.Fatalf("tasks before the horizon did not all run within a minute: runs %v, pending %d", runs, s.Pending())
+			t.Fatalf("jobs before the horizon did not all run within a minute: runs %v, pending %d", runs, s.Pending())
 		}
 		mu.Lock()
 		n := runs[2]
 		mu.Unlock()
-		if n == 1 && s.Pending() == 2 { // task 0 and task 1's run past the horizon
+		if n == 1 && s.Pending() == 2 { // job 0 and job 1's run past the horizon
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -195,7 +195,7 @@ func TestSchedulerHorizonAndStop(t *testing.T) {
 	close(stop)
 	s.Wait()
 	if runs[0] != 0 || runs[1] < 2 || runs[1] > 50 {
-		t.Errorf("runs %v: want task 0 never (at the horizon), task 1 several times before it", runs)
+		t.Errorf("runs %v: want job 0 never (at the horizon), job 1 several times before it", runs)
 	}
 }
 
@@ -208,7 +208,7 @@ func TestShardHeap(t *testing.T) {
 	for i := range 5000 {
 		d := rng.Int64N(1000)
 		want = append(want, d)
-		sh.push(item[int]{due: d, task: i})
+		sh.push(item[int]{due: d, job: i})
 		if i%7 == 0 { // interleave pops with pushes
 			slices.Sort(want)
 			if got := sh.pop().due; got != want[0] {
@@ -311,8 +311,8 @@ func TestPhasesThinkFromPreviousEnd(t *testing.T) {
 }
 
 // TestSchedulerBlockedRunners: once a shard has as many busy runners as
-// the blocked threshold (one here), a waiting task gets a runner at
-// once, without waiting spawnAfter (an hour here): four tasks that each
+// the blocked threshold (one here), a waiting job gets a runner at
+// once, without waiting spawnAfter (an hour here): four jobs that each
 // wait until all four have started complete only so.
 func TestSchedulerBlockedRunners(t *testing.T) {
 	t.Parallel()
@@ -328,7 +328,7 @@ func TestSchedulerBlockedRunners(t *testing.T) {
 		select {
 		case <-all:
 		case <-time.After(20 * time.Second):
-			t.Error("not every task got a runner while the others were blocked")
+			t.Error("not every job got a runner while the others were blocked")
 		}
 		done.Done()
 	})
