@@ -2,11 +2,14 @@ package load
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/segment"
 )
 
 // Phases is the open session model of Tsung: in each phase, new sessions
@@ -68,88 +71,193 @@ func (m *Phases) prepare(r *Run) {
 	m.pool = r.coll.NewPool(4 * runtime.GOMAXPROCS(0))
 }
 
-// run launches sessions phase by phase, then waits for them to finish (or
-// for the stop).
+// run schedules the arrivals phase by phase and every session's operations
+// on a Scheduler: a session waiting for its next operation is an entry in
+// a heap, not a goroutine (docs/load-models.md says what one costs). It
+// returns once the stop has come and the running operations have ended,
+// or when the arrivals are over and every session has ended.
 func (m *Phases) run(r *Run) {
 	// A segment's arrivals are an independent Poisson stream of rate/N
 	// (its own generator), and its k-th session is the whole test's
 	// session seg.Global(k).
 	seg := r.opt.Segment
-	rng := r.rng(1<<62 + uint64(seg.Index))
-	var timer *time.Timer
-	start := r.coll.Base()
-	var at float64 // ns since start of the next arrival
-	var phaseStart float64
-	var id uint64
-	for _, p := range m.Phases {
-		phaseEnd := phaseStart + float64(p.Duration)
-		mean := 1e9 / seg.Rate(p.Rate)
-		if at < phaseStart {
-			at = phaseStart
+	a := &arrivals{rng: r.rng(1<<62 + uint64(seg.Index)), seg: seg, start: r.coll.Base()}
+	var horizon int64
+	if r.opt.Duration > 0 {
+		horizon = r.coll.Base() + int64(r.opt.Duration)
+	}
+	p := &phasesRun{m: m, r: r, a: a, done: make(chan struct{}), quit: make(chan struct{})}
+	p.alive.Store(1) // the arrivals
+	p.sched = NewScheduler(0, horizon, p.quit, p.step)
+	go func() {
+		select {
+		case <-r.stopCh:
+		case <-p.done:
 		}
-		at += rng.ExpFloat64() * mean
-		for at < phaseEnd {
-			if r.ended(start + int64(at)) {
-				return
-			}
-			if !r.sleepUntil(start+int64(at), &timer) {
-				return
-			}
-			r.wg.Add(1)
-			go m.session(r, seg.Global(id))
-			id++
-			at += rng.ExpFloat64() * mean
-		}
-		phaseStart = phaseEnd
+		close(p.quit)
+	}()
+	p.sched.Start()
+	if due, ok := a.next(m.Phases); ok {
+		p.sched.At(0, due, nil)
+	} else {
+		p.end()
+	}
+	p.sched.Wait()
+	// Sessions still thinking (or cut by the drain) at the stop end with it.
+	for range p.live.Load() {
+		r.coll.SessionEnded()
 	}
 }
 
-func (m *Phases) session(r *Run, id uint64) {
-	defer r.wg.Done()
-	r.coll.SessionStarted()
-	defer r.coll.SessionEnded()
-	sess := r.wl.NewSession(id, r.sessionSeed(id))
-	th, _ := sess.(scenario.Thinker)
-	comp := newComposite(sess)
-	rng := r.rng(id)
-	base := r.coll.Base()
-	hint := uint32(id)
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
+// phasesRun is one execution of the phases model.
+type phasesRun struct {
+	m     *Phases
+	r     *Run
+	a     *arrivals
+	sched *Scheduler[*phSession]
+	alive atomic.Int64 // sessions alive, plus one while arrivals remain
+	live  atomic.Int64 // sessions started and not ended
+	done  chan struct{}
+	quit  chan struct{}
+}
+
+// phSession is a session between its operations: what the scheduler
+// holds for each of the run's (up to millions of) concurrent sessions.
+type phSession struct {
+	sess scenario.Session
+	th   scenario.Thinker
+	id   uint64
+	last int64      // when its previous operation ended (its arrival at first)
+	op   int        // the operation Next prepared
+	comp *composite // its open composite operation; nil when the session has none
+	pcg  rand.PCG
+	rng  rand.Rand
+}
+
+// arrivals is the Poisson arrival process across the phases.
+type arrivals struct {
+	rng        *rand.Rand
+	seg        segment.Segment
+	start      int64   // metrics.Now at the run's start
+	phase      int     // index of the current phase
+	phaseStart float64 // ns since start
+	at         float64 // ns since start of the next arrival; 0 before the first draw
+	drawn      bool
+	id         uint64
+}
+
+// next draws the next arrival time (metrics.Now scale), or false when the
+// phases are over.
+func (a *arrivals) next(phases []Phase) (int64, bool) {
+	for a.phase < len(phases) {
+		p := phases[a.phase]
+		phaseEnd := a.phaseStart + float64(p.Duration)
+		if a.at < a.phaseStart {
+			a.at = a.phaseStart
 		}
-	}()
-	last := metrics.Now()
-	for !r.stopped.Load() {
-		op, ok := sess.Next()
-		if !ok {
-			return
+		if !a.drawn {
+			a.at += a.rng.ExpFloat64() * (1e9 / a.seg.Rate(p.Rate))
+			a.drawn = true
 		}
-		intended := last + int64(thinkFor(th, m.Think, rng))
-		if r.ended(intended) {
-			return
+		if a.at < phaseEnd {
+			return a.start + int64(a.at), true
 		}
-		if !r.sleepUntil(intended, &timer) {
-			return
-		}
-		start := metrics.Now()
-		r.coll.OpStarted(op)
-		err := sess.Do(r.opCtx)
-		if r.cutByDrain(err) {
-			return // in flight at the stop: never ended in the collector
-		}
-		end := metrics.Now()
-		rec := m.pool.Get(hint)
-		rec.RecordLag(op, start-intended)
-		class := metrics.ClassOf(err)
-		rec.Record(op, class, end-intended, end-start, end-base)
-		comp.done(rec, intended, start, end, base, class)
-		m.pool.Put(rec)
-		if err != nil {
-			r.coll.NoteError(op, err)
-		}
-		r.coll.OpEnded(op)
-		last = end
+		a.phase++
+		a.phaseStart = phaseEnd
+		a.drawn = false
 	}
+	return 0, false
+}
+
+// end counts a session's end (or the arrivals'); the last one ends the
+// run.
+func (p *phasesRun) end() {
+	if p.alive.Add(-1) == 0 {
+		close(p.done)
+	}
+}
+
+// step runs one job at its due time: the arrivals (a nil session), or a
+// session's prepared operation.
+func (p *phasesRun) step(s *phSession, due int64) {
+	if s == nil {
+		p.arrive(due)
+		return
+	}
+	r := p.r
+	if r.stopped.Load() {
+		return
+	}
+	start := metrics.Now()
+	r.coll.OpStarted(s.op)
+	err := s.sess.Do(r.opCtx)
+	if r.cutByDrain(err) {
+		return // in flight at the stop: never ended in the collector
+	}
+	end := metrics.Now()
+	rec := p.m.pool.Get(uint32(s.id))
+	rec.RecordLag(s.op, start-due)
+	class := metrics.ClassOf(err)
+	rec.Record(s.op, class, end-due, end-start, end-r.coll.Base())
+	if s.comp != nil {
+		s.comp.done(rec, due, start, end, r.coll.Base(), class)
+	}
+	p.m.pool.Put(rec)
+	if err != nil {
+		r.coll.NoteError(s.op, err)
+	}
+	r.coll.OpEnded(s.op)
+	s.last = end
+	p.prepare(s)
+}
+
+// arrive starts every session whose arrival is due by now, the first at
+// due, and schedules the next arrival.
+func (p *phasesRun) arrive(due int64) {
+	r, a := p.r, p.a
+	now := metrics.Now()
+	for {
+		if r.stopped.Load() {
+			return
+		}
+		id := a.seg.Global(a.id)
+		a.id++
+		a.drawn = false
+		s := &phSession{id: id, last: due}
+		s.pcg = *rand.NewPCG(r.opt.Seed, splitmix(id+0x9e3779b97f4a7c15))
+		s.rng = *rand.New(&s.pcg)
+		p.alive.Add(1)
+		p.live.Add(1)
+		r.coll.SessionStarted()
+		s.sess = r.wl.NewSession(id, r.sessionSeed(id))
+		s.th, _ = s.sess.(scenario.Thinker)
+		if comp := newComposite(s.sess); comp.c != nil {
+			s.comp = &comp
+		}
+		p.prepare(s)
+		next, ok := a.next(p.m.Phases)
+		if !ok {
+			p.end()
+			return
+		}
+		if next > now {
+			p.sched.At(0, next, nil)
+			return
+		}
+		due = next
+	}
+}
+
+// prepare asks the session for its next operation and schedules it after
+// the think time, or ends the session.
+func (p *phasesRun) prepare(s *phSession) {
+	op, ok := s.sess.Next()
+	if !ok {
+		p.live.Add(-1)
+		p.r.coll.SessionEnded()
+		p.end()
+		return
+	}
+	s.op = op
+	p.sched.At(s.id, s.last+int64(thinkFor(s.th, p.m.Think, &s.rng)), s)
 }

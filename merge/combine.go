@@ -108,7 +108,7 @@ func writeSeries(use []*shard, ivs []metrics.MergedInterval, warmupS float64, pa
 // FormatRow appends the series.csv row of op in a merged interval.
 func FormatRow(b *bytes.Buffer, iv metrics.MergedInterval, op string, f metrics.TagFigures, errs, late, sessions int64) {
 	svc := iv.Tags[op+".service"]
-	metrics.FormatSeriesRow(b, iv.StartS+iv.LenS, iv.LenS, op, f.Count, errs, f.P50, f.P99, f.Max, svc.P99, late, sessions, iv.Warmup)
+	metrics.FormatSeriesRow(b, iv.StartS+iv.LenS, iv.LenS, op, f.Count, errs, f.P50, f.P99, f.Max, svc.P99, late, sessions, iv.Warmup, metrics.LagFigures{})
 }
 
 // baseOp is the operation of an interval log tag.

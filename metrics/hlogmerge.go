@@ -246,13 +246,25 @@ func HlogStart(data []byte) (time.Time, error) {
 	return time.Time{}, errors.New("interval log has no StartTime header")
 }
 
+// LagFigures are an interval's schedule lag percentiles in milliseconds
+// (nil: none recorded, or too few operations for the percentile).
+type LagFigures struct{ P50, P99, Max *float64 }
+
+// LagFiguresOf returns the figures of a lag histogram (nil: none).
+func LagFiguresOf(h *hdr.Histogram) LagFigures {
+	if h == nil || h.TotalCount() == 0 {
+		return LagFigures{}
+	}
+	return LagFigures{P50: PercentileMs(h, 50), P99: PercentileMs(h, 99), Max: ptr(nsToMs(h.Max()))}
+}
+
 // FormatSeriesRow appends one series.csv row (the columns of SeriesHeader).
-func FormatSeriesRow(b *bytes.Buffer, endS, lenS float64, op string, count, errs int64, p50, p99, maxMs, svcP99 *float64, late, sessions int64, warmup bool) {
+func FormatSeriesRow(b *bytes.Buffer, endS, lenS float64, op string, count, errs int64, p50, p99, maxMs, svcP99 *float64, late, sessions int64, warmup bool, lag LagFigures) {
 	tput := 0.0
 	if lenS > 0 {
 		tput = float64(count) / lenS
 	}
 	b.WriteString(strconv.FormatFloat(endS, 'f', 3, 64))
-	fmt.Fprintf(b, ",%.3f,%s,%d,%d,%.1f,%s,%s,%s,%s,%d,%d,%t\n", lenS, op, count, errs, tput,
-		fmtMs(p50), fmtMs(p99), fmtMs(maxMs), fmtMs(svcP99), late, sessions, warmup)
+	fmt.Fprintf(b, ",%.3f,%s,%d,%d,%.1f,%s,%s,%s,%s,%d,%d,%t,%s,%s,%s\n", lenS, op, count, errs, tput,
+		fmtMs(p50), fmtMs(p99), fmtMs(maxMs), fmtMs(svcP99), late, sessions, warmup, fmtMs(lag.P50), fmtMs(lag.P99), fmtMs(lag.Max))
 }

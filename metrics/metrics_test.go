@@ -227,6 +227,45 @@ func TestSeriesSinkRows(t *testing.T) {
 	if f[2] != "read" || f[3] != "150" || f[4] != "1" || f[6] != "1.000" || f[7] != "1.000" {
 		t.Fatalf("row %q", lines[1])
 	}
+	// A closed model records no lag: its lag columns are empty.
+	if n := len(f); n != 16 || f[13] != "" || f[14] != "" || f[15] != "" {
+		t.Fatalf("row %q: want 16 columns, the lag ones empty", lines[1])
+	}
+}
+
+// TestSeriesSinkLag: an open model's rows carry the interval's schedule
+// lag percentiles, the same on each operation's row.
+func TestSeriesSinkLag(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "series.csv")
+	s, err := NewSeriesSink(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCollector(Config{Ops: []string{"read", "update"}, Open: true, Sinks: []Sink{s}})
+	r := c.NewRecorder()
+	c.Begin()
+	for i := range 200 {
+		lag := int64(100_000) // 0.1 ms
+		if i >= 197 {
+			lag = 40_000_000 // 40 ms: the top 1.5 %
+		}
+		r.RecordLag(i%2, lag)
+		r.Record(i%2, OK, 1_000_000, 500_000, 0)
+	}
+	c.Flush()
+	s.Close()
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("series.csv:\n%s", b)
+	}
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		if f[13] != "0.100" || f[14] != "40.010" || f[15] != "40.010" {
+			t.Errorf("row %q: lag p50, p99, max want 0.100, 40.010, 40.010", l)
+		}
+	}
 }
 
 func TestClassOf(t *testing.T) {

@@ -125,7 +125,12 @@ func (h *HlogSink) line(hist *hdr.Histogram, tag string, startMs, endMs int64) e
 func (h *HlogSink) Close() error { return h.s.Close() }
 
 // SeriesHeader is the header line of series.csv.
-const SeriesHeader = "t_s,interval_s,op,count,errors,throughput_per_s,p50_ms,p99_ms,max_ms,service_p99_ms,late,sessions,warmup\n"
+//
+// The lag columns are the schedule lag of the interval (how late its
+// operations started against an open model's schedule, every operation
+// together), repeated on each of the interval's rows; they are empty for
+// a closed model and in a merged test (lag percentiles stay per segment).
+const SeriesHeader = "t_s,interval_s,op,count,errors,throughput_per_s,p50_ms,p99_ms,max_ms,service_p99_ms,late,sessions,warmup,lag_p50_ms,lag_p99_ms,lag_max_ms\n"
 
 // SeriesSink writes series.csv: per interval and operation, the count,
 // errors and latency percentiles (empty where the count cannot support
@@ -146,6 +151,7 @@ func NewSeriesSink(path string) (*SeriesSink, error) {
 func (ss *SeriesSink) Interval(iv *Interval) error {
 	b := &ss.s.buf
 	secs := float64(iv.EndNs-iv.StartNs) / 1e9
+	lag := LagFiguresOf(iv.Lag)
 	for i := range iv.Ops {
 		o := &iv.Ops[i]
 		n, e := o.Count(), o.Errors()
@@ -157,7 +163,7 @@ func (ss *SeriesSink) Interval(iv *Interval) error {
 			maxMs = ptr(nsToMs(o.Lat.Max()))
 		}
 		FormatSeriesRow(b, float64(iv.EndNs)/1e9, secs, o.Name, n, e, PercentileMs(o.Lat, 50), PercentileMs(o.Lat, 99), maxMs,
-			PercentileMs(o.Svc, 99), o.Late, iv.Sessions, iv.Warmup)
+			PercentileMs(o.Svc, 99), o.Late, iv.Sessions, iv.Warmup, lag)
 	}
 	return ss.s.commit()
 }

@@ -57,6 +57,7 @@ func bucketSeries(s *series, width float64) map[string][]seriesRow {
 			cur.P99 = nanMax(cur.P99, r.P99)
 			cur.Max = nanMax(cur.Max, r.Max)
 			cur.ServiceP99 = nanMax(cur.ServiceP99, r.ServiceP99)
+			cur.LagP50, cur.LagP99, cur.LagMax = nanMax(cur.LagP50, r.LagP50), nanMax(cur.LagP99, r.LagP99), nanMax(cur.LagMax, r.LagMax)
 			cur.Sessions = max(cur.Sessions, r.Sessions)
 			cur.Warmup = cur.Warmup && r.Warmup
 			if !math.IsNaN(r.P50) {

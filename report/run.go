@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
@@ -35,6 +36,7 @@ type runView struct {
 	Spectrum    chart
 	Concurrency *chart
 	Tx          *txView // transactions.go
+	Lag         *chart  // open models: schedule lag over time
 	Scenario    []figTable
 	ScenCharts  []chart
 	Saturation  string     // telemetry.go
@@ -123,6 +125,9 @@ func buildRunView(r *results.Run, dir string) *runView {
 		if cnote != "" {
 			v.Notes = append(v.Notes, cnote)
 		}
+	}
+	if open {
+		v.Lag = lagChart(sops, rows, tl, r.Load.WarmupS, note)
 	}
 	var lines []spectrumLine
 	if hl != nil {
@@ -245,6 +250,42 @@ func sessionsChart(ops []string, rows map[string][]seriesRow, tl []tick, warmupS
 		Bands: warmupBand(warmupS), Series: []lineSeries{{Name: "sessions in progress", X: xs, Y: ys, Color: color(3)}},
 		Note: joinNotes("Sessions in progress at the end of each interval.", note)}
 	return spec.render()
+}
+
+// lagChart draws the schedule lag over time (p50, p99 and max of each
+// interval), or nil when series.csv has no lag columns (a closed model, a
+// merged test, an older run).
+func lagChart(ops []string, rows map[string][]seriesRow, tl []tick, warmupS float64, note string) *chart {
+	lines := []struct {
+		name string
+		val  func(seriesRow) float64
+	}{
+		{"p50", func(r seriesRow) float64 { return r.LagP50 }},
+		{"p99", func(r seriesRow) float64 { return r.LagP99 }},
+		{"max", func(r seriesRow) float64 { return r.LagMax }},
+	}
+	spec := lineSpec{Title: "Schedule lag over time", XLabel: "time since start", XZero: true, XMax: timelineEnd(tl), YLabel: "ms late", XFmt: fmtSeconds,
+		Bands: warmupBand(warmupS), Note: joinNotes(fmt.Sprintf("How late operations started against the schedule in each interval (every operation together); past %s an operation counts as late.", time.Duration(metrics.LateThresholdNs)), note)}
+	seen := false
+	for i, l := range lines {
+		xs, ys := make([]float64, len(tl)), make([]float64, len(tl))
+		for j, tk := range tl {
+			xs[j], ys[j] = tk.T, math.NaN()
+		}
+		for _, op := range ops {
+			_, y := align(rows[op], tl, l.val, math.NaN())
+			for j, v := range y {
+				ys[j] = nanMax(ys[j], v)
+				seen = seen || !math.IsNaN(v)
+			}
+		}
+		spec.Series = append(spec.Series, lineSeries{Name: "lag " + l.name, X: xs, Y: ys, Color: color(i)})
+	}
+	if !seen {
+		return nil
+	}
+	c := spec.render()
+	return &c
 }
 
 func runFacts(r *results.Run) []fact {
@@ -534,6 +575,7 @@ var runTmpl = newTemplate("run", `{{define "run"}}{{template "head" .Meta}}
 {{with .Tx}}<h2>Requests over time and by phase</h2>
 <div class="grid2">{{range .Charts}}{{template "chart" .}}{{end}}</div>
 {{range .Tables}}{{template "table" .}}{{end}}{{end}}
+{{with .Lag}}<h2>Schedule lag</h2>{{template "chart" .}}{{end}}
 {{if .Saturation}}<h2>Which tier saturated</h2>
 <p class="saturation"><b>Saturation:</b> {{.Saturation}}</p>
 {{if .TeleCharts}}<div class="grid2">{{range .TeleCharts}}{{template "chart" .}}{{end}}</div>{{end}}

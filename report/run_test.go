@@ -190,3 +190,47 @@ func mustSeries(t *testing.T, data string) *series {
 	}
 	return s
 }
+
+// TestLagOverTime: an open run's page charts the schedule lag of each
+// interval from series.csv (a spike included); a closed run's has no lag
+// chart.
+func TestLagOverTime(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString(metrics.SeriesHeader)
+	for i := 1; i <= 20; i++ {
+		lag := "0.050,0.400,1.000"
+		if i == 12 {
+			lag = "3.000,87.500,120.000"
+		}
+		for _, op := range []string{"read", "update"} {
+			fmt.Fprintf(&b, "%d.000,1.000,%s,100,0,100.0,1.2,2.5,3.0,0.9,0,5000,false,%s\n", i, op, lag)
+		}
+	}
+	for _, c := range []struct {
+		model string
+		open  bool
+		want  bool
+	}{{"phases", true, true}, {"closed", false, false}} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, results.SeriesFile), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := &results.Run{Status: results.StatusOK, Scenario: "s", Engine: "e", Load: results.Load{Model: c.model, Open: c.open}, Summary: map[string]metrics.OpSummary{}}
+		v := buildRunView(r, dir)
+		if (v.Lag != nil) != c.want {
+			t.Errorf("%s: lag chart %v, want %v", c.model, v.Lag != nil, c.want)
+		}
+	}
+	rows := mustSeries(t, b.String()).Rows["read"]
+	if len(rows) != 20 || rows[11].LagP99 != 87.5 || rows[11].LagMax != 120 || rows[0].LagP50 != 0.05 {
+		t.Errorf("lag columns read as %+v, %+v", rows[0], rows[11])
+	}
+	// A closed run's rows leave the lag columns empty: no chart.
+	closed := strings.ReplaceAll(b.String(), ",0.050,0.400,1.000\n", ",,,\n")
+	closed = strings.ReplaceAll(closed, ",3.000,87.500,120.000\n", ",,,\n")
+	s := mustSeries(t, closed)
+	if c := lagChart(s.Ops, s.Rows, timeline(s.Rows, 1), 0, ""); c != nil {
+		t.Error("a lag chart drawn from empty lag columns")
+	}
+}

@@ -18,6 +18,9 @@ type seriesRow struct {
 	P50, P99, Max, ServiceP99 float64
 	Sessions                  int64
 	Warmup                    bool
+	// The interval's schedule lag (every operation together, the same
+	// on each operation's row); NaN for a closed model.
+	LagP50, LagP99, LagMax float64
 }
 
 // SeriesRow is one interval of one operation from series.csv.
@@ -114,7 +117,7 @@ func parseSeries(data []byte) (*series, error) {
 		r := seriesRow{T: t, IntervalS: num("interval_s"), Count: integer("count"), Errors: integer("errors"),
 			Late: integer("late"), Tput: num("throughput_per_s"), P50: num("p50_ms"), P99: num("p99_ms"),
 			Max: num("max_ms"), ServiceP99: num("service_p99_ms"), Sessions: integer("sessions"),
-			Warmup: get("warmup") == "true"}
+			Warmup: get("warmup") == "true", LagP50: num("lag_p50_ms"), LagP99: num("lag_p99_ms"), LagMax: num("lag_max_ms")}
 		if math.IsNaN(r.Tput) && r.IntervalS > 0 {
 			r.Tput = float64(r.Count) / r.IntervalS
 		}
@@ -153,6 +156,7 @@ func mergeShort(rows []seriesRow) []seriesRow {
 			p.P50 = r.P50
 		}
 		p.P99, p.Max, p.ServiceP99 = nanMax(p.P99, r.P99), nanMax(p.Max, r.Max), nanMax(p.ServiceP99, r.ServiceP99)
+		p.LagP50, p.LagP99, p.LagMax = nanMax(p.LagP50, r.LagP50), nanMax(p.LagP99, r.LagP99), nanMax(p.LagMax, r.LagMax)
 		p.Sessions = r.Sessions
 	}
 	return out

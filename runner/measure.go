@@ -183,7 +183,7 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 				late += s.Late
 			}
 			if frac := float64(late) / float64(ls.Count); frac > 0.01 {
-				doc.Warnings = append(doc.Warnings, fmt.Sprintf("%.1f%% of operations started more than %s after their intended start: the generator could not keep up with the schedule (more --users, or a lower rate); latencies include this wait", 100*frac, time.Duration(metrics.LateThresholdNs)))
+				doc.Warnings = append(doc.Warnings, lagWarning(frac, doc.Process, doc.Telemetry, runtime.GOMAXPROCS(0), workersNeeded(p.model, summaries)))
 			}
 		}
 	}

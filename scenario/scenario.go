@@ -101,7 +101,9 @@ type Workload interface {
 	// progress with the number of items written since the last call.
 	Load(ctx context.Context, workers int, progress func(n int64)) error
 	// NewSession returns a session; id is unique within the run and seed
-	// derives from the run seed and id. Sessions are used by one goroutine.
+	// derives from the run seed and id. A session is used by one goroutine
+	// at a time, not always the same one: the phases model resumes a
+	// waiting session on whichever of its runners is free (docs/load-models.md).
 	NewSession(id uint64, seed uint64) Session
 	// Close releases resources held by the workload (not the connection).
 	Close() error
