@@ -36,9 +36,6 @@ type CheckConfig struct {
 	// reloaded or deleted by that run; they are counted overwritten
 	// since the run and not judged.
 	LaterRun bool
-	// KeyOf maps a register to the key it is part of (ycsb: a field of a
-	// record), to count keys; nil: each register is a key.
-	KeyOf func(register int64) int64
 }
 
 func (c *CheckConfig) defaults() {
@@ -72,7 +69,11 @@ func Summarize(h *History) *results.Audit {
 		a.UnknownByClass = c.UnknownByClass
 	}
 	if h.regCounts.writes > 0 {
-		a.Registers = summarizeRegisters(h, h.changedRegisters())
+		regs, keys := h.changedRegisters()
+		a.Registers = summarizeRegisters(h, regs)
+		if h.keyOf != nil {
+			a.Registers.Registers, a.Registers.Keys = regs, keys
+		}
 	}
 	return a
 }

@@ -41,8 +41,8 @@ func CheckRegisters(ctx context.Context, h *History, rr RegisterReader, cfg Chec
 	start := time.Now()
 	keys := h.registerList()
 	a := summarizeRegisters(h, int64(len(keys)))
-	if cfg.KeyOf != nil {
-		a.Registers, a.Keys = a.Keys, distinctKeys(keys, cfg.KeyOf)
+	if h.keyOf != nil {
+		a.Registers, a.Keys = a.Keys, distinctKeys(keys, h.keyOf)
 	}
 	for i := range keys {
 		if n := len(keys[i].puts) + len(keys[i].deletes); n > 1 || (n == 1 && keys[i].initial) {

@@ -25,7 +25,13 @@ type History struct {
 	freeExtra  []int32  // indexes of extra free for reuse
 	regCounts  regCounts
 	maxVersion int64 // the greatest register version the history holds
+	keyOf      func(int64) int64
 }
+
+// SetKeyOf sets how registers map to the keys they are parts of (ycsb: a
+// record's fields), so that the audit counts keys as keys; nil: each
+// register is a key.
+func (h *History) SetKeyOf(keyOf func(register int64) int64) { h.keyOf = keyOf }
 
 // regCounts counts register writes by outcome.
 type regCounts struct {
@@ -311,13 +317,20 @@ func (h *History) registerList() []regKey {
 }
 
 // changedRegisters counts the registers the run changed (a write that did
-// not fail).
-func (h *History) changedRegisters() int64 {
-	var n int64
-	for _, k := range h.regs {
+// not fail) and, with a keyOf, the keys they are parts of (else 0).
+func (h *History) changedRegisters() (regs, keys int64) {
+	var ks []int64
+	for reg, k := range h.regs {
 		if k.c0.ver != 0 || k.more > 0 || k.lastInv >= 0 {
-			n++
+			regs++
+			if h.keyOf != nil {
+				ks = append(ks, h.keyOf(reg))
+			}
 		}
 	}
-	return n
+	if h.keyOf != nil {
+		slices.Sort(ks)
+		keys = int64(len(slices.Compact(ks)))
+	}
+	return regs, keys
 }

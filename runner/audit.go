@@ -118,6 +118,7 @@ func (a *auditRun) finish(ctx context.Context, doc *results.Run, interrupted boo
 			return results.WithCode(results.ExitInternal, fmt.Errorf("audit: %w", err))
 		}
 	}
+	h.SetKeyOf(a.keyOf)
 	switch {
 	case interrupted:
 		doc.Audit = audit.Summarize(h)
@@ -125,7 +126,7 @@ func (a *auditRun) finish(ctx context.Context, doc *results.Run, interrupted boo
 		return nil
 	case a.rb == nil && a.rr == nil:
 		doc.Audit = audit.Summarize(h)
-		doc.Audit.NotChecked = fmt.Sprintf("engine %s cannot read items back", doc.Engine)
+		doc.Audit.NotChecked = fmt.Sprintf("engine %s cannot read writes back", doc.Engine)
 		return nil
 	case a.rb == nil || h.Counts().Attempted == 0:
 		doc.Audit = audit.Summarize(h)
@@ -155,7 +156,7 @@ func (a *auditRun) checkRegisters(ctx context.Context, h *audit.History, doc *re
 		return nil
 	}
 	fmt.Fprintf(stderr, "audit: reading back the registers of %d updates and deletes\n", h.RegisterWrites())
-	reg, err := audit.CheckRegisters(ctx, h, a.rr, audit.CheckConfig{Workers: 16, Segment: a.seg, LaterRun: a.laterRun, KeyOf: a.keyOf})
+	reg, err := audit.CheckRegisters(ctx, h, a.rr, audit.CheckConfig{Workers: 16, Segment: a.seg, LaterRun: a.laterRun})
 	doc.Audit.Registers = reg
 	if err != nil {
 		return readBackErr(ctx, err)
