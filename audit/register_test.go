@@ -229,3 +229,36 @@ func reversed(ws []RegWrite) []RegWrite {
 	slices.Reverse(out)
 	return out
 }
+
+// A register holding a version later than any of the history's was
+// overwritten since the run: not judged. After a later run on the same
+// store, so is one holding its value from before the run or nothing; an
+// older version of the run's own writes is still lost.
+func TestCheckRegistersOverwritten(t *testing.T) {
+	t.Parallel()
+	h := histOf(
+		w(1, 1, 0, 10, OK, false), w(1, 2, 20, 30, OK, false), // holds 9: a later version
+		w(2, 3, 0, 10, OK, false),                             // holds initial
+		w(3, 4, 0, 10, OK, false),                             // absent
+		w(4, 5, 0, 10, OK, false), w(4, 6, 20, 30, OK, false), // holds 5: lost
+	)
+	regs := fakeRegs{1: 9, 2: Initial, 4: 5}
+	for _, tc := range []struct {
+		later             bool
+		lost, overwritten int64
+	}{{false, 3, 1}, {true, 1, 3}} {
+		a, err := CheckRegisters(context.Background(), h, regs, CheckConfig{Settle: time.Millisecond, LaterRun: tc.later})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Lost != tc.lost || a.Overwritten != tc.overwritten {
+			t.Errorf("later run %v: %d lost, %d overwritten; want %d, %d", tc.later, a.Lost, a.Overwritten, tc.lost, tc.overwritten)
+		}
+	}
+	// Items: absent after a later run are not judged either.
+	s := &store{has: map[int64]bool{1: true}}
+	a, err := Check(context.Background(), history(Span{First: 1, N: 3, Outcome: OK}), s, CheckConfig{LaterRun: true})
+	if err != nil || a.Lost != 0 || a.Overwritten != 2 {
+		t.Fatalf("items after a later run: %+v, %v: want 2 overwritten, none lost", a, err)
+	}
+}
