@@ -30,10 +30,11 @@ const (
 
 // flushEvery is how often buffered records are written (one block per
 // shard, one write call each) and fed to the live check; syncEvery how
-// often the file is fsynced.
+// often the file is fsynced (little is left to write and sync when the
+// run stops).
 const (
-	flushEvery = 200 * time.Millisecond
-	syncEvery  = 2 * time.Second
+	flushEvery = 100 * time.Millisecond
+	syncEvery  = time.Second
 )
 
 // Outcome is what became of an invoked write.
@@ -77,9 +78,10 @@ func Classify(err error, n int) (Outcome, metrics.Class) {
 
 // Writer streams a run's history file and checks it as it goes. Sessions
 // log through a Log each; records go to one of a few locked buffers,
-// written as whole blocks by a background goroutine every 200 ms and
-// fsynced every two seconds, so a crash loses at most the last two
-// seconds and the file never holds a torn block except possibly its last.
+// written as whole blocks by a background goroutine every 100 ms and
+// fsynced every second, so a crash of the machine loses at most the last
+// second (the death of the process alone, the last 100 ms), and the file
+// never holds a torn block except possibly its last.
 // Each block written is also decoded into the History the read-back uses,
 // so the check after the run does not read the file again.
 type Writer struct {

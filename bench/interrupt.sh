@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Ctrl-C during a run (docs/audit.md, "Interrupted runs"): a 60 s ycsb
-# workload A run on the null engine (16 users, the audit forced on so that
-# its history is written) is interrupted 4 s in, N times each way:
+# workload A run on the null engine (16 users; AUDIT=true forces the audit
+# on, so that its history is written; by default it is off on null) is
+# interrupted 4 s in, N times each way:
 #  1. SIGINT to scalelab alone (what a terminal's Ctrl-C delivers);
 #  2. `timeout --preserve-status -s INT 4`, which signals scalelab and then
 #     its whole process group: the signal arrives twice.
@@ -20,7 +21,11 @@ fi
 out=$(mktemp -d /tmp/scalelab-interrupt.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 echo "machine: $(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-args=(run ycsb --engine null --set ycsb.workload=a --users 16 --duration 60s --audit=true --progress off)
+args=(run ycsb --engine null --set ycsb.workload=a --users 16 --duration 60s --progress off)
+if [ -n "${AUDIT:-}" ]; then
+  args+=(--audit="$AUDIT")
+fi
+echo "scalelab ${args[*]}"
 status() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['status'])" "$1" 2>/dev/null || echo none; }
 fails=0
 check() { # check NAME CODE SECONDS DIR
