@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/scalelab/scalelab/metrics"
 )
 
@@ -233,9 +235,18 @@ func (s *store) ReadBack(ctx context.Context, ids []int64, present []bool) error
 	return nil
 }
 
-// block frames a payload as the writer does.
+// testZip compresses the blocks tests make (block).
+var testZip = struct {
+	sync.Mutex
+	enc *zstd.Encoder
+}{enc: newCompressor()}
+
+// block compresses and frames a payload as the writer does.
 func block(payload []byte) []byte {
-	return append(frame(nil, payload), payload...)
+	testZip.Lock()
+	packed := testZip.enc.EncodeAll(payload, nil)
+	testZip.Unlock()
+	return append(frame(nil, packed), packed...)
 }
 
 // corrupt flips a bit of a block's last byte.

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/segment"
 )
@@ -99,6 +101,8 @@ type Writer struct {
 	base   int64        // the first register version is base + 1
 	seg    segment.Segment
 	dec    *decoder
+	zip    *zstd.Encoder
+	packed []byte
 	hist   *History
 	bytes  atomic.Int64 // written to the file
 }
@@ -175,7 +179,7 @@ func Create(path string, shards int) (*Writer, error) {
 	now := time.Now()
 	h := newHistory()
 	w := &Writer{f: f, shards: make([]shard, shards), stop: make(chan struct{}), done: make(chan struct{}), synced: now, start: now,
-		base: VersionBase(now), hist: h, dec: newDecoder(h.addSpan, h.addRegister)}
+		base: VersionBase(now), hist: h, dec: newDecoder(h.addSpan, h.addRegister), zip: newCompressor()}
 	w.bytes.Store(int64(len(Header) + 1))
 	go w.loop()
 	return w, nil
@@ -221,8 +225,9 @@ func (w *Writer) flushShard(s *shard) {
 	s.mu.Unlock()
 	if len(buf) > 0 {
 		if w.err == nil {
-			w.hdr = frame(w.hdr, buf)
-			blk := append(w.hdr, buf...)
+			w.packed = w.zip.EncodeAll(buf, w.packed[:0])
+			w.hdr = frame(w.hdr, w.packed)
+			blk := append(w.hdr, w.packed...)
 			if _, err := w.f.Write(blk); err != nil {
 				w.err = fmt.Errorf("write %s: %w", w.f.Name(), err)
 			}

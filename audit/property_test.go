@@ -68,6 +68,9 @@ func TestIncrementalMatchesFullHistory(t *testing.T) {
 		if got := verdicts(histOf(order...).registerList()); !slices.Equal(got, want) {
 			t.Fatalf("history %d %+v:\nincremental %v\nfull        %v", i, order, got, want)
 		}
+		if i%4 != 0 {
+			continue // one in four also through a binary history
+		}
 		h, err := Read(bytes.NewReader(encodeRandom(r, ws)))
 		if err != nil {
 			t.Fatalf("history %d: %v", i, err)
