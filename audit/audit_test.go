@@ -362,3 +362,29 @@ func TestParseInt(t *testing.T) {
 		}
 	}
 }
+
+// A text history of an earlier build (v2) is read into the same History:
+// item counts, register verdicts, a torn last line ignored.
+func TestReadTextHistory(t *testing.T) {
+	t.Parallel()
+	text := headerV2 + "\n" +
+		"i 1 1\no 1 1\ni 2 5\nu 2 5 timeout\ni 7 1\n" + // 1 ok, 5 unknown, 1 in flight
+		"w 4 1 10\nO 4 1 12\nw 4 2 20\nO 4 2 30\n" + // register 4: v1 then v2, sequential
+		"x 5 3 40\nU 5 3 45 timeout\n" + // register 5: a delete of unknown outcome
+		"o 7"
+	h, err := Read(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := h.Counts()
+	if !h.Torn || c.Attempted != 7 || c.OK != 1 || c.Unknown != 5 || c.InFlight != 1 {
+		t.Fatalf("torn %v, counts %+v", h.Torn, c)
+	}
+	keys := h.registerList()
+	if len(keys) != 2 || !keys[0].allows(2) || keys[0].allows(1) || !keys[1].allows(Absent) || !keys[1].allows(Initial) {
+		t.Fatalf("registers %+v", keys)
+	}
+	if h.MaxVersion() != 3 || h.RegisterWrites() != 3 {
+		t.Errorf("max version %d, %d register writes", h.MaxVersion(), h.RegisterWrites())
+	}
+}
