@@ -189,8 +189,11 @@ func (d *decoder) regInvoked(kind byte, key, ver, t int64) error {
 	if len(d.recent) >= maxRecent {
 		d.endBlock()
 	}
+	// versions are unique by construction: a duplicate is a damaged
+	// file, looked for among the writes in flight of earlier blocks and
+	// the last few of this one
 	_, dup := d.regs[ver]
-	for i := len(d.recent) - 1; i >= max(0, len(d.recent)-recentScan) && !dup; i-- {
+	for i := len(d.recent) - 1; i >= max(0, len(d.recent)-8) && !dup; i-- {
 		dup = d.recent[i].ver == ver && !d.recent[i].done
 	}
 	if dup {
