@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/scalelab/scalelab/metrics"
 )
 
@@ -118,7 +120,7 @@ func TestCrash(t *testing.T) {
 		if h, err = ReadFile(path); err != nil {
 			t.Fatal(err)
 		}
-		if len(h.Spans) == 101 || time.Now().After(deadline) {
+		if h.ItemWrites() == 101 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -132,7 +134,7 @@ func TestCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteString("o 100 1\ni 101 1\no 10"); err != nil {
+	if _, err := f.Write(tornTail()); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
@@ -149,12 +151,17 @@ func TestReadErrors(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ name, text, want string }{
 		{"no header", "i 1 1\n", "line 1"},
-		{"bad tag", Header + "\nx 1 1\n", "line 2"},
-		{"bad count", Header + "\ni 1 0\n", "bad item count"},
-		{"bad first", Header + "\ni one 1\n", "bad first item"},
-		{"outcome without invocation", Header + "\no 5 1\n", "not invoked"},
-		{"double invocation", Header + "\ni 5 1\ni 5 1\n", "invoked twice"},
-		{"short line", Header + "\ni 5\n", "want TAG FIRST N"},
+		{"bad tag", headerV2 + "\nx 1 1\n", "line 2"},
+		{"bad count", headerV2 + "\ni 1 0\n", "bad item count"},
+		{"bad first", headerV2 + "\ni one 1\n", "bad first item"},
+		{"outcome without invocation", headerV2 + "\no 5 1\n", "not invoked"},
+		{"double invocation", headerV2 + "\ni 5 1\ni 5 1\n", "invoked twice"},
+		{"short line", headerV2 + "\ni 5\n", "want TAG FIRST N"},
+		{"binary: outcome without invocation", Header + "\n" + string(block(appendItemRec(nil, &deltas{}, kindItemOK, 0, 5, 1))), "not invoked"},
+		{"binary: unknown kind", Header + "\n" + string(block([]byte{15, 0})), "unknown record kind"},
+		{"binary: record cut short", Header + "\n" + string(block([]byte{kindItemInvoked})), "ends early"},
+		{"binary: bad checksum before the end", Header + "\n" + string(corrupt(block(appendItemRec(nil, &deltas{}, kindItemInvoked, 0, 5, 1)))) +
+			string(block(appendItemRec(nil, &deltas{}, kindItemInvoked, 0, 6, 1))), "checksum"},
 	}
 	for _, c := range cases {
 		_, err := Read(strings.NewReader(c.text))
@@ -167,7 +174,7 @@ func TestReadErrors(t *testing.T) {
 	}
 	// A torn header is an empty history, not an error.
 	h, err := Read(strings.NewReader(Header[:5]))
-	if err != nil || !h.Torn || len(h.Spans) != 0 {
+	if err != nil || !h.Torn || h.ItemWrites() != 0 {
 		t.Errorf("torn header: %v %+v", err, h)
 	}
 }
@@ -228,7 +235,37 @@ func (s *store) ReadBack(ctx context.Context, ids []int64, present []bool) error
 	return nil
 }
 
-func history(spans ...Span) *History { return &History{Spans: spans} }
+// testZip compresses the blocks tests make (block).
+var testZip = struct {
+	sync.Mutex
+	enc *zstd.Encoder
+}{enc: newCompressor()}
+
+// block compresses and frames a payload as the writer does.
+func block(payload []byte) []byte {
+	testZip.Lock()
+	packed := testZip.enc.EncodeAll(payload, nil)
+	testZip.Unlock()
+	return append(frame(nil, packed), packed...)
+}
+
+// corrupt flips a bit of a block's last byte.
+func corrupt(b []byte) []byte {
+	b[len(b)-1] ^= 1
+	return b
+}
+
+// tornTail is what a process dying mid-write leaves after the whole
+// blocks: a whole block (item 100 acknowledged, item 101 invoked), then
+// the start of another.
+func tornTail() []byte {
+	var d deltas
+	p := appendItemRec(nil, &d, kindItemOK, 0, 100, 1)
+	p = appendItemRec(p, &d, kindItemInvoked, 0, 101, 1)
+	b := block(p)
+	next := block(appendItemRec(nil, &deltas{}, kindItemOK, 0, 101, 1))
+	return append(b, next[:len(next)-1]...)
+}
 
 func TestCheck(t *testing.T) {
 	t.Parallel()
@@ -323,5 +360,31 @@ func TestParseInt(t *testing.T) {
 		if v != c.want || ok != c.ok {
 			t.Errorf("parseInt(%q) = %d, %v", c.in, v, ok)
 		}
+	}
+}
+
+// A text history of an earlier build (v2) is read into the same History:
+// item counts, register verdicts, a torn last line ignored.
+func TestReadTextHistory(t *testing.T) {
+	t.Parallel()
+	text := headerV2 + "\n" +
+		"i 1 1\no 1 1\ni 2 5\nu 2 5 timeout\ni 7 1\n" + // 1 ok, 5 unknown, 1 in flight
+		"w 4 1 10\nO 4 1 12\nw 4 2 20\nO 4 2 30\n" + // register 4: v1 then v2, sequential
+		"x 5 3 40\nU 5 3 45 timeout\n" + // register 5: a delete of unknown outcome
+		"o 7"
+	h, err := Read(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := h.Counts()
+	if !h.Torn || c.Attempted != 7 || c.OK != 1 || c.Unknown != 5 || c.InFlight != 1 {
+		t.Fatalf("torn %v, counts %+v", h.Torn, c)
+	}
+	keys := h.registerList()
+	if len(keys) != 2 || !keys[0].allows(2) || keys[0].allows(1) || !keys[1].allows(Absent) || !keys[1].allows(Initial) {
+		t.Fatalf("registers %+v", keys)
+	}
+	if h.MaxVersion() != 3 || h.RegisterWrites() != 3 {
+		t.Errorf("max version %d, %d register writes", h.MaxVersion(), h.RegisterWrites())
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/scalelab/scalelab/segment"
 	"io"
 	"slices"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/segment"
 )
 
 // CheckConfig bounds the read-back. Zero fields take the defaults.
@@ -30,6 +30,12 @@ type CheckConfig struct {
 	// nothing) was overwritten by that segment and is counted foreign,
 	// not lost (CheckRegisters).
 	Segment segment.Segment
+	// LaterRun is set when a later run was recorded on the same store
+	// (`scalelab audit DIR` of an older run): a register holding its value
+	// from before the run, or absent, and an item absent, may have been
+	// reloaded or deleted by that run; they are counted overwritten
+	// since the run and not judged.
+	LaterRun bool
 }
 
 func (c *CheckConfig) defaults() {
@@ -62,8 +68,12 @@ func Summarize(h *History) *results.Audit {
 	if len(c.UnknownByClass) > 0 {
 		a.UnknownByClass = c.UnknownByClass
 	}
-	if len(h.Registers) > 0 {
-		a.Registers = summarizeRegisters(h.Registers)
+	if h.regCounts.writes > 0 {
+		regs, keys := h.changedRegisters()
+		a.Registers = summarizeRegisters(h, regs)
+		if h.keyOf != nil {
+			a.Registers.Registers, a.Registers.Keys = regs, keys
+		}
 	}
 	return a
 }
@@ -101,7 +111,7 @@ func Check(ctx context.Context, h *History, rb ReadBacker, cfg CheckConfig) (*re
 		firstErr error
 		read     atomic.Int64
 	)
-	var tally [4]atomic.Int64 // absent acknowledged, present unknown, absent unknown, present failed
+	var tally [5]atomic.Int64 // absent acknowledged, present unknown, absent unknown, present failed, absent acknowledged after a later run
 	work := func() {
 		present := make([]bool, cfg.Batch)
 		for b := range batches {
@@ -120,6 +130,8 @@ func Check(ctx context.Context, h *History, rb ReadBacker, cfg CheckConfig) (*re
 			}
 			for j, ok := range p {
 				switch {
+				case b.out == OK && !ok && cfg.LaterRun:
+					tally[4].Add(1)
 				case b.out == OK && !ok:
 					tally[0].Add(1)
 					mu.Lock()
@@ -161,7 +173,7 @@ func Check(ctx context.Context, h *History, rb ReadBacker, cfg CheckConfig) (*re
 	<-done
 
 	a.ReadBack = read.Load()
-	a.Lost, a.UnknownPresent, a.UnknownAbsent, a.FailedPresent = tally[0].Load(), tally[1].Load(), tally[2].Load(), tally[3].Load()
+	a.Lost, a.UnknownPresent, a.UnknownAbsent, a.FailedPresent, a.Overwritten = tally[0].Load(), tally[1].Load(), tally[2].Load(), tally[3].Load(), tally[4].Load()
 	slices.Sort(lost)
 	if len(lost) > cfg.MaxIDs {
 		lost = lost[:cfg.MaxIDs]
@@ -213,36 +225,32 @@ func readBack(ctx context.Context, rb ReadBacker, ids []int64, present []bool, r
 // plan sends the written items in batches of at most size ids of one
 // outcome, acknowledged first, then unknown (with in-flight), then failed,
 // and closes out; it stops early when ctx ends. Batches are made as the
-// workers take them, so only the history's spans stay in memory.
+// workers take them from the history's compact sets of ids.
 func plan(ctx context.Context, h *History, size int, out chan<- batch) {
 	defer close(out)
-	for _, want := range []Outcome{OK, Unknown, Failed} {
-		cur := batch{out: want, ids: make([]int64, 0, size)}
+	for _, set := range []struct {
+		out Outcome
+		ids *idSet
+	}{{OK, &h.ack}, {Unknown, &h.unknown}, {Failed, &h.failed}} {
+		cur := batch{out: set.out, ids: make([]int64, 0, size)}
+		ok := true
 		send := func() bool {
 			select {
 			case out <- cur:
-				cur = batch{out: want, ids: make([]int64, 0, size)}
+				cur = batch{out: set.out, ids: make([]int64, 0, size)}
 				return true
 			case <-ctx.Done():
 				return false
 			}
 		}
-		for _, s := range h.Spans {
-			o := s.Outcome
-			if o == Invoked {
-				o = Unknown
+		set.ids.each(func(id int64) bool {
+			cur.ids = append(cur.ids, id)
+			if len(cur.ids) == size {
+				ok = send()
 			}
-			if o != want {
-				continue
-			}
-			for k := range int64(s.N) {
-				cur.ids = append(cur.ids, s.First+k)
-				if len(cur.ids) == size && !send() {
-					return
-				}
-			}
-		}
-		if len(cur.ids) > 0 && !send() {
+			return ok
+		})
+		if !ok || len(cur.ids) > 0 && !send() {
 			return
 		}
 	}

@@ -1,61 +1,42 @@
 // Package audit is scalelab's acknowledged-write audit: every write an
 // audited session makes is logged, before it is sent and again when it
-// returns, in a streamed, crash-safe history file in the results directory;
-// after the run the checker reads every acknowledged write back and reports
-// the writes the store lost (docs/audit.md).
+// returns, in a streamed, crash-safe binary history file in the results
+// directory, and checked as it completes (only what can still decide a
+// verdict is kept); after the run the checker reads every written item
+// and register back and reports the writes the store lost (docs/audit.md).
 package audit
 
 import (
 	"errors"
 	"fmt"
-	"github.com/scalelab/scalelab/segment"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/scalelab/scalelab/metrics"
+	"github.com/scalelab/scalelab/segment"
 )
 
-// Header is the first line of a history file.
-const Header = "# scalelab write history v2"
+// Header is the first line of a history file written by this build: a
+// binary history (format.go) after a line of text that says what it is.
+const Header = HeaderV3
 
-// headerV1 is the header of histories written before register writes
-// (updates and deletes) were logged; they are read the same way.
-const headerV1 = "# scalelab write history v1"
-
-// Line format, one event per line, fields separated by one space:
-//
-//	i FIRST N          the write of items FIRST..FIRST+N-1 was invoked
-//	o FIRST N          it was acknowledged
-//	f FIRST N CLASS    it failed and is known not applied
-//	u FIRST N CLASS    its outcome is unknown (it may or may not be applied)
-//
-// Updates and deletes of registers (a key whose value is overwritten in
-// place) are logged with the version the write stores and the time in
-// microseconds since the history began:
-//
-//	w KEY VERSION T          a write of VERSION to register KEY was invoked at T
-//	n KEY VERSION T          a write creating register KEY (it did not exist before) was invoked at T
-//	x KEY VERSION T          a delete of register KEY (numbered VERSION) was invoked at T
-//	O KEY VERSION T          it was acknowledged at T
-//	F KEY VERSION T CLASS    it failed and is known not applied
-//	U KEY VERSION T CLASS    its outcome is unknown
-//
-// A session's invocation always precedes its outcome in the file.
+// Headers of the text histories of earlier builds, read all the same (text.go).
 const (
-	tagInvoked = 'i'
-	tagOK      = 'o'
-	tagFailed  = 'f'
-	tagUnknown = 'u'
+	headerV2 = "# scalelab write history v2"
+	headerV1 = "# scalelab write history v1"
 )
 
-// flushEvery is how often buffered lines are written (whole lines, one
-// write call per shard); syncEvery how often the file is fsynced.
+// flushEvery is how often buffered records are written (one block per
+// shard, one write call each) and fed to the live check; syncEvery how
+// often the file is fsynced (little is left to write and sync when the
+// run stops).
 const (
-	flushEvery = time.Second
-	syncEvery  = 2 * time.Second
+	flushEvery = 100 * time.Millisecond
+	syncEvery  = time.Second
 )
 
 // Outcome is what became of an invoked write.
@@ -97,11 +78,14 @@ func Classify(err error, n int) (Outcome, metrics.Class) {
 	return Unknown, c
 }
 
-// Writer streams a run's history file. Sessions log through a Log each;
-// lines go to one of a few locked buffers, written by a background
-// goroutine every second and fsynced every two seconds, so a crash loses
-// at most the last second and the file never holds a torn line except
-// possibly its last.
+// Writer streams a run's history file and checks it as it goes. Sessions
+// log through a Log each; records go to one of a few locked buffers,
+// written as whole blocks by a background goroutine every 100 ms and
+// fsynced every second, so a crash of the machine loses at most the last
+// second (the death of the process alone, the last 100 ms), and the file
+// never holds a torn block except possibly its last.
+// Each block written is also decoded into the History the read-back uses,
+// so the check after the run does not read the file again.
 type Writer struct {
 	f      *os.File
 	shards []shard
@@ -109,23 +93,35 @@ type Writer struct {
 	done   chan struct{}
 	mu     sync.Mutex // serialises flushes
 	spare  []byte
+	hdr    []byte
 	err    error
 	synced time.Time
 	start  time.Time    // register times count from here
-	vers   atomic.Int64 // the last register version handed out
+	vers   atomic.Int64 // register versions handed out
+	base   int64        // the first register version is base + 1
 	seg    segment.Segment
+	dec    *decoder
+	zip    *zstd.Encoder
+	packed []byte
+	hist   *History
+	bytes  atomic.Int64 // written to the file
 }
 
 // SetSegment makes the register versions this writer hands out unique
 // among the segments of a divided test: the k-th version (from 1) of
-// segment I of N is (k-1)*N + I + 1. Call it before the first write.
-func (w *Writer) SetSegment(s segment.Segment) { w.seg = s }
+// segment I of N is base + (k-1)*N + I + 1, base a multiple of N. Call
+// it before the first write.
+func (w *Writer) SetSegment(s segment.Segment) {
+	w.seg = s
+	w.base -= w.base % int64(s.N())
+}
 
 type shard struct {
 	mu     sync.Mutex
 	buf    []byte
+	d      deltas
 	counts LiveCounts
-	_      [8]byte // keep shards on separate cache lines
+	_      [48]byte // keep shards on separate cache lines
 }
 
 // LiveCounts are the items logged so far, by what happened to them: invoked
@@ -150,6 +146,22 @@ func (w *Writer) LiveCounts() LiveCounts {
 	return c
 }
 
+// versionBits is how many low bits of a register version count the
+// writes of a run; the bits above hold the milliseconds since 2025 at
+// which the history began. A run hands out fewer than 4 M versions a
+// millisecond, so a later run's versions are all greater than an earlier
+// run's: a register holding a greater version than any its run wrote was
+// overwritten since (CheckRegisters).
+const versionBits = 22
+
+var versionEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// VersionBase is the register version base of a history begun at t.
+func VersionBase(t time.Time) int64 {
+	ms := t.Sub(versionEpoch).Milliseconds()
+	return max(ms, 0) << versionBits
+}
+
 // Create creates the history file at path (truncating any) and starts the
 // flusher; shards is the number of locked buffers (at least 1).
 func Create(path string, shards int) (*Writer, error) {
@@ -164,7 +176,11 @@ func Create(path string, shards int) (*Writer, error) {
 	if shards < 1 {
 		shards = 1
 	}
-	w := &Writer{f: f, shards: make([]shard, shards), stop: make(chan struct{}), done: make(chan struct{}), synced: time.Now(), start: time.Now()}
+	now := time.Now()
+	h := newHistory()
+	w := &Writer{f: f, shards: make([]shard, shards), stop: make(chan struct{}), done: make(chan struct{}), synced: now, start: now,
+		base: VersionBase(now), hist: h, dec: newDecoder(h.addSpan, h.addRegister), zip: newCompressor()}
+	w.bytes.Store(int64(len(Header) + 1))
 	go w.loop()
 	return w, nil
 }
@@ -183,23 +199,13 @@ func (w *Writer) loop() {
 	}
 }
 
-// flush writes every shard's buffered lines and syncs when due (or when
-// force is set).
+// flush writes every shard's buffered records as one block each, feeds
+// them to the live check and syncs when due (or when force is set).
 func (w *Writer) flush(force bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for i := range w.shards {
-		s := &w.shards[i]
-		s.mu.Lock()
-		buf := s.buf
-		s.buf = w.spare[:0]
-		s.mu.Unlock()
-		if len(buf) > 0 && w.err == nil {
-			if _, err := w.f.Write(buf); err != nil {
-				w.err = fmt.Errorf("write %s: %w", w.f.Name(), err)
-			}
-		}
-		w.spare = buf[:0]
+		w.flushShard(&w.shards[i])
 	}
 	if w.err == nil && (force || time.Since(w.synced) >= syncEvery) {
 		w.synced = time.Now()
@@ -209,20 +215,71 @@ func (w *Writer) flush(force bool) {
 	}
 }
 
+// flushShard writes one shard's records as a block and feeds them to the
+// live check; w.mu is held.
+func (w *Writer) flushShard(s *shard) {
+	s.mu.Lock()
+	buf := s.buf
+	s.buf = w.spare[:0]
+	s.d = deltas{}
+	s.mu.Unlock()
+	if len(buf) > 0 {
+		if w.err == nil {
+			w.packed = w.zip.EncodeAll(buf, w.packed[:0])
+			w.hdr = frame(w.hdr, w.packed)
+			blk := append(w.hdr, w.packed...)
+			if _, err := w.f.Write(blk); err != nil {
+				w.err = fmt.Errorf("write %s: %w", w.f.Name(), err)
+			}
+			w.bytes.Add(int64(len(blk)))
+			w.hdr = blk[:0]
+		}
+		if err := w.dec.payload(buf); err != nil && w.err == nil {
+			w.err = fmt.Errorf("check %s: %w", w.f.Name(), err)
+		}
+	}
+	w.spare = buf[:0]
+}
+
+// shardLimit is the most a shard buffers: a session that fills it writes
+// and checks the shard's records itself before going on, so that the
+// audit slows a store faster than it can check down rather than buffer
+// without bound.
+const shardLimit = 1 << 20
+
+// full is called by a session after it appended to s: past shardLimit, it
+// flushes s itself.
+func (w *Writer) full(s *shard, n int) {
+	if n < shardLimit {
+		return
+	}
+	w.mu.Lock()
+	w.flushShard(s)
+	w.mu.Unlock()
+}
+
 // Close stops the flusher, writes what is buffered, syncs and closes the
 // file. It returns the first write error. Logs must not be used after.
 func (w *Writer) Close() error {
 	close(w.stop)
 	<-w.done
 	w.flush(true)
+	w.dec.finish()
 	if err := w.f.Close(); err != nil && w.err == nil {
 		w.err = fmt.Errorf("close %s: %w", w.f.Name(), err)
 	}
 	return w.err
 }
 
+// History is what the writer's live check knows: after Close, every write
+// logged, the ones still in flight counted as Invoked.
+func (w *Writer) History() *History { return w.hist }
+
+// Size is the number of bytes written to the history file so far.
+func (w *Writer) Size() int64 { return w.bytes.Load() }
+
 // Log returns the log of one session (used by one goroutine); id picks
-// the shard its lines go to.
+// the shard its records go to.
 func (w *Writer) Log(id uint64) *Log {
 	return &Log{s: &w.shards[id%uint64(len(w.shards))], w: w}
 }
@@ -254,9 +311,11 @@ func (l *Log) Writing(first int64, n int) {
 	l.pending = append(l.pending, span{first, n})
 	s := l.s
 	s.mu.Lock()
-	s.buf = appendLine(s.buf, tagInvoked, first, n, "")
+	s.buf = appendItemRec(s.buf, &s.d, kindItemInvoked, 0, first, n)
 	s.counts.Invoked += int64(n)
+	size := len(s.buf)
 	s.mu.Unlock()
+	l.w.full(s, size)
 }
 
 // Done logs the outcome of the writes logged since the last Done, from the
@@ -274,30 +333,20 @@ func (l *Log) Done(err error) {
 		out, class := Classify(err, p.n)
 		switch out {
 		case OK:
-			s.buf = appendLine(s.buf, tagOK, p.first, p.n, "")
+			s.buf = appendItemRec(s.buf, &s.d, kindItemOK, 0, p.first, p.n)
 			s.counts.OK += int64(p.n)
 		case Failed:
-			s.buf = appendLine(s.buf, tagFailed, p.first, p.n, class.String())
+			s.buf = appendItemRec(s.buf, &s.d, kindItemFailed, class, p.first, p.n)
 			s.counts.Failed += int64(p.n)
 		default:
-			s.buf = appendLine(s.buf, tagUnknown, p.first, p.n, class.String())
+			s.buf = appendItemRec(s.buf, &s.d, kindItemUnknown, class, p.first, p.n)
 			s.counts.Unknown += int64(p.n)
 		}
 	}
+	size := len(s.buf)
 	s.mu.Unlock()
 	l.pending = l.pending[:0]
-}
-
-func appendLine(b []byte, tag byte, first int64, n int, class string) []byte {
-	b = append(b, tag, ' ')
-	b = strconv.AppendInt(b, first, 10)
-	b = append(b, ' ')
-	b = strconv.AppendInt(b, int64(n), 10)
-	if class != "" {
-		b = append(b, ' ')
-		b = append(b, class...)
-	}
-	return append(b, '\n')
+	l.w.full(s, size)
 }
 
 // ErrNoHistory is returned by Read when the results directory has no

@@ -5,13 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/scalelab/scalelab/segment"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/segment"
 )
 
 // Versions a register read-back reports besides the versions writes stored.
@@ -30,100 +30,6 @@ type RegisterReader interface {
 	ReadVersions(ctx context.Context, keys []int64, versions []int64) error
 }
 
-// regKey is one register's verdict inputs: the versions its final value
-// may hold.
-type regKey struct {
-	key     int64
-	initial bool    // no write was acknowledged: the initial value may remain
-	fresh   bool    // the key did not exist before the run: its initial value is absence
-	puts    []int64 // versions of writes whose value may be the final one
-	deletes []int64 // versions of deletes that may be the final operation
-}
-
-// allows reports whether the register may hold version v.
-func (k *regKey) allows(v int64) bool {
-	switch {
-	case v == Absent:
-		return len(k.deletes) > 0 || (k.initial && k.fresh)
-	case v == Initial:
-		return k.initial && !k.fresh
-	}
-	return slices.Contains(k.puts, v)
-}
-
-// want describes the versions k may hold, for a report.
-func (k *regKey) want() []string {
-	var w []string
-	switch {
-	case k.initial && k.fresh:
-		w = append(w, "absent (never created)")
-	case k.initial:
-		w = append(w, "initial")
-	}
-	for _, v := range k.puts {
-		w = append(w, fmt.Sprintf("v%d", v))
-	}
-	for _, v := range k.deletes {
-		w = append(w, fmt.Sprintf("deleted by v%d", v))
-	}
-	return w
-}
-
-// registerKeys derives, for every register written, the values its final
-// state may hold. The rule: a write's value may be final unless another
-// acknowledged write of the key began after it completed (that write
-// follows it in real time). Acknowledged writes that overlap in time are
-// ambiguous among themselves, so each may be final; a write whose outcome
-// is unknown may have taken effect at any time after its invocation, so it
-// may always be final; a failed write (known not applied) never is; and
-// the initial value may remain only when no write was acknowledged.
-func registerKeys(regs []RegWrite) []regKey {
-	idx := make([]int32, len(regs))
-	for i := range idx {
-		idx[i] = int32(i)
-	}
-	slices.SortFunc(idx, func(a, b int32) int { return cmp.Compare(regs[a].Key, regs[b].Key) })
-	var out []regKey
-	for lo := 0; lo < len(idx); {
-		hi := lo
-		key := regs[idx[lo]].Key
-		lastAckedInv := int64(-1)
-		for hi < len(idx) && regs[idx[hi]].Key == key {
-			if r := &regs[idx[hi]]; r.Outcome == OK {
-				lastAckedInv = max(lastAckedInv, r.Inv)
-			}
-			hi++
-		}
-		k := regKey{key: key, initial: lastAckedInv < 0}
-		applied := false
-		for _, i := range idx[lo:hi] {
-			r := &regs[i]
-			k.fresh = k.fresh || r.Insert
-			may := false
-			switch r.Outcome {
-			case OK:
-				may = r.End >= lastAckedInv
-			case Unknown, Invoked:
-				may = true
-			}
-			if !may {
-				continue
-			}
-			applied = true
-			if r.Delete {
-				k.deletes = append(k.deletes, r.Version)
-			} else {
-				k.puts = append(k.puts, r.Version)
-			}
-		}
-		if applied || lastAckedInv >= 0 {
-			out = append(out, k) // a key whose every write failed is not checked
-		}
-		lo = hi
-	}
-	return out
-}
-
 // CheckRegisters reads back every register the history's updates and
 // deletes wrote and checks it holds a value it may hold (see
 // registerKeys). A register that does not is re-read up to three times
@@ -133,8 +39,11 @@ func registerKeys(regs []RegWrite) []regKey {
 func CheckRegisters(ctx context.Context, h *History, rr RegisterReader, cfg CheckConfig) (*results.RegisterAudit, error) {
 	cfg.defaults()
 	start := time.Now()
-	a := summarizeRegisters(h.Registers)
-	keys := registerKeys(h.Registers)
+	keys := h.registerList()
+	a := summarizeRegisters(h, int64(len(keys)))
+	if h.keyOf != nil {
+		a.Registers, a.Keys = a.Keys, distinctKeys(keys, h.keyOf)
+	}
 	for i := range keys {
 		if n := len(keys[i].puts) + len(keys[i].deletes); n > 1 || (n == 1 && keys[i].initial) {
 			a.Ambiguous++
@@ -146,6 +55,7 @@ func CheckRegisters(ctx context.Context, h *History, rr RegisterReader, cfg Chec
 	if cfg.Segment.Split() {
 		bad = dropForeign(bad, keys, cfg.Segment, a)
 	}
+	bad = dropOverwritten(bad, h.maxVersion, cfg.LaterRun, a)
 	for try := 1; err == nil && len(bad) > 0 && try <= 3; try++ {
 		t := time.NewTimer(time.Duration(try*try) * cfg.Settle)
 		select {
@@ -163,7 +73,7 @@ func CheckRegisters(ctx context.Context, h *History, rr RegisterReader, cfg Chec
 			for j := range still {
 				still[j].i = bad[still[j].i].i
 			}
-			bad = still
+			bad = dropOverwritten(still, h.maxVersion, cfg.LaterRun, a)
 		}
 	}
 	a.ReadBack = read
@@ -193,25 +103,37 @@ func CheckRegisters(ctx context.Context, h *History, rr RegisterReader, cfg Chec
 // summarizeRegisters counts the register writes by outcome and the keys
 // they wrote (keys whose every write failed are not counted: nothing of
 // the run changed them).
-func summarizeRegisters(regs []RegWrite) *results.RegisterAudit {
-	a := &results.RegisterAudit{}
-	written := map[int64]bool{}
-	for _, r := range regs {
-		a.Writes++
-		switch r.Outcome {
-		case OK:
-			a.Acknowledged++
-		case Failed:
-			a.Failed++
-		default:
-			a.Unknown++
-		}
-		if r.Outcome != Failed {
-			written[r.Key] = true
-		}
+func summarizeRegisters(h *History, keys int64) *results.RegisterAudit {
+	c := h.regCounts
+	return &results.RegisterAudit{Keys: keys, Writes: c.writes, Acknowledged: c.acked, Failed: c.failed, Unknown: c.unknown}
+}
+
+// distinctKeys counts the keys the registers are parts of.
+func distinctKeys(regs []regKey, keyOf func(int64) int64) int64 {
+	ks := make([]int64, len(regs))
+	for i := range regs {
+		ks[i] = keyOf(regs[i].key)
 	}
-	a.Keys = int64(len(written))
-	return a
+	slices.Sort(ks)
+	return int64(len(slices.Compact(ks)))
+}
+
+// dropOverwritten takes out of bad the registers the store changed after
+// the run: holding a version greater than any the history holds (a later
+// run's, versions grow with the time a history began), or, when a later
+// run was recorded on the same store (laterRun), holding the value from
+// before the run or nothing (that run may have loaded or deleted it).
+// They are counted in a.Overwritten and not judged.
+func dropOverwritten(bad []mismatch, maxVersion int64, laterRun bool, a *results.RegisterAudit) []mismatch {
+	out := bad[:0]
+	for _, b := range bad {
+		if b.seen > maxVersion || (laterRun && (b.seen == Absent || b.seen == Initial)) {
+			a.Overwritten++
+			continue
+		}
+		out = append(out, b)
+	}
+	return out
 }
 
 // mismatch is a register (index into the keys read) that held a value it

@@ -2,9 +2,11 @@ package audit
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,18 +70,24 @@ func TestRegisterRule(t *testing.T) {
 		{"a delete overlapping a write: either",
 			[]RegWrite{w(1, 1, 0, 25, OK, false), w(1, 2, 20, 30, OK, true)}, []int64{Absent, 1}, []int64{Initial}},
 	} {
-		keys := registerKeys(tc.writes)
-		if len(keys) != 1 {
-			t.Fatalf("%s: %d keys", tc.name, len(keys))
-		}
-		for _, v := range tc.ok {
-			if !keys[0].allows(v) {
-				t.Errorf("%s: version %d refused (may hold %v)", tc.name, v, keys[0].want())
+		for _, rule := range []struct {
+			name string
+			keys []regKey
+		}{{"full history", registerKeys(tc.writes)}, {"incremental", histOf(tc.writes...).registerList()},
+			{"incremental, reversed", histOf(reversed(tc.writes)...).registerList()}} {
+			keys := rule.keys
+			if len(keys) != 1 {
+				t.Fatalf("%s (%s): %d keys", tc.name, rule.name, len(keys))
 			}
-		}
-		for _, v := range tc.bad {
-			if keys[0].allows(v) {
-				t.Errorf("%s: version %d accepted (may hold %v)", tc.name, v, keys[0].want())
+			for _, v := range tc.ok {
+				if !keys[0].allows(v) {
+					t.Errorf("%s (%s): version %d refused (may hold %v)", tc.name, rule.name, v, keys[0].want())
+				}
+			}
+			for _, v := range tc.bad {
+				if keys[0].allows(v) {
+					t.Errorf("%s (%s): version %d accepted (may hold %v)", tc.name, rule.name, v, keys[0].want())
+				}
 			}
 		}
 	}
@@ -91,18 +99,21 @@ func TestRegisterAllFailedNotChecked(t *testing.T) {
 	if keys := registerKeys([]RegWrite{w(1, 1, 0, 10, Failed, false)}); len(keys) != 0 {
 		t.Errorf("keys %+v", keys)
 	}
+	if keys := histOf(w(1, 1, 0, 10, Failed, false)).registerList(); len(keys) != 0 {
+		t.Errorf("incremental: keys %+v", keys)
+	}
 }
 
 // CheckRegisters names lost and resurrected registers and passes the rest.
 func TestCheckRegisters(t *testing.T) {
 	t.Parallel()
-	h := &History{Registers: []RegWrite{
+	h := histOf(
 		w(1, 1, 0, 10, OK, false), w(1, 2, 20, 30, OK, false), // holds 2: fine
 		w(2, 3, 0, 10, OK, false), w(2, 4, 20, 30, OK, false), // holds 3: lost update
 		w(3, 5, 0, 10, OK, true),                              // holds initial: resurrected (deleted key back)
 		w(4, 6, 0, 10, OK, false),                             // absent: lost
 		w(5, 7, 0, 20, OK, false), w(5, 8, 10, 30, OK, false), // holds 7: ambiguous, fine
-	}}
+	)
 	store := fakeRegs{1: 2, 2: 3, 3: Initial, 5: 7}
 	a, err := CheckRegisters(context.Background(), h, store, CheckConfig{Batch: 2, Workers: 2, Settle: time.Millisecond})
 	if err != nil {
@@ -124,7 +135,7 @@ func (failingRegs) ReadVersions(context.Context, []int64, []int64) error {
 
 func TestCheckRegistersReadError(t *testing.T) {
 	t.Parallel()
-	h := &History{Registers: []RegWrite{w(1, 1, 0, 10, OK, false)}}
+	h := histOf(w(1, 1, 0, 10, OK, false))
 	a, err := CheckRegisters(context.Background(), h, failingRegs{}, CheckConfig{Retries: 1})
 	if err == nil || a.Checked || !strings.Contains(a.Error, "store down") {
 		t.Fatalf("err %v, audit %+v", err, a)
@@ -151,17 +162,14 @@ func TestRegisterHistoryRoundTrip(t *testing.T) {
 	if err := wr.Close(); err != nil {
 		t.Fatal(err)
 	}
-	h, err := ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	spans, r := walkFile(t, path)
+	if len(spans) != 1 || spans[0].Outcome != OK {
+		t.Errorf("item spans %+v", spans)
 	}
-	if len(h.Spans) != 1 || h.Spans[0].Outcome != OK {
-		t.Errorf("item spans %+v", h.Spans)
+	slices.SortFunc(r, func(a, b RegWrite) int { return cmp.Compare(a.Version, b.Version) })
+	if len(r) != 3 || v1 <= wr.base || v2 != v1+1 || v3 != v2+1 || r[0].Version != v1 {
+		t.Fatalf("registers %+v, versions %d %d %d", r, v1, v2, v3)
 	}
-	if len(h.Registers) != 3 || v1 != 1 || v2 != 2 || v3 != 3 {
-		t.Fatalf("registers %+v, versions %d %d %d", h.Registers, v1, v2, v3)
-	}
-	r := h.Registers
 	if r[0].Outcome != OK || r[0].End < r[0].Inv || r[1].Outcome != Unknown || !r[1].Delete || r[1].End != open || r[2].Outcome != Failed || r[2].Class != metrics.Rejected {
 		t.Errorf("registers %+v", r)
 	}
@@ -190,26 +198,67 @@ func TestRegisterNotApplied(t *testing.T) {
 	if err := wr.Close(); err != nil {
 		t.Fatal(err)
 	}
+	_, r := walkFile(t, path)
+	slices.SortFunc(r, func(a, b RegWrite) int { return cmp.Compare(a.Version, b.Version) })
+	if len(r) != 3 || r[0].Outcome != OK || r[1].Outcome != Failed || r[1].Class != metrics.NotFound || r[2].Outcome != OK {
+		t.Fatalf("registers %+v", r)
+	}
 	h, err := ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := h.Registers
-	if len(r) != 3 || r[0].Outcome != OK || r[1].Outcome != Failed || r[1].Class != metrics.NotFound || r[2].Outcome != OK {
-		t.Fatalf("registers %+v", r)
-	}
-	keys := registerKeys(r)
-	if !keys[0].allows(1) || keys[0].allows(2) {
-		t.Errorf("key 5 may hold %v; want version 1 only", keys[0].want())
+	keys := h.registerList()
+	if !keys[0].allows(r[0].Version) || keys[0].allows(r[1].Version) {
+		t.Errorf("key 5 may hold %v; want version %d only", keys[0].want(), r[0].Version)
 	}
 }
 
 func TestRegisterLinesRejected(t *testing.T) {
 	t.Parallel()
 	for _, line := range []string{"O 1 5 10", "w 1 0 10", "w 1 2", "w 1 2 3\nw 4 2 5"} {
-		_, err := Read(bytes.NewBufferString(Header + "\n" + line + "\n"))
+		_, err := Read(bytes.NewBufferString(headerV2 + "\n" + line + "\n"))
 		if err == nil {
 			t.Errorf("%q accepted", line)
 		}
+	}
+}
+
+// reversed is the writes in the opposite order.
+func reversed(ws []RegWrite) []RegWrite {
+	out := slices.Clone(ws)
+	slices.Reverse(out)
+	return out
+}
+
+// A register holding a version later than any of the history's was
+// overwritten since the run: not judged. After a later run on the same
+// store, so is one holding its value from before the run or nothing; an
+// older version of the run's own writes is still lost.
+func TestCheckRegistersOverwritten(t *testing.T) {
+	t.Parallel()
+	h := histOf(
+		w(1, 1, 0, 10, OK, false), w(1, 2, 20, 30, OK, false), // holds 9: a later version
+		w(2, 3, 0, 10, OK, false),                             // holds initial
+		w(3, 4, 0, 10, OK, false),                             // absent
+		w(4, 5, 0, 10, OK, false), w(4, 6, 20, 30, OK, false), // holds 5: lost
+	)
+	regs := fakeRegs{1: 9, 2: Initial, 4: 5}
+	for _, tc := range []struct {
+		later             bool
+		lost, overwritten int64
+	}{{false, 3, 1}, {true, 1, 3}} {
+		a, err := CheckRegisters(context.Background(), h, regs, CheckConfig{Settle: time.Millisecond, LaterRun: tc.later})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Lost != tc.lost || a.Overwritten != tc.overwritten {
+			t.Errorf("later run %v: %d lost, %d overwritten; want %d, %d", tc.later, a.Lost, a.Overwritten, tc.lost, tc.overwritten)
+		}
+	}
+	// Items: absent after a later run are not judged either.
+	s := &store{has: map[int64]bool{1: true}}
+	a, err := Check(context.Background(), history(Span{First: 1, N: 3, Outcome: OK}), s, CheckConfig{LaterRun: true})
+	if err != nil || a.Lost != 0 || a.Overwritten != 2 {
+		t.Fatalf("items after a later run: %+v, %v: want 2 overwritten, none lost", a, err)
 	}
 }

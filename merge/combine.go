@@ -351,6 +351,7 @@ func addAudit(a, b *results.Audit) *results.Audit {
 	a.UnknownPresent += b.UnknownPresent
 	a.UnknownAbsent += b.UnknownAbsent
 	a.FailedPresent += b.FailedPresent
+	a.Overwritten += b.Overwritten
 	a.Seconds = math.Max(a.Seconds, b.Seconds)
 	a.TornLine = a.TornLine || b.TornLine
 	if a.Error == "" {
@@ -361,7 +362,8 @@ func addAudit(a, b *results.Audit) *results.Audit {
 			a.Registers = &results.RegisterAudit{Checked: true}
 		}
 		r := a.Registers
-		r.Keys += g.Keys
+		r.Keys += g.Keys // the segments' keys may overlap: a sum, as their registers
+		r.Registers += g.Registers
 		r.Writes += g.Writes
 		r.Acknowledged += g.Acknowledged
 		r.Failed += g.Failed
@@ -372,6 +374,7 @@ func addAudit(a, b *results.Audit) *results.Audit {
 		r.Lost += g.Lost
 		r.Resurrected += g.Resurrected
 		r.Foreign += g.Foreign
+		r.Overwritten += g.Overwritten
 		if len(r.Examples) < maxLostIDs {
 			r.Examples = append(r.Examples, g.Examples...)
 		}

@@ -44,15 +44,33 @@ func registerNote(g *results.RegisterAudit) string {
 		for _, e := range g.Examples {
 			ex = append(ex, fmt.Sprintf("%d (%s)", e.Key, e.Kind))
 		}
-		return fmt.Sprintf("Updates and deletes: %d of %d keys written do not hold a value they may hold (%d lost, %d resurrected); first keys: %s. ",
-			g.Lost+g.Resurrected, g.Keys, g.Lost, g.Resurrected, strings.Join(ex, ", "))
+		return fmt.Sprintf("Updates and deletes: %d of %s written do not hold a value they may hold (%d lost, %d resurrected); first: %s. %s",
+			g.Lost+g.Resurrected, registersOf(g), g.Lost, g.Resurrected, strings.Join(ex, ", "), overwrittenNote(g.Overwritten))
 	case g.Checked:
-		return fmt.Sprintf("Updates and deletes: every one of the %d keys written holds the value of its last acknowledged write, or of one that overlapped it or whose outcome is unknown (%d ambiguous keys), read back in %.1f s. ",
-			g.Keys, g.Ambiguous, g.Seconds)
+		return fmt.Sprintf("Updates and deletes: every one of the %s written holds the value of its last acknowledged write, or of one that overlapped it or whose outcome is unknown (%d ambiguous: more than one write may be the final one, and any of them is accepted), read back in %.1f s. %s",
+			registersOf(g), g.Ambiguous, g.Seconds, overwrittenNote(g.Overwritten))
 	case g.Error != "":
 		return "Updates and deletes: the read-back did not finish: " + g.Error + ". "
 	}
 	return "Updates and deletes: not read back. "
+}
+
+// registersOf words the registers an audit checked: "1000 keys", or
+// "9990 registers (fields of 1000 keys)".
+func registersOf(g *results.RegisterAudit) string {
+	if g.Registers > 0 {
+		return fmt.Sprintf("%d registers (fields of %d keys)", g.Registers, g.Keys)
+	}
+	return fmt.Sprintf("%d keys", g.Keys)
+}
+
+// overwrittenNote says how many registers or items the store changed
+// after the run (not judged).
+func overwrittenNote(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d overwritten since the run: not judged (a later version, or a later run on the same store). ", n)
 }
 
 // auditNote explains the audit's figures and states its verdict.
@@ -64,6 +82,10 @@ func auditNote(a *results.Audit) string {
 		fmt.Fprintf(&b, "%d acknowledged items are missing from the store; first ids: %s. ", a.Lost, idList(a.LostIDs))
 	case a.Checked:
 		fmt.Fprintf(&b, "Every acknowledged item was read back (%d items in %.1f s): none lost. ", a.ReadBack, a.Seconds)
+	}
+	b.WriteString(overwrittenNote(a.Overwritten))
+	switch {
+	case a.Checked:
 	case a.NotChecked != "":
 		b.WriteString("Not read back: " + a.NotChecked + ". ")
 	case a.Error != "":
@@ -81,7 +103,7 @@ func auditNote(a *results.Audit) string {
 		fmt.Fprintf(&b, "%d failed items are stored all the same. ", a.FailedPresent)
 	}
 	if a.TornLine {
-		b.WriteString("The history ended in a partial line (the process died while writing it), which was ignored.")
+		b.WriteString("The history ended in a partial record (the process died while writing it), which was ignored.")
 	}
 	return strings.TrimSpace(b.String())
 }
@@ -94,21 +116,26 @@ func idList(ids []int64) string {
 	return strings.Join(s, ", ")
 }
 
-// TerminalAudit prints the audit's line under the terminal summary;
-// nothing for a run without an audit.
+// TerminalAudit prints the audit's lines under the terminal summary
+// (one for inserted items, one for updates and deletes, as the run has
+// them); nothing for a run without an audit.
 func TerminalAudit(w io.Writer, r *results.Run) {
 	a := r.Audit
 	if a == nil {
 		return
 	}
 	if a.Registers != nil && a.Attempted == 0 {
-		terminalRegisters(w, a.Registers)
+		terminalRegisters(w, a, a.Registers)
 		return
 	}
 	fmt.Fprintf(w, "audit: %d writes attempted, %d acknowledged, %d failed, %d unknown", a.Attempted, a.Acknowledged, a.Failed, a.Unknown)
 	switch {
 	case a.Checked:
-		fmt.Fprintf(w, "; read back: %d lost, unknown %d present / %d absent\n", a.Lost, a.UnknownPresent, a.UnknownAbsent)
+		fmt.Fprintf(w, "; read back: %d lost, unknown %d present / %d absent", a.Lost, a.UnknownPresent, a.UnknownAbsent)
+		if a.Overwritten > 0 {
+			fmt.Fprintf(w, ", %d overwritten since the run: not judged", a.Overwritten)
+		}
+		fmt.Fprintln(w)
 	case a.NotChecked != "":
 		fmt.Fprintf(w, "; not read back: %s\n", a.NotChecked)
 	case a.Error != "":
@@ -120,20 +147,32 @@ func TerminalAudit(w io.Writer, r *results.Run) {
 		fmt.Fprintf(w, "  unknown by class: %s\n", classes(a.UnknownByClass))
 	}
 	if a.Registers != nil {
-		terminalRegisters(w, a.Registers)
+		terminalRegisters(w, nil, a.Registers)
 	}
 }
 
-// terminalRegisters prints the audit line of updates and deletes.
-func terminalRegisters(w io.Writer, g *results.RegisterAudit) {
-	fmt.Fprintf(w, "audit: %d updates and deletes of %d keys, %d acknowledged, %d failed, %d unknown", g.Writes, g.Keys, g.Acknowledged, g.Failed, g.Unknown)
-	if g.Checked {
-		fmt.Fprintf(w, "; read back: %d lost, %d resurrected, %d ambiguous", g.Lost, g.Resurrected, g.Ambiguous)
+// terminalRegisters prints the audit line of updates and deletes; a, when
+// not nil, is the audit whose not-checked reason applies.
+func terminalRegisters(w io.Writer, a *results.Audit, g *results.RegisterAudit) {
+	fmt.Fprintf(w, "audit: %d updates and deletes of %s, %d acknowledged, %d failed, %d unknown", g.Writes, registersOf(g), g.Acknowledged, g.Failed, g.Unknown)
+	switch {
+	case g.Checked:
+		fmt.Fprintf(w, "; read back: %d lost, %d resurrected", g.Lost, g.Resurrected)
+		if g.Overwritten > 0 {
+			fmt.Fprintf(w, ", %d overwritten since the run: not judged", g.Overwritten)
+		}
 		if g.Foreign > 0 {
 			fmt.Fprintf(w, ", %d last written by other segments", g.Foreign)
 		}
+		if g.Ambiguous > 0 {
+			fmt.Fprintf(w, "; %d ambiguous (writes that overlapped or timed out: any of them may be the final value, and is accepted)", g.Ambiguous)
+		}
 		fmt.Fprintln(w)
-	} else {
+	case g.Error != "":
+		fmt.Fprintf(w, "; read-back incomplete: %s\n", g.Error)
+	case a != nil && a.NotChecked != "":
+		fmt.Fprintf(w, "; not read back: %s\n", a.NotChecked)
+	default:
 		fmt.Fprintln(w, "; not read back")
 	}
 }

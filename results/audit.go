@@ -39,6 +39,10 @@ type Audit struct {
 	// FailedPresent counts failed items the store holds all the same (an
 	// engine that classes an applied write as rejected): a warning.
 	FailedPresent int64 `json:"failed_present,omitempty"`
+	// Overwritten counts acknowledged items absent after a later run on
+	// the same store (which may have deleted or reloaded them): not
+	// judged.
+	Overwritten int64 `json:"overwritten_since,omitempty"`
 	// Seconds is the read-back's duration.
 	Seconds float64 `json:"read_back_s"`
 	// TornLine is set when the history ended in a partial line (the
@@ -55,9 +59,12 @@ type Audit struct {
 // read-back checks against the writes' versions and real-time order
 // (docs/audit.md).
 type RegisterAudit struct {
-	// Keys is the number of registers written; Writes the updates and
+	// Keys is the number of keys written (a ycsb record whose fields were
+	// updated counts once); Registers the registers written when a key
+	// holds several (ycsb: its fields), else 0; Writes the updates and
 	// deletes logged, split by outcome.
 	Keys         int64 `json:"keys"`
+	Registers    int64 `json:"registers,omitempty"`
 	Writes       int64 `json:"writes"`
 	Acknowledged int64 `json:"acknowledged"`
 	Failed       int64 `json:"failed"`
@@ -80,6 +87,10 @@ type RegisterAudit struct {
 	// the segment cannot order its writes against the others', so it does
 	// not judge them.
 	Foreign int64 `json:"foreign,omitempty"`
+	// Overwritten counts registers the store changed after the run (a
+	// version later than any the run wrote; or, after a later run on the
+	// same store, the value from before the run or none): not judged.
+	Overwritten int64 `json:"overwritten_since,omitempty"`
 	// Examples names the first lost or resurrected registers.
 	Examples []RegisterLoss `json:"examples,omitempty"`
 	// Seconds is the read-back's duration.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/scalelab/scalelab/segment"
 	"io"
 	"path/filepath"
 	"runtime"
@@ -15,6 +14,7 @@ import (
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/segment"
 )
 
 // auditRun is the acknowledged-write audit of one run (docs/audit.md): the
@@ -25,13 +25,21 @@ type auditRun struct {
 	rr   scenario.RegisterReader // nil: registers are not read back
 	path string
 	seg  segment.Segment // a divided test's segment: versions and foreign registers
+	// keyOf maps a register to its key (scenario.RegisterKeyer), nil when
+	// each register is a key.
+	keyOf func(int64) int64
+	// laterRun: a later run was recorded on the run's cluster (`scalelab
+	// audit DIR`): what it may have reloaded or deleted is not judged.
+	laterRun bool
 }
 
 // startAudit creates the history file when auditing is on (always with
 // --fault: NoAudit is ignored then) and the scenario's sessions are audited
-// (nil otherwise). When the engine's storage cannot read items back
-// (null), the history is written all the same and the read-back skipped.
-func (p *Plan) startAudit(wl scenario.Workload, doc *results.Run) (*auditRun, error) {
+// (nil otherwise). When the engine's storage cannot read anything back
+// (null), the audit is off unless --audit was given explicitly (then the
+// history is written and the read-back skipped), and one line on stderr
+// says so.
+func (p *Plan) startAudit(wl scenario.Workload, doc *results.Run, stderr io.Writer) (*auditRun, error) {
 	if p.flags.NoAudit && len(p.faults) == 0 {
 		return nil, nil
 	}
@@ -43,13 +51,22 @@ func (p *Plan) startAudit(wl scenario.Workload, doc *results.Run) (*auditRun, er
 	if p.flags.NoAudit {
 		doc.Warnings = append(doc.Warnings, "--audit=false was ignored: runs with --fault are always audited")
 	}
-	// The history is written even when the engine's storage cannot read
-	// back (null); the read-back is skipped then.
 	if okItems && errors.Is(rb.ReadBack(context.Background(), nil, nil), errors.ErrUnsupported) {
 		rb = nil
 	}
 	if okRegs && errors.Is(rr.ReadVersions(context.Background(), nil, nil), errors.ErrUnsupported) {
 		rr = nil
+	}
+	if rb == nil && rr == nil && len(p.faults) == 0 {
+		if !p.flags.Given["audit"] {
+			fmt.Fprintf(stderr, "audit: off: engine %s cannot read writes back (--audit=true logs them all the same)\n", doc.Engine)
+			return nil, nil
+		}
+		fmt.Fprintf(stderr, "audit: on (--audit=true), but engine %s cannot read writes back: they are logged, not checked\n", doc.Engine)
+	}
+	var keyOf func(int64) int64
+	if rk, ok := wl.(scenario.RegisterKeyer); ok {
+		keyOf = rk.RegisterKey
 	}
 	path := filepath.Join(p.dir, results.HistoryFile)
 	w, err := audit.Create(path, 4*runtime.GOMAXPROCS(0))
@@ -58,7 +75,7 @@ func (p *Plan) startAudit(wl scenario.Workload, doc *results.Run) (*auditRun, er
 	}
 	w.SetSegment(p.flags.Segment)
 	doc.Files = append(doc.Files, results.HistoryFile)
-	return &auditRun{w: w, rb: rb, rr: rr, path: path, seg: p.flags.Segment}, nil
+	return &auditRun{w: w, rb: rb, rr: rr, path: path, seg: p.flags.Segment, keyOf: keyOf}, nil
 }
 
 // wrap returns the workload the load model drives: the errors of its
@@ -76,46 +93,51 @@ func (a *auditRun) wrap(wl scenario.Workload, cl []engine.Classifier) scenario.W
 	return aw
 }
 
-// finish closes the history, reads it back and checks every written item
-// (progress on stderr), filling run.json's audit section; a lost
+// finish closes the history and reads back every written item and
+// register (progress on stderr), filling run.json's audit section; a lost
 // acknowledged write is a failure (exit 1). It runs after the load and
-// after the cluster is healthy again. A read-back that cannot finish is
+// after the cluster is healthy again. The writes were checked as they
+// completed (audit.Writer): the history file is not read again. An
+// interrupted run is not read back (`scalelab audit DIR` does it): its
+// audit section only counts the writes. A read-back that cannot finish is
 // an error (exit 4): the run's writes could not be verified; one stopped
 // by Ctrl-C is an interruption (exit 3).
 func (a *auditRun) finish(ctx context.Context, doc *results.Run, interrupted bool, stderr io.Writer) error {
 	if a == nil {
 		return nil
 	}
+	var h *audit.History
 	if a.w != nil {
 		if err := a.w.Close(); err != nil {
 			return results.WithCode(results.ExitUnfinished, fmt.Errorf("audit: %w", err))
 		}
+		h = a.w.History()
+	} else {
+		var err error
+		if h, err = audit.ReadFile(a.path); err != nil {
+			return results.WithCode(results.ExitInternal, fmt.Errorf("audit: %w", err))
+		}
 	}
-	h, err := audit.ReadFile(a.path)
-	if err != nil {
-		return results.WithCode(results.ExitInternal, fmt.Errorf("audit: %w", err))
-	}
+	h.SetKeyOf(a.keyOf)
 	switch {
 	case interrupted:
 		doc.Audit = audit.Summarize(h)
-		doc.Audit.NotChecked = "the run was interrupted"
+		doc.Audit.NotChecked = "the run was interrupted: `scalelab audit DIR` reads its writes back"
 		return nil
 	case a.rb == nil && a.rr == nil:
 		doc.Audit = audit.Summarize(h)
-		doc.Audit.NotChecked = fmt.Sprintf("engine %s cannot read items back", doc.Engine)
+		doc.Audit.NotChecked = fmt.Sprintf("engine %s cannot read writes back", doc.Engine)
 		return nil
-	case a.rb == nil || len(h.Spans) == 0:
+	case a.rb == nil || h.Counts().Attempted == 0:
 		doc.Audit = audit.Summarize(h)
 		doc.Audit.Checked = true
 	default:
 		fmt.Fprintf(stderr, "audit: reading back %d written items\n", h.Counts().Attempted)
-		sum, err := audit.Check(ctx, h, a.rb, audit.CheckConfig{Progress: stderr})
+		sum, err := audit.Check(ctx, h, a.rb, audit.CheckConfig{Progress: stderr, LaterRun: a.laterRun})
 		doc.Audit = sum
 		if err != nil {
 			return readBackErr(ctx, err)
 		}
-		fmt.Fprintf(stderr, "audit: %d acknowledged, %d lost, %d unknown (%d present, %d absent), read back in %s\n",
-			sum.Acknowledged, sum.Lost, sum.Unknown, sum.UnknownPresent, sum.UnknownAbsent, time.Duration(sum.Seconds*float64(time.Second)).Round(time.Millisecond))
 		if sum.Lost > 0 {
 			doc.Failures = append(doc.Failures, LostFailure(sum))
 		}
@@ -130,17 +152,15 @@ func (a *auditRun) finish(ctx context.Context, doc *results.Run, interrupted boo
 // wrote (when the scenario logs them) into run.json's audit.registers; a
 // lost or resurrected register is a failure (exit 1).
 func (a *auditRun) checkRegisters(ctx context.Context, h *audit.History, doc *results.Run, stderr io.Writer) error {
-	if len(h.Registers) == 0 || a.rr == nil {
+	if h.RegisterWrites() == 0 || a.rr == nil {
 		return nil
 	}
-	fmt.Fprintf(stderr, "audit: reading back the registers of %d updates and deletes\n", len(h.Registers))
-	reg, err := audit.CheckRegisters(ctx, h, a.rr, audit.CheckConfig{Workers: 16, Segment: a.seg})
+	fmt.Fprintf(stderr, "audit: reading back the registers of %d updates and deletes\n", h.RegisterWrites())
+	reg, err := audit.CheckRegisters(ctx, h, a.rr, audit.CheckConfig{Workers: 16, Segment: a.seg, LaterRun: a.laterRun})
 	doc.Audit.Registers = reg
 	if err != nil {
 		return readBackErr(ctx, err)
 	}
-	fmt.Fprintf(stderr, "audit: %d registers (%d acknowledged updates and deletes): %d lost, %d resurrected, %d ambiguous, read back in %s\n",
-		reg.Keys, reg.Acknowledged, reg.Lost, reg.Resurrected, reg.Ambiguous, time.Duration(reg.Seconds*float64(time.Second)).Round(time.Millisecond))
 	if reg.Lost > 0 || reg.Resurrected > 0 {
 		doc.Failures = append(doc.Failures, RegisterFailure(reg))
 	}
@@ -169,14 +189,24 @@ func RegisterFailure(r *results.RegisterAudit) string {
 		case audit.Initial:
 			seen = "its value from before the run"
 		}
-		ex = append(ex, fmt.Sprintf("key %d %s: holds %s, want %s", e.Key, e.Kind, seen, strings.Join(e.Want, " or ")))
+		unit := "key"
+		if r.Registers > 0 {
+			unit = "register"
+		}
+		ex = append(ex, fmt.Sprintf("%s %d %s: holds %s, want %s", unit, e.Key, e.Kind, seen, strings.Join(e.Want, " or ")))
 	}
 	more := ""
 	if n := r.Lost + r.Resurrected; n > int64(len(ex)) {
 		more = "; ..."
 	}
-	return fmt.Sprintf("audit: %d of %d updated or deleted keys lost an acknowledged write (%d lost, %d resurrected): %s%s",
-		r.Lost+r.Resurrected, r.Keys, r.Lost, r.Resurrected, strings.Join(ex, "; "), more)
+	of := fmt.Sprintf("%d updated or deleted keys", r.Keys)
+	what := "keys"
+	if r.Registers > 0 {
+		of = fmt.Sprintf("%d updated or deleted registers (fields of %d keys)", r.Registers, r.Keys)
+		what = "registers"
+	}
+	return fmt.Sprintf("audit: %d of %s lost an acknowledged write (%d lost, %d resurrected %s): %s%s",
+		r.Lost+r.Resurrected, of, r.Lost, r.Resurrected, what, strings.Join(ex, "; "), more)
 }
 
 // LostFailure is the run.json failure message of an audit with lost
@@ -338,7 +368,7 @@ func (s *auditThinkComposer) Composite() (int, scenario.Step) { return s.co.Comp
 
 // close closes the history after a run that failed before its audit.
 func (a *auditRun) close() {
-	if a != nil {
+	if a != nil && a.w != nil {
 		_ = a.w.Close()
 	}
 }

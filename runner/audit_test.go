@@ -156,14 +156,23 @@ func TestAuditOff(t *testing.T) {
 	}
 }
 
-// TestAuditNull: on the null engine, which stores nothing, writes are
-// logged but not read back, and the run does not fail.
+// TestAuditNull: on the null engine, which stores nothing, the audit is
+// off unless asked for, and one line says so; with --audit=true, writes
+// are logged but not read back, and the run does not fail.
 func TestAuditNull(t *testing.T) {
 	t.Parallel()
-	doc, code, out := run(t, &Options{Scenario: "ycsb", Engine: "null", Ops: 5000, Sets: []string{"ycsb.workload=d", "ycsb.records=100"}})
+	dir := filepath.Join(t.TempDir(), "run")
+	doc, code, out := run(t, &Options{Scenario: "ycsb", Engine: "null", Ops: 5000, Out: dir, Sets: []string{"ycsb.workload=d", "ycsb.records=100"}})
+	if code != 0 || doc.Audit != nil || strings.Count(out, "audit: off: engine null cannot read writes back") != 1 {
+		t.Fatalf("default: exit %d, audit %+v; output:\n%s", code, doc.Audit, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, results.HistoryFile)); !os.IsNotExist(err) {
+		t.Errorf("history file with the audit off: %v", err)
+	}
+	doc, code, out = run(t, &Options{Scenario: "ycsb", Engine: "null", Ops: 5000, Given: map[string]bool{"audit": true}, Sets: []string{"ycsb.workload=d", "ycsb.records=100"}})
 	a := doc.Audit
 	if code != 0 || a == nil || a.Checked || a.NotChecked == "" || a.Acknowledged == 0 || a.Lost != 0 {
-		t.Fatalf("exit %d, audit %+v; output:\n%s", code, a, out)
+		t.Fatalf("--audit=true: exit %d, audit %+v; output:\n%s", code, a, out)
 	}
 }
 

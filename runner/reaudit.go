@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
@@ -53,6 +54,7 @@ func Reaudit(ctx context.Context, dir string, r *results.Run, stderr io.Writer) 
 		}
 	}
 	cfg := engine.Config{Settings: set, Dir: dir, Target: flagValue(r.Command, "target")}
+	laterRun := false
 	if r.Cluster != nil {
 		st, err := cluster.Load(r.Cluster.Name)
 		if err != nil {
@@ -74,6 +76,18 @@ func Reaudit(ctx context.Context, dir string, r *results.Run, stderr io.Writer) 
 			fmt.Fprintf(stderr, "audit: %d of %d nodes of cluster %s run; reading back through them\n", len(live.Nodes), len(st.Nodes), st.Name)
 		}
 		cfg.Cluster, cfg.Target = &live, st.Target
+		since := r.Start
+		if r.End != nil {
+			since = *r.End
+		}
+		later, err := st.RunsAfter(since, dir)
+		if err != nil {
+			fmt.Fprintf(stderr, "audit: %v\n", err)
+		}
+		if len(later) > 0 {
+			laterRun = true
+			fmt.Fprintf(stderr, "audit: %d later runs were recorded on cluster %s (the first in %s): what they may have reloaded or deleted is counted \"overwritten since the run: not judged\"\n", len(later), st.Name, later[0].Dir)
+		}
 	}
 	var seg segment.Segment
 	if r.Segment != nil {
@@ -89,7 +103,10 @@ func Reaudit(ctx context.Context, dir string, r *results.Run, stderr io.Writer) 
 		return results.WithCode(results.ExitUnfinished, fmt.Errorf("audit %s: open scenario %s: %w", dir, scen.Name(), err))
 	}
 	defer wl.Close()
-	a := &auditRun{path: path, seg: seg}
+	a := &auditRun{path: path, seg: seg, laterRun: laterRun}
+	if rk, ok := wl.(scenario.RegisterKeyer); ok {
+		a.keyOf = rk.RegisterKey
+	}
 	if rb, ok := wl.(scenario.ReadBacker); ok && !errors.Is(rb.ReadBack(ctx, nil, nil), errors.ErrUnsupported) {
 		a.rb = rb
 	}
@@ -104,7 +121,33 @@ func Reaudit(ctx context.Context, dir string, r *results.Run, stderr io.Writer) 
 		}
 	}
 	r.Failures = kept
-	return a.finish(ctx, r, false, stderr)
+	before := verdict(r.Audit)
+	err = a.finish(ctx, r, false, stderr)
+	if after := verdict(r.Audit); before != "" && after != before {
+		note := fmt.Sprintf("audit: re-run by `scalelab audit` at %s: %s (the run's own audit: %s)", time.Now().UTC().Format(time.RFC3339), after, before)
+		fmt.Fprintln(stderr, note)
+		r.Warnings = append(r.Warnings, note)
+	}
+	return err
+}
+
+// verdict words an audit's outcome: "" when it was not checked.
+func verdict(a *results.Audit) string {
+	if a == nil || !a.Checked {
+		return ""
+	}
+	lost, what := a.Lost, "items"
+	if g := a.Registers; g != nil {
+		if !g.Checked {
+			return ""
+		}
+		lost += g.Lost + g.Resurrected
+		what = "writes"
+	}
+	if lost == 0 {
+		return "no acknowledged write lost"
+	}
+	return fmt.Sprintf("%d %s lost", lost, what)
 }
 
 // flagValue returns the value of --name in a recorded command line.

@@ -370,6 +370,11 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	if p.cluster != nil {
 		cfg.Target = p.cluster.Target
 		doc.Cluster = &results.ClusterRef{Name: p.cluster.Name, Nodes: len(p.cluster.Nodes), Params: p.cluster.Params}
+		// an older run's `scalelab audit DIR` learns from this that the
+		// cluster's data may have changed since
+		if err := p.cluster.RecordRun(doc.Start, p.dir); err != nil {
+			doc.Warnings = append(doc.Warnings, err.Error())
+		}
 	}
 	conn, err := p.eng.Open(ctx, cfg)
 	if err != nil {
@@ -421,7 +426,7 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	// the observer's RunDone, inside measure: before every post-run check
 	// (the scenario's Checker, the audit's read-back).
 	obs = p.withFaults(ctx, obs, doc, stderr)
-	aud, err := p.startAudit(wl, doc)
+	aud, err := p.startAudit(wl, doc, stderr)
 	if err != nil {
 		return finish(results.StatusFailed, err)
 	}

@@ -185,8 +185,9 @@ type ReadBacker interface {
 // RegisterLog is an optional capability of a WriteLog (the runner's audit
 // log has it): updates and deletes of registers, keys whose value a
 // session overwrites in place. The session calls Updating inside Do,
-// before it sends the write, and stores the returned version (unique
-// within the run, from 1) with the value, so that the read-back after the
+// before it sends the write, and stores the returned version (positive,
+// unique within the run and greater than any an earlier run handed out)
+// with the value, so that the read-back after the
 // run can tell which write a register holds (docs/audit.md).
 type RegisterLog interface {
 	Updating(key int64, del bool) (version int64)
@@ -209,6 +210,14 @@ type RegisterLog interface {
 // of a few hundred keys.
 type RegisterReader interface {
 	ReadVersions(ctx context.Context, keys []int64, versions []int64) error
+}
+
+// RegisterKeyer is an optional capability of a RegisterReader whose
+// registers are parts of keys (ycsb: every field of a record is a
+// register): the key a register is part of, so that the audit counts keys
+// as keys.
+type RegisterKeyer interface {
+	RegisterKey(register int64) int64
 }
 
 // Server is an optional capability of a Scenario that is a web

@@ -24,8 +24,11 @@ its run.json and report.html: the acknowledged-write audit of a run whose proces
 own read-back (run.json still "running": its summary is rebuilt first, as 'scalelab report' does),
 or again for any audited run. The engine and the scenario are reopened as run.json records them:
 the local cluster by name, or the command line's --target (passwords from the environment, as for
-a run). Exit codes: 0 no acknowledged write lost, 1 some lost, 2 bad usage, 4 the read-back could
-not finish.`,
+a run). Keys the store changed after the run (a later version than any the run wrote; after a
+later run recorded on the same cluster, a value from before the run or none) are counted
+"overwritten since the run: not judged", not lost; a verdict that differs from the run's own audit
+is noted in run.json. Exit codes: 0 no acknowledged write lost, 1 some lost, 2 bad usage, 4 the
+read-back could not finish.`,
 		Example:           "  scalelab audit scalelab-results/RUN",
 		Args:              exactArgs(1, "one results DIR"),
 		ValidArgsFunction: completeDirs,

@@ -81,7 +81,7 @@ func auditReadBack(t *testing.T, name string) {
 	}
 	c := h.Counts()
 	posts, plans, marks := 0, 0, 0
-	for _, sp := range h.Spans {
+	if err := audit.WalkFile(path, func(sp audit.Span) {
 		switch _, _, what, _ := splitPlanItemID(sp.First); {
 		case sp.First >= 0:
 			posts++
@@ -90,6 +90,8 @@ func auditReadBack(t *testing.T, name string) {
 		default:
 			marks++
 		}
+	}, func(audit.RegWrite) {}); err != nil {
+		t.Fatal(err)
 	}
 	if posts != 3*30 || plans != 3 || marks == 0 || c.OK != c.Attempted || a.Lost != 0 || a.ReadBack != c.Attempted {
 		t.Fatalf("audit %+v of %+v (%d posts, %d plans, %d done marks): want 90 posts, 3 plans and done marks acknowledged and read back, none lost",

@@ -180,7 +180,7 @@ func TestCacheSharedRedis(t *testing.T) {
 	}
 	t.Cleanup(func() { wl.Close() })
 	w := wl.(*Workload)
-	h := auditedRun(t, w)
+	h, _ := auditedRun(t, w)
 	r := figures(t, w)
 	if r["mode"] != "shared" || r["engine"] != "redis" || r["hits"].(int64) == 0 || r["invalidations"].(int64) == 0 || r["invalidate_errors"].(int64) != 0 {
 		t.Errorf("%v", r)

@@ -21,7 +21,12 @@ var (
 	_ scenario.Audited        = (*Session)(nil)
 	_ scenario.ReadBacker     = (*Workload)(nil)
 	_ scenario.RegisterReader = (*Workload)(nil)
+	_ scenario.RegisterKeyer  = (*Workload)(nil)
 )
+
+// RegisterKey is the key number of register reg (key number x fields +
+// field).
+func (w *Workload) RegisterKey(reg int64) int64 { return reg / int64(w.cfg.fields) }
 
 // versionLen is the length of a value's version prefix; fields shorter
 // than versionLen+1 bytes carry no version and updates are not audited.

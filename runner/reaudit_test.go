@@ -1,0 +1,72 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/scalelab/scalelab/engine/sqlite"
+	"github.com/scalelab/scalelab/report"
+	"github.com/scalelab/scalelab/results"
+)
+
+// TestReauditOverwrittenSince: `scalelab audit DIR` of a run whose keys a
+// later run updated again counts them "overwritten since the run: not
+// judged" (they hold versions later than any the run wrote), not lost,
+// and leaves the run's verdict as it was.
+func TestReauditOverwrittenSince(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "ycsb.db")
+	base := t.TempDir()
+	sets := []string{"ycsb.records=100", "sqlite.busy_timeout=5s"}
+	exec := func(name string, o Options) *results.Run {
+		t.Helper()
+		o.Scenario, o.Engine, o.Target, o.Seed, o.Drain = "ycsb", "sqlite", db, 1, time.Second
+		o.Out = filepath.Join(base, name)
+		o.Sets = append(o.Sets, sets...)
+		o.Args = []string{"scalelab", "run", "ycsb", "--engine", "sqlite", "--target", db}
+		p, err := NewPlan(&o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := p.Execute(context.Background(), Quiet{}, io.Discard, io.Discard)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return doc
+	}
+	exec("load", Options{LoadOnly: true})
+	runOpts := Options{Users: 2, Given: map[string]bool{"users": true}, Ops: 3000, Sets: []string{"ycsb.workload=a", "ycsb.load=false"}}
+	first := exec("first", runOpts)
+	if g := first.Audit.Registers; g == nil || !g.Checked || g.Lost != 0 || g.Overwritten != 0 {
+		t.Fatalf("first run's own audit: %+v", g)
+	}
+	exec("second", runOpts) // the same keys, updated again later
+	dir := filepath.Join(base, "first")
+	r, err := results.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	if err := Reaudit(context.Background(), dir, r, &stderr); err != nil {
+		t.Fatalf("reaudit: %v\n%s", err, stderr.String())
+	}
+	g := r.Audit.Registers
+	if g == nil || !g.Checked || g.Lost != 0 || g.Resurrected != 0 || g.Overwritten == 0 || len(r.Failures) != 0 {
+		t.Fatalf("reaudit after a later run: %+v, failures %v: want none lost, some overwritten since", g, r.Failures)
+	}
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "re-run by") {
+			t.Errorf("verdict noted as changed: %s", w)
+		}
+	}
+	var out bytes.Buffer
+	report.TerminalAudit(&out, r)
+	if !strings.Contains(out.String(), "overwritten since the run: not judged") {
+		t.Errorf("audit line %q does not say what was overwritten", out.String())
+	}
+}
