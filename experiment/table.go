@@ -6,7 +6,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/scalelab/scalelab/slo"
 	"github.com/scalelab/scalelab/termtable"
@@ -181,7 +180,7 @@ func writeSLO(w io.Writer, r *Result) {
 		return
 	}
 	fmt.Fprintf(w, "\nSLO %s (on the mean over repeats)\n", strings.Join(r.SLO, ", "))
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	tab := termtable.Table{Header: []string{"combination", "slo", "missed"}, Keys: 1, Indent: "  "}
 	for _, c := range r.Combinations {
 		if c.SLOPass == nil {
 			continue
@@ -196,24 +195,23 @@ func writeSLO(w io.Writer, r *Result) {
 		if !*c.SLOPass {
 			verdict = "FAIL"
 		}
-		fmt.Fprintf(tw, "  %s %s\t%s\t%s\n", c.ID, c.Label, verdict, strings.Join(why, "; "))
+		tab.Rows = append(tab.Rows, []string{c.ID + " " + c.Label, verdict, strings.Join(why, "; ")})
 	}
-	tw.Flush()
+	_ = tab.Write(w, termtable.Width)
 }
 
 func writeKnees(w io.Writer, r *Result) {
 	for _, k := range r.Knees {
 		fmt.Fprintf(w, "\nknee search on %s: %s %s, SLO %s\n", k.On, k.Combination, k.Label, strings.Join(r.SLO, ", "))
-		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-		head := []string{"  " + k.On, "runs", "ops/s"}
+		head := []string{k.On, "runs", "ops/s"}
 		if len(k.Steps) > 0 {
 			for _, f := range k.Steps[0].Figures {
 				head = append(head, figName(f))
 			}
 		}
-		fmt.Fprintln(tw, strings.Join(append(head, "SLO"), "\t")+"\t")
+		tab := termtable.Table{Header: append(head, "SLO"), Keys: 1, Indent: "  "}
 		for _, st := range k.Steps {
-			cells := []string{"  " + strconv.FormatFloat(st.Load, 'f', -1, 64), strconv.Itoa(len(st.Runs)), statCell(st.Throughput, 1)}
+			cells := []string{strconv.FormatFloat(st.Load, 'f', -1, 64), strconv.Itoa(len(st.Runs)), statCell(st.Throughput, 1)}
 			for _, f := range st.Figures {
 				scale := 1.0
 				if f.Metric == slo.ErrorRate {
@@ -225,9 +223,9 @@ func writeKnees(w io.Writer, r *Result) {
 			if !st.Pass {
 				verdict = "FAIL"
 			}
-			fmt.Fprintln(tw, strings.Join(append(cells, verdict), "\t")+"\t")
+			tab.Rows = append(tab.Rows, append(cells, verdict))
 		}
-		tw.Flush()
+		_ = tab.Write(w, termtable.Width)
 		fmt.Fprintf(w, "knee: %s", k.Summary)
 		if k.Throughput != nil && k.Throughput.N > 0 {
 			fmt.Fprintf(w, "; at %g: %s ops/s", *k.Load, statCell(*k.Throughput, 1))

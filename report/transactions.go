@@ -7,9 +7,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/termtable"
 )
 
 // The requests of every operation together over time: Tsung's mean
@@ -108,21 +108,19 @@ func TerminalTransactions(w io.Writer, r *results.Run) {
 	}
 	byPhase := httpByPhase(t.Phases, httpSeconds(r))
 	fmt.Fprintln(w, "phases: every operation's requests together (mean and percentiles of successes and failures, as Tsung's mean transaction duration)")
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	head := "phase\tfrom-to s\trequests\treq/s\terrors\terror %\tmean ms\tx first\tp50 ms\tp95 ms\tp99 ms\t"
+	tab := termtable.Table{Header: []string{"phase", "from-to s", "requests", "req/s", "errors", "error %", "mean ms", "x first", "p50 ms", "p95 ms", "p99 ms"}, Keys: 1, Right: true}
 	if byPhase != nil {
-		head += "HTTP responses\t"
+		tab.Header = append(tab.Header, "HTTP responses")
 	}
-	fmt.Fprintln(tw, head)
 	for i, p := range t.Phases {
-		row := fmt.Sprintf("%s\t%g-%g\t%d\t%.1f\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t", p.Phase, p.FromS, p.ToS, p.Requests, p.PerS, p.Errors, p.ErrorPct,
-			ms(p.MeanMs), factor(p.MeanFactor), ms(p.P50Ms), ms(p.P95Ms), ms(p.P99Ms))
+		row := []string{p.Phase, fmt.Sprintf("%g-%g", p.FromS, p.ToS), strconv.FormatInt(int64(p.Requests), 10), fmt.Sprintf("%.1f", p.PerS),
+			strconv.FormatInt(int64(p.Errors), 10), fmt.Sprintf("%.1f", p.ErrorPct), ms(p.MeanMs), factor(p.MeanFactor), ms(p.P50Ms), ms(p.P95Ms), ms(p.P99Ms)}
 		if byPhase != nil {
-			row += codeList(byPhase[i]) + "\t"
+			row = append(row, codeList(byPhase[i]))
 		}
-		fmt.Fprintln(tw, row)
+		tab.Rows = append(tab.Rows, row)
 	}
-	tw.Flush()
+	_ = tab.Write(w, termtable.Width)
 	rule := "?"
 	if t.Rule != nil {
 		rule = t.Rule.String()

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,6 +18,7 @@ import (
 	"github.com/scalelab/scalelab/cgroup"
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/termtable"
 )
 
 // clusterLong is the description of `scalelab cluster`; the engines come
@@ -311,16 +312,15 @@ func clusterStatus(ctx context.Context, pos []string, asJSONFlag bool, stdout io
 		}
 		fmt.Fprintf(stdout, "cluster %s (%s), created %s\n", st.Name, kindOf(st), st.Created.Format(time.RFC3339))
 		printState(stdout, st)
-		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  NODE\tROLE\tPID\tADDRESS\tALIVE\tDETAIL")
+		tab := termtable.Table{Header: []string{"NODE", "ROLE", "PID", "ADDRESS", "ALIVE", "DETAIL"}, Keys: 1, Indent: "  "}
 		for _, ns := range nodes {
 			var detail []string
 			for k, v := range ns.Detail {
 				detail = append(detail, k+"="+v)
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s:%d\t%t\t%s\n", ns.Name, ns.Role, ns.PID, ns.Host, ns.Port, ns.Alive, strings.Join(sorted(detail), " "))
+			tab.Rows = append(tab.Rows, []string{ns.Name, ns.Role, strconv.Itoa(ns.PID), fmt.Sprintf("%s:%d", ns.Host, ns.Port), strconv.FormatBool(ns.Alive), strings.Join(sorted(detail), " ")})
 		}
-		tw.Flush()
+		_ = tab.Write(stdout, termtable.Width)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

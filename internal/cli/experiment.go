@@ -7,13 +7,13 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/scalelab/scalelab/experiment"
 	"github.com/scalelab/scalelab/slo"
+	"github.com/scalelab/scalelab/termtable"
 )
 
 // experimentCmd is `scalelab experiment` and its subcommands.
@@ -224,10 +224,15 @@ func printPlan(w io.Writer, s *experiment.Spec, repeats int) error {
 		fmt.Fprintf(w, "knee search on %s from %g to %g\n", s.Search.On, s.Search.Start, s.Search.Max)
 	}
 	if e, err := s.Estimate(repeats); err == nil {
-		fmt.Fprintf(w, "runs: %s\n", e)
+		for i, l := range wrap("runs: "+e.String(), termtable.Width-2) {
+			if i > 0 {
+				l = "  " + l
+			}
+			fmt.Fprintln(w, l)
+		}
 	}
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  id\tcombination\tvs\tengine\tcluster\tcommand (repeat 1)")
+	tab := termtable.Table{Header: []string{"id", "combination", "vs", "engine", "cluster"}, Keys: 2, Indent: "  "}
+	var commands []string
 	for _, c := range combos {
 		id := c.ID
 		if c.Baseline {
@@ -268,10 +273,15 @@ func printPlan(w io.Writer, s *experiment.Spec, repeats int) error {
 		if c.Baseline {
 			vs = "-"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", id, c.Label, vs, c.Engine, cl, strings.Join(o.Args[1:], " "))
+		tab.Rows = append(tab.Rows, []string{id, c.Label, vs, c.Engine, cl})
+		commands = append(commands, shellLines(c.ID+": scalelab "+strings.Join(o.Args[1:], " "), termtable.Width, "  ", "      "))
 	}
-	tw.Flush()
+	_ = tab.Write(w, termtable.Width)
 	fmt.Fprintln(w, "* baseline (vs: the combination each is compared with)")
+	fmt.Fprintln(w, "commands (repeat 1):")
+	for _, c := range commands {
+		fmt.Fprint(w, c)
+	}
 	return nil
 }
 
@@ -291,4 +301,33 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// shellLines breaks a command at spaces into lines of at most width
+// columns, each but the last ending in " \\" (so it pastes into a shell);
+// the first line starts with first, the others with next.
+func shellLines(cmd string, width int, first, next string) string {
+	var words []string // a flag with its value stays on one line
+	for _, w := range strings.Fields(cmd) {
+		if n := len(words); n > 0 && strings.HasPrefix(words[n-1], "--") && !strings.Contains(words[n-1], "=") && !strings.HasPrefix(w, "-") {
+			words[n-1] += " " + w
+			continue
+		}
+		words = append(words, w)
+	}
+	var b strings.Builder
+	line := first
+	for i, word := range words {
+		if i > 0 && len(line)+1+len(word)+2 > width {
+			b.WriteString(line + " \\\n")
+			line = next + word
+			continue
+		}
+		if i > 0 {
+			line += " "
+		}
+		line += word
+	}
+	b.WriteString(line + "\n")
+	return b.String()
 }
