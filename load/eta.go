@@ -26,6 +26,16 @@ func Remaining(opt Options, elapsed time.Duration, done int64) (time.Duration, b
 	return rem, ok
 }
 
+// LoopsRemaining estimates how long a threads run has left after elapsed
+// with done of its total loops finished, at the mean pace so far. ok is
+// false before the first loop ends.
+func LoopsRemaining(elapsed time.Duration, done, total int64) (time.Duration, bool) {
+	if done <= 0 || total <= 0 || elapsed <= 0 {
+		return 0, false
+	}
+	return time.Duration(float64(max(total-done, 0)) / float64(done) * float64(elapsed)), true
+}
+
 // Bound says what ends a run: "10s", "250,000 operations", or "250,000
 // operations or 10m0s, whichever comes first".
 func Bound(opt Options) string {

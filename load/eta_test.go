@@ -58,3 +58,23 @@ func TestBoundAndEstimate(t *testing.T) {
 		}
 	}
 }
+
+func TestLoopsRemaining(t *testing.T) {
+	cases := []struct {
+		el          time.Duration
+		done, total int64
+		want        time.Duration
+		ok          bool
+	}{
+		{10 * time.Second, 0, 100, 0, false},
+		{10 * time.Second, 25, 100, 30 * time.Second, true},
+		{10 * time.Second, 100, 100, 0, true},
+		{0, 5, 100, 0, false},
+	}
+	for _, c := range cases {
+		got, ok := LoopsRemaining(c.el, c.done, c.total)
+		if ok != c.ok || got != c.want {
+			t.Errorf("LoopsRemaining(%s, %d, %d) = %s, %t; want %s, %t", c.el, c.done, c.total, got, ok, c.want, c.ok)
+		}
+	}
+}

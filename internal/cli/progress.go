@@ -84,12 +84,16 @@ func (p *progress) RunStarted(opts load.Options, run *load.Run, coll *metrics.Co
 			pos = strings.TrimSpace(pos + " " + fmt.Sprintf("%s/%s ops", count(run.Claimed()), count(opts.Ops)))
 			p.estimateOnce(opts.Ops, el, run.Claimed())
 		}
-		if rem, ok := load.Remaining(opts, el, run.Claimed()); ok {
-			pos += "  ETA " + rem.Round(time.Second).String()
-		}
+		rem, known := load.Remaining(opts, el, run.Claimed())
 		if done, total, ok := load.LoopProgress(run); ok && total > 0 {
 			frac = max(frac, float64(done)/float64(total))
 			pos = strings.TrimSpace(pos + " " + fmt.Sprintf("%s/%s loops", count(done), count(total)))
+			if byLoops, ok := load.LoopsRemaining(el, done, total); ok && (!known || byLoops < rem) {
+				rem, known = byLoops, true
+			}
+		}
+		if known {
+			pos += "  ETA " + rem.Round(time.Second).String()
 		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
