@@ -104,6 +104,20 @@ func (m *Threads) StartOffset(u uint64) time.Duration {
 	return time.Duration(q)
 }
 
+// Bound says what ends a threads run: every user's loops ("when each of 50
+// users has run 100 loops (5,000 loops)"), and opt's duration or
+// operations when they may end it first.
+func (m *Threads) Bound(opt Options) string {
+	if m.Loops <= 0 {
+		return Bound(opt)
+	}
+	s := fmt.Sprintf("when each of %s users has run %s loops (%s loops)", Count(int64(m.Users)), Count(int64(m.Loops)), Count(m.Total()))
+	if opt.Duration > 0 || opt.Ops > 0 {
+		s += ", or after " + Bound(opt) + ", whichever comes first"
+	}
+	return s
+}
+
 // Total is the number of loops of the whole test (Users x Loops), 0 when
 // the users loop until the run ends.
 func (m *Threads) Total() int64 { return int64(m.Users) * int64(m.Loops) }

@@ -278,3 +278,16 @@ func TestThreadsValidate(t *testing.T) {
 		t.Errorf("the study's thread group: %v", err)
 	}
 }
+
+func TestThreadsBound(t *testing.T) {
+	m := &Threads{Users: 50, Loops: 100}
+	if got, want := m.Bound(Options{}), "when each of 50 users has run 100 loops (5,000 loops)"; got != want {
+		t.Errorf("Bound = %q, want %q", got, want)
+	}
+	if got := m.Bound(Options{Duration: time.Minute}); !strings.Contains(got, "or after 1m0s, whichever comes first") {
+		t.Errorf("Bound with a duration = %q", got)
+	}
+	if got := (&Threads{Users: 4}).Bound(Options{Duration: 10 * time.Second}); got != "10s" {
+		t.Errorf("Bound without loops = %q, want 10s", got)
+	}
+}

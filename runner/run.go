@@ -336,6 +336,9 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	fmt.Fprintf(stderr, "scalelab %s: %s on %s, %s, results in %s\n", results.BuildVersion(), p.scen.Name(), on, model, p.dir)
 	if !f.LoadOnly {
 		end := "scalelab: the run ends after " + load.Bound(p.opts)
+		if t, ok := p.model.(*load.Threads); ok && t.Loops > 0 {
+			end = "scalelab: the run ends " + t.Bound(p.opts)
+		}
 		if p.opts.Ops > 0 {
 			end += " (its time is estimated once the rate is known)"
 		}
