@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scalelab/scalelab/cache/lru"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/setting"
@@ -27,7 +28,7 @@ type Opened struct {
 	OnError   string // OnErrorStore or OnErrorFail
 	TTL       time.Duration
 	LocalSize int64
-	LRU       *LRU // the local cache (for its usage); nil when shared
+	LRU       *lru.Cache // the local cache (for its usage); nil when shared
 }
 
 // OpenFor opens the cache a run's settings ask for (nil with cache.mode
@@ -56,6 +57,6 @@ func OpenFor(ctx context.Context, env scenario.Env, scen, namespace string) (*Op
 	if o.KV, err = Open(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("%s: %w", scen, err)
 	}
-	o.LRU, _ = o.KV.(*LRU)
+	o.LRU, _ = o.KV.(*lru.Cache)
 	return o, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/cache"
+	"github.com/scalelab/scalelab/cache/lru"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/engine/memory"
@@ -30,7 +31,7 @@ func TestCachedStore(t *testing.T) {
 	ctx := context.Background()
 	inner := &countingStore{store: &memoryStore{c: memory.New(memory.Faults{})}}
 	stats := cache.NewStats()
-	c := &cachedStore{store: inner, kv: cache.NewLRU(1 << 20), stats: stats, through: true}
+	c := &cachedStore{store: inner, kv: lru.New(1 << 20), stats: stats, through: true}
 	if err := c.createPatient(ctx, Patient{ID: 7, Goals: DefaultGoals}); err != nil {
 		t.Fatal(err)
 	}
