@@ -10,6 +10,7 @@ import (
 	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/scenario/kit"
 )
 
 // A cache in front of the store (cache.mode local or shared): a patient's
@@ -42,7 +43,7 @@ type cachedStore struct {
 
 // openCache wraps st in the cache of cache.mode (st itself when off).
 func openCache(ctx context.Context, env scenario.Env, st store, stats *cache.Stats) (store, cache.Mode, string, error) {
-	o, err := cache.OpenFor(ctx, env, Name, Name)
+	o, err := kit.OpenCache(ctx, env, Name, Name)
 	if err != nil || o == nil {
 		return st, cache.Off, "", err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/scenario/kit"
 )
 
 // A cache in front of the users collection (package cache; the same
@@ -69,7 +70,7 @@ type userCache struct {
 
 // openCache opens the cache cache.mode asks for (nil for off).
 func openCache(ctx context.Context, env scenario.Env) (*userCache, error) {
-	o, err := cache.OpenFor(ctx, env, Name, cacheNamespace)
+	o, err := kit.OpenCache(ctx, env, Name, cacheNamespace)
 	if err != nil || o == nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/scenario/kit"
 )
 
 // A cache in front of the store (package cache; docs/scenarios/ycsb.md,
@@ -57,7 +58,7 @@ type cacheLayer struct {
 
 // openCache opens the cache cache.mode asks for (nil for off).
 func openCache(ctx context.Context, env scenario.Env, cfg *config) (*cacheLayer, error) {
-	o, err := cache.OpenFor(ctx, env, Name, cacheNamespace)
+	o, err := kit.OpenCache(ctx, env, Name, cacheNamespace)
 	if err != nil || o == nil {
 		return nil, err
 	}
