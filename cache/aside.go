@@ -113,8 +113,9 @@ func (a *Aside) Fill(ctx context.Context, key string, entry []byte, e *Event) {
 	}
 }
 
-// Invalidate drops key after a write; a failure is counted.
-func (a *Aside) Invalidate(ctx context.Context, key string, e *Event) {
+// Invalidate drops key after a write; a failure is counted and
+// returned.
+func (a *Aside) Invalidate(ctx context.Context, key string, e *Event) error {
 	a.invalidations.Add(1)
 	t := time.Now()
 	err := a.KV.Delete(ctx, key)
@@ -122,6 +123,7 @@ func (a *Aside) Invalidate(ctx context.Context, key string, e *Event) {
 	if err != nil {
 		a.invalidateErrors.Add(1)
 	}
+	return err
 }
 
 // Cached reads the entry a write-through changes: the entry of key,
@@ -143,12 +145,14 @@ func (a *Aside) Cached(ctx context.Context, key string, e *Event, decode func([]
 }
 
 // Store stores entry, the value a write left, under key (write-through);
-// a failure is counted.
-func (a *Aside) Store(ctx context.Context, key string, entry []byte, e *Event) {
+// a failure is counted and returned.
+func (a *Aside) Store(ctx context.Context, key string, entry []byte, e *Event) error {
 	a.throughSets.Add(1)
-	if err := a.set(ctx, key, entry, e); err != nil {
+	err := a.set(ctx, key, entry, e)
+	if err != nil {
 		a.throughErrors.Add(1)
 	}
+	return err
 }
 
 // Report is the cache's figures for run.json's scenario report: the

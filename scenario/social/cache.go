@@ -223,9 +223,9 @@ func (s *Session) cachedUpdate(ctx context.Context, status string) error {
 	s.rows.SetString(0, fStatus, status)
 	s.rows.Set(0, fLastSeen, strconv.AppendInt(nil, s.lastSeen, 10))
 	s.enc = encodeUser(s.enc[:0], &s.rows)
-	c.Store(ctx, s.key, s.enc, &s.ev)
+	_ = c.Store(ctx, s.key, s.enc, &s.ev) // a failure is counted
 	return nil
 }
 
 // invalidate drops user s.key from the cache.
-func (s *Session) invalidate(ctx context.Context) { s.w.cache.Invalidate(ctx, s.key, &s.ev) }
+func (s *Session) invalidate(ctx context.Context) { _ = s.w.cache.Invalidate(ctx, s.key, &s.ev) }

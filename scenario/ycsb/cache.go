@@ -148,7 +148,7 @@ func (s *Session) afterWrite(ctx context.Context) {
 	c := s.w.cache
 	key := string(s.key)
 	if !c.Through() {
-		c.Invalidate(ctx, key, &s.ev)
+		_ = c.Invalidate(ctx, key, &s.ev) // a failure is counted
 		return
 	}
 	if s.full == nil {
@@ -168,7 +168,7 @@ func (s *Session) afterWrite(ctx context.Context) {
 		s.full[s.wfield] = append(s.full[s.wfield][:0], s.vals[s.wfield]...)
 	}
 	s.enc = encodeRecord(s.enc[:0], s.full)
-	c.Store(ctx, key, s.enc, &s.ev)
+	_ = c.Store(ctx, key, s.enc, &s.ev) // a failure is counted
 }
 
 // Report gives the cache's figures under "cache" (nothing without a
