@@ -17,7 +17,7 @@ type Layer struct {
 // Table is the layers, lowest first.
 var Table = []Layer{
 	{"foundation", []string{"setting", "metrics", "segment", "registry", "results", "slo", "audit", "report", "merge",
-		"internal/testenv", "internal/testproc", "internal/layers"}},
+		"internal/testenv", "internal/testproc", "internal/layers", "load/modelname"}},
 	{"machinery", []string{"cgroup", "netns", "linkemu", "sysuser", "cluster/...", "fault", "kube"}},
 	{"engine", []string{"engine/...", "cache/lru"}},
 	{"tier", []string{"cache", "app", "httpload", "apptier"}},
