@@ -17,13 +17,13 @@ type Layer struct {
 // Table is the layers, lowest first.
 var Table = []Layer{
 	{"foundation", []string{"setting", "metrics", "segment", "registry", "results", "slo", "audit", "report", "merge",
-		"internal/testenv", "internal/testproc", "internal/layers", "load/modelname"}},
+		"internal/testenv", "internal/testproc", "internal/layers", "load/modelname", "wait", "termtable"}},
 	{"machinery", []string{"cgroup", "netns", "linkemu", "sysuser", "cluster/...", "fault", "kube"}},
 	{"engine", []string{"engine/...", "cache/lru"}},
 	{"tier", []string{"cache", "app", "httpload", "apptier"}},
 	{"scenario", []string{"scenario/..."}},
 	{"load", []string{"load"}},
-	{"run", []string{"runner", "telemetry"}},
+	{"run", []string{"runner", "telemetry", "promsource/...", "liveexport"}},
 	{"experiment", []string{"experiment"}},
 	{"command line", []string{"internal/cli", "cmd/..."}},
 }
