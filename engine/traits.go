@@ -24,22 +24,21 @@ type AnnouncedAddresses interface {
 
 // HasFileTarget reports whether the registered engine name keeps its
 // store in a file its target names.
-func HasFileTarget(name string) bool {
-	e, err := Lookup(name)
-	if err != nil {
-		return false
-	}
-	f, ok := e.(FileTarget)
-	return ok && f.FileTarget()
-}
+func HasFileTarget(name string) bool { return trait(name, FileTarget.FileTarget) }
 
 // FollowsAnnounced reports whether the registered engine name reaches a
 // cluster at the addresses its nodes announce (a proxy cannot route it).
 func FollowsAnnounced(name string) bool {
+	return trait(name, AnnouncedAddresses.FollowsAnnouncedAddresses)
+}
+
+// trait reports whether the registered engine name implements T and says
+// yes; an unknown engine has no trait.
+func trait[T any](name string, says func(T) bool) bool {
 	e, err := Lookup(name)
 	if err != nil {
 		return false
 	}
-	a, ok := e.(AnnouncedAddresses)
-	return ok && a.FollowsAnnouncedAddresses()
+	t, ok := e.(T)
+	return ok && says(t)
 }
