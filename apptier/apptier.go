@@ -18,6 +18,7 @@ import (
 
 	"github.com/scalelab/scalelab/app"
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/engine"
 )
 
 // Name is the kind of the app tier's clusters (`scalelab cluster up app`).
@@ -101,8 +102,8 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 		st.Params[ParamStore], st.Params[ParamStoreEngine] = o.store.Name, o.store.Engine
 	} else {
 		file := filepath.Join(st.Dir, o.scenario+".db")
-		base = append(base, "--engine", "sqlite", "--target", file)
-		st.Params[ParamStoreEngine], st.Params[ParamStoreTarget] = "sqlite", file
+		base = append(base, "--engine", engine.Default, "--target", file)
+		st.Params[ParamStoreEngine], st.Params[ParamStoreTarget] = engine.Default, file
 	}
 	if o.cache != nil {
 		base = append(base, "--cache-cluster", o.cache.Name)

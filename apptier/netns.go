@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/engine"
 )
 
 // Netns reports that the app servers bind to the address cluster.NodeHost
@@ -65,8 +66,8 @@ func routes(st *cluster.State, o options, node string) ([]string, error) {
 // follows the addresses the ring announces.
 func unroutable(o options) error {
 	for _, c := range []*cluster.State{o.store, o.cache} {
-		if c != nil && c.Engine == "cassandra" {
-			return fmt.Errorf("app: --netns with the cassandra cluster %s: its driver reaches the nodes at the addresses the ring announces, which a server in a namespace of its own cannot; start the app cluster without --netns", c.Name)
+		if c != nil && engine.FollowsAnnounced(c.Engine) {
+			return fmt.Errorf("app: --netns with the %s cluster %s: its driver reaches the nodes at the addresses the cluster announces, which a server in a namespace of its own cannot; start the app cluster without --netns", c.Engine, c.Name)
 		}
 	}
 	return nil

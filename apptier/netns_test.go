@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/cluster"
+	_ "github.com/scalelab/scalelab/engine/cassandra" // the engine whose driver follows the ring's addresses
 	"github.com/scalelab/scalelab/netns"
 )
 

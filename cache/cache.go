@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/scalelab/scalelab/cache/lru"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/setting"
 )
@@ -113,7 +114,7 @@ func Open(ctx context.Context, cfg Config) (engine.KV, error) {
 	case Off, "":
 		return nil, nil
 	case Local:
-		return NewLRU(cfg.LocalSize), nil
+		return lru.New(cfg.LocalSize), nil
 	case Shared:
 		c, ok := cfg.Tier.(engine.Cacher)
 		if !ok {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scalelab/scalelab/cache/lru"
 	"github.com/scalelab/scalelab/engine"
-	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -27,35 +27,48 @@ type Opened struct {
 	OnError   string // OnErrorStore or OnErrorFail
 	TTL       time.Duration
 	LocalSize int64
-	LRU       *LRU // the local cache (for its usage); nil when shared
+	LRU       *lru.Cache // the local cache (for its usage); nil when shared
 }
 
-// OpenFor opens the cache a run's settings ask for (nil with cache.mode
-// off): a local LRU, or namespace in the run's cache tier. A shared
-// cache starts empty, except for the segments of a divided test, which
-// share what the --load-only run started. scen names the scenario in
-// errors; a tier that is no key-value cache is refused wrapping
-// scenario.ErrEngineNotSupported. The settings must declare DirectSpecs.
-func OpenFor(ctx context.Context, env scenario.Env, scen, namespace string) (*Opened, error) {
-	t, haveTier := env.Tier(scenario.RoleCache)
-	mode, err := ModeOf(env.Settings, haveTier)
+// Place is where and for whom a scenario's cache opens: the run's
+// settings (which must declare DirectSpecs), its cache tier if it has
+// one, and the scenario's names.
+type Place struct {
+	Settings   *setting.Set
+	Tier       engine.Conn // the cache tier's connection; nil without one
+	TierEngine string      // the cache tier's engine name
+	// Fresh starts a shared namespace empty (false for the segments of a
+	// divided test, which share what the --load-only run started).
+	Fresh     bool
+	Scenario  string // names the scenario in errors
+	Namespace string // the scenario's namespace in a shared cache
+	// Unsupported is what the refusal of a tier that is no key-value
+	// cache wraps (the scenario layer's "engine not supported").
+	Unsupported error
+}
+
+// OpenFor opens the cache p's settings ask for (nil with cache.mode off):
+// a local LRU, or p.Namespace in the cache tier.
+func OpenFor(ctx context.Context, p Place) (*Opened, error) {
+	set := p.Settings
+	mode, err := ModeOf(set, p.Tier != nil)
 	if err != nil || mode == Off {
 		return nil, err
 	}
-	o := &Opened{Mode: mode, Write: env.Settings.Get(KeyWrite).String(), TTL: env.Settings.Get(KeyTTL).Duration(),
-		LocalSize: env.Settings.Get(KeyLocalSize).Int(), OnError: env.Settings.Get(KeyOnError).String()}
-	cfg := Config{Mode: mode, LocalSize: o.LocalSize, Namespace: namespace}
+	o := &Opened{Mode: mode, Write: set.Get(KeyWrite).String(), TTL: set.Get(KeyTTL).Duration(),
+		LocalSize: set.Get(KeyLocalSize).Int(), OnError: set.Get(KeyOnError).String()}
+	cfg := Config{Mode: mode, LocalSize: o.LocalSize, Namespace: p.Namespace}
 	if mode == Shared {
-		if _, ok := t.Conn.(engine.Cacher); !ok {
+		if _, ok := p.Tier.(engine.Cacher); !ok {
 			return nil, fmt.Errorf("%s: the cache tier's engine %s is no key-value cache: %w; use --cache %s, or --set %s=local for a cache in this process",
-				scen, t.Engine, scenario.ErrEngineNotSupported, strings.Join(engine.WithCache(), " or "), KeyMode)
+				p.Scenario, p.TierEngine, p.Unsupported, strings.Join(engine.WithCache(), " or "), KeyMode)
 		}
-		o.Engine = t.Engine
-		cfg.Tier, cfg.Engine, cfg.Fresh = t.Conn, t.Engine, !env.Segment.Split()
+		o.Engine = p.TierEngine
+		cfg.Tier, cfg.Engine, cfg.Fresh = p.Tier, p.TierEngine, p.Fresh
 	}
 	if o.KV, err = Open(ctx, cfg); err != nil {
-		return nil, fmt.Errorf("%s: %w", scen, err)
+		return nil, fmt.Errorf("%s: %w", p.Scenario, err)
 	}
-	o.LRU, _ = o.KV.(*LRU)
+	o.LRU, _ = o.KV.(*lru.Cache)
 	return o, nil
 }

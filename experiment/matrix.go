@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/runner"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/segment"
@@ -355,7 +356,7 @@ func (s *Spec) DefaultEngine() string {
 	if stores := s.storeClusters(); len(stores) == 1 {
 		return stores[0].Engine
 	}
-	return "sqlite"
+	return engine.Default
 }
 
 // engineNames lists the engines the file names, plus the registered ones.

@@ -1,12 +1,16 @@
 package load
 
-import "fmt"
+import (
+	"fmt"
 
-// Names of the load models.
+	"github.com/scalelab/scalelab/load/modelname"
+)
+
+// Names of the load models (package modelname).
 const (
-	ModelClosed = "closed"
-	ModelRate   = "rate"
-	ModelPhases = "phases"
+	ModelClosed = modelname.Closed
+	ModelRate   = modelname.Rate
+	ModelPhases = modelname.Phases
 )
 
 // ModelInfo describes a load model for the command line: its name, whether

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scalelab/scalelab/load/modelname"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
 )
@@ -113,7 +114,7 @@ func buildRunView(r *results.Run, dir string) *runView {
 		c := perOpChart("Errors over time", "errors/s", sops, rows, tl, func(r seriesRow) float64 { return rate(r.Errors, r) }, true, r.Load.WarmupS, note)
 		v.Errors = &c
 	}
-	if r.Load.Model == "phases" {
+	if r.Load.Model == modelname.Phases {
 		c := sessionsChart(sops, rows, tl, r.Load.WarmupS, note)
 		v.Concurrency = &c
 	}

@@ -50,7 +50,7 @@ type Plan struct {
 
 // DefaultEngine is the engine of a run that names neither --engine nor
 // --cluster: the embedded SQLite.
-const DefaultEngine = "sqlite"
+const DefaultEngine = engine.Default
 
 // NewPlan resolves scenario, engine, settings and load model, reporting
 // every bad input as a usage error (exit code 2). Nothing is created.

@@ -107,6 +107,10 @@ var (
 // Name returns "cassandra".
 func (*Engine) Name() string { return Name }
 
+// FollowsAnnouncedAddresses reports that the driver reaches the nodes at
+// the addresses the ring announces, which a proxy cannot route.
+func (*Engine) FollowsAnnouncedAddresses() bool { return true }
+
 // Description is one line for `scalelab list`.
 func (*Engine) Description() string {
 	return "Apache Cassandra over CQL (token-aware, consistency levels, SAI indexes); target: host:port[,host:port...] or --cluster"

@@ -3,7 +3,7 @@ package memory
 import (
 	"context"
 
-	"github.com/scalelab/scalelab/cache"
+	"github.com/scalelab/scalelab/cache/lru"
 	"github.com/scalelab/scalelab/engine"
 )
 
@@ -29,11 +29,11 @@ func (c *Conn) KV(ctx context.Context, namespace string, fresh bool) (engine.KV,
 	c.kvMu.Lock()
 	defer c.kvMu.Unlock()
 	if c.kvs == nil {
-		c.kvs = map[string]*cache.LRU{}
+		c.kvs = map[string]*lru.Cache{}
 	}
 	l, ok := c.kvs[namespace]
 	if !ok || fresh {
-		l = cache.NewLRU(kvSize)
+		l = lru.New(kvSize)
 		c.kvs[namespace] = l
 	}
 	return l, nil

@@ -18,7 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/scalelab/scalelab/cache"
+	"github.com/scalelab/scalelab/cache/lru"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/setting"
@@ -148,7 +148,7 @@ type Conn struct {
 	dropped  atomic.Int64 // writes dropped by DropAcked
 
 	kvMu sync.Mutex
-	kvs  map[string]*cache.LRU // the key-value caches by namespace (kv.go)
+	kvs  map[string]*lru.Cache // the key-value caches by namespace (kv.go)
 }
 
 type shard struct {

@@ -61,6 +61,9 @@ func (*Engine) ProcessLocal(target string) bool { return target == "" }
 // library), whatever the target file.
 func (*Engine) Embedded() bool { return true }
 
+// FileTarget reports that the store is the file the target names.
+func (*Engine) FileTarget() bool { return true }
+
 // Description is one line for `scalelab list`.
 func (*Engine) Description() string {
 	return "embedded SQLite database file (pure-Go driver, the default engine); target: file path"

@@ -42,7 +42,7 @@ func appSpec(spec *cluster.Spec, scen, store, cacheCl string, servers int, sets 
 	if _, ok := s.(scenario.Server); !ok {
 		return usageErr("cluster up app: scenario %s is not a web application; web scenarios: %s", scen, strings.Join(webScenarios(), ", "))
 	}
-	engName := "sqlite"
+	engName := engine.Default
 	if store != "" {
 		st, err := cluster.Load(store)
 		if err != nil {

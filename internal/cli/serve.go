@@ -123,7 +123,7 @@ func serve(ctx context.Context, name string, f *serveFlags, stdout io.Writer) er
 		}
 	}
 	if *engName == "" {
-		*engName = "sqlite"
+		*engName = engine.Default
 	}
 	eng, err := engine.Lookup(*engName)
 	if err != nil {
@@ -135,8 +135,8 @@ func serve(ctx context.Context, name string, f *serveFlags, stdout io.Writer) er
 			return usageErr("serve: --set %s: %v", a, err)
 		}
 	}
-	if eng.Name() == "sqlite" && *target == "" {
-		return usageErr("serve: the sqlite engine needs --target FILE: the database file, which a run loads with the same --target and --app URL")
+	if engine.HasFileTarget(eng.Name()) && *target == "" {
+		return usageErr("serve: the %s engine needs --target FILE: the database file, which a run loads with the same --target and --app URL", eng.Name())
 	}
 	if *procs > 0 {
 		runtime.GOMAXPROCS(*procs)

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/scenario/kit"
 )
 
 // A cache in front of the store (cache.mode local or shared): a patient's
@@ -30,24 +31,22 @@ func (*Scenario) Tiers() []scenario.TierSpec {
 		Description: "a read-through cache of totals, achievements and plans (cache.mode=shared)"}}
 }
 
-// cachedStore reads through a cache in front of a store.
+// cachedStore reads through a cache in front of a store (cache.Aside;
+// its Stats are the workload's).
 type cachedStore struct {
 	store
-	kv      engine.KV
-	stats   *cache.Stats
-	ttl     time.Duration
-	through bool
-	onError string // cache.OnErrorStore or cache.OnErrorFail
+	aside *cache.Aside
 }
 
 // openCache wraps st in the cache of cache.mode (st itself when off).
 func openCache(ctx context.Context, env scenario.Env, st store, stats *cache.Stats) (store, cache.Mode, string, error) {
-	o, err := cache.OpenFor(ctx, env, Name, Name)
+	o, err := kit.OpenCache(ctx, env, Name, Name)
 	if err != nil || o == nil {
 		return st, cache.Off, "", err
 	}
-	return &cachedStore{store: st, kv: o.KV, stats: stats, ttl: o.TTL, through: o.Write == cache.WriteThrough, onError: o.OnError},
-		o.Mode, o.Engine, nil
+	a := cache.NewAside(o, true)
+	a.Stats = stats
+	return &cachedStore{store: st, aside: a}, o.Mode, o.Engine, nil
 }
 
 // forSession keeps the store's per-session view (a read-your-writes
@@ -67,45 +66,29 @@ func cachePlanKey(p int64, week int) string {
 	return "plan:" + strconv.FormatInt(p, 10) + ":" + strconv.Itoa(week)
 }
 
-// readThrough fills out from the cache under key, or from read (the
-// store) and then the cache; op names the figures. A failing cache is
-// bypassed (the store answers, nothing is filled) unless
-// cache.on_error=fail.
+// readThrough fills out from the cache under key (an entry that does not
+// decode is a miss), or from read (the store) and then the cache; op
+// names the figures.
 func readThrough[T any](ctx context.Context, c *cachedStore, op, key string, out *T, read func() (T, error)) error {
-	t0 := time.Now()
-	b, err := c.kv.Get(ctx, key)
-	e := cache.Event{Cache: time.Since(t0), CacheCalls: 1}
-	if err == nil && json.Unmarshal(b, out) == nil {
-		e.Hit = true
-		c.stats.Record(op, e)
+	var e cache.Event
+	_, err := c.aside.Read(ctx, key, &e, func(b []byte) error {
+		if err := json.Unmarshal(b, out); err != nil {
+			return fmt.Errorf("%w: %v", engine.ErrNotFound, err)
+		}
 		return nil
-	}
-	if err == nil {
-		err = engine.ErrNotFound // an entry that does not decode is a miss
-	}
-	fill, err := cache.Missed(err, c.onError, &e)
-	if err != nil {
-		c.stats.Record(op, e)
-		return err
-	}
-	t1 := time.Now()
-	v, err := read()
-	e.Store, e.StoreCalls = time.Since(t1), 1
-	if err != nil {
-		c.stats.Record(op, e)
-		return err
-	}
-	*out = v
-	if b, err := json.Marshal(v); err == nil && fill {
-		t2 := time.Now()
-		_ = c.kv.Set(ctx, key, b, c.ttl) // a failed fill only costs the next read a miss
-		e.Cache += time.Since(t2)
-		e.CacheCalls++
-	}
-	c.stats.Record(op, e)
-	return nil
+	}, func() ([]byte, bool, error) {
+		var v T
+		err := e.TimeStore(func() (err error) { v, err = read(); return err })
+		if err != nil {
+			return nil, false, err
+		}
+		*out = v
+		b, err := json.Marshal(v)
+		return b, err == nil, nil
+	})
+	c.aside.Stats.Record(op, e)
+	return err
 }
-
 func (c *cachedStore) totals(ctx context.Context, patient int64) (int64, error) {
 	var v int64
 	err := readThrough(ctx, c, operationNames[OpTotalsGet], cacheTotalsKey(patient), &v, func() (int64, error) { return c.store.totals(ctx, patient) })
@@ -129,14 +112,13 @@ func (c *cachedStore) plan(ctx context.Context, patient int64, week int) (Plan, 
 // drop invalidates keys after a write; a failed delete is counted, and
 // the stale reads it may cause are caught by the freshness checks.
 func (c *cachedStore) drop(ctx context.Context, op string, keys ...string) {
-	t0 := time.Now()
+	var e cache.Event
 	for _, k := range keys {
-		if err := c.kv.Delete(ctx, k); err != nil && !errors.Is(err, engine.ErrNotFound) {
-			c.stats.Record(op, cache.Event{Cache: time.Since(t0), CacheCalls: 1})
-			return
+		if err := c.aside.Invalidate(ctx, k, &e); err != nil && !errors.Is(err, engine.ErrNotFound) {
+			break
 		}
 	}
-	c.stats.Record(op, cache.Event{Cache: time.Since(t0), CacheCalls: len(keys)})
+	c.aside.Stats.Record(op, e)
 }
 
 func (c *cachedStore) postActivity(ctx context.Context, patient int64, a Activity) error {
@@ -151,11 +133,11 @@ func (c *cachedStore) savePlan(ctx context.Context, patient int64, p Plan) error
 	if err := c.store.savePlan(ctx, patient, p); err != nil {
 		return err
 	}
-	if c.through {
+	if c.aside.Through() {
 		if b, err := json.Marshal(p); err == nil {
-			t0 := time.Now()
-			err := c.kv.Set(ctx, cachePlanKey(patient, p.Week), b, c.ttl)
-			c.stats.Record(operationNames[OpPlanNext], cache.Event{Cache: time.Since(t0), CacheCalls: 1})
+			var e cache.Event
+			err := c.aside.Store(ctx, cachePlanKey(patient, p.Week), b, &e)
+			c.aside.Stats.Record(operationNames[OpPlanNext], e)
 			if err == nil {
 				return nil
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/cache"
+	"github.com/scalelab/scalelab/cache/lru"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/engine/memory"
@@ -30,7 +31,7 @@ func TestCachedStore(t *testing.T) {
 	ctx := context.Background()
 	inner := &countingStore{store: &memoryStore{c: memory.New(memory.Faults{})}}
 	stats := cache.NewStats()
-	c := &cachedStore{store: inner, kv: cache.NewLRU(1 << 20), stats: stats, through: true}
+	c := &cachedStore{store: inner, aside: testAside(lru.New(1<<20), stats, cache.WriteThrough)}
 	if err := c.createPatient(ctx, Patient{ID: 7, Goals: DefaultGoals}); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestCachedStore(t *testing.T) {
 	if err := c.savePlan(ctx, 7, p); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.kv.Get(ctx, cachePlanKey(7, 0)); err != nil {
+	if _, err := c.aside.KV.Get(ctx, cachePlanKey(7, 0)); err != nil {
 		t.Fatalf("write-through did not store the plan: %v", err)
 	}
 	if err := c.markDone(ctx, 7, 0, 'x', 0); err != nil {
@@ -80,7 +81,7 @@ func TestCachedStoreCacheDown(t *testing.T) {
 	ctx := context.Background()
 	inner := &countingStore{store: &memoryStore{c: memory.New(memory.Faults{})}}
 	stats := cache.NewStats()
-	c := &cachedStore{store: inner, kv: enginetest.DownKV{}, stats: stats}
+	c := &cachedStore{store: inner, aside: testAside(enginetest.DownKV{}, stats, cache.WriteInvalidate)}
 	if err := c.createPatient(ctx, Patient{ID: 7, Goals: DefaultGoals}); err != nil {
 		t.Fatal(err)
 	}
@@ -95,8 +96,16 @@ func TestCachedStoreCacheDown(t *testing.T) {
 	if got := stats.Report(cache.Shared, "redis")["cache_errors"]; got != int64(3) {
 		t.Errorf("cache errors %v, want 3", got)
 	}
-	c.onError = cache.OnErrorFail
+	c.aside.OnError = cache.OnErrorFail
 	if _, err := c.totals(ctx, 7); !errors.Is(err, enginetest.ErrCacheDown) {
 		t.Errorf("on_error=fail: %v, want the cache's error", err)
 	}
+}
+
+// testAside is cache-aside over kv with write policy write, counting into
+// stats.
+func testAside(kv engine.KV, stats *cache.Stats, write string) *cache.Aside {
+	a := cache.NewAside(&cache.Opened{KV: kv, Mode: cache.Local, Write: write, OnError: cache.OnErrorStore}, true)
+	a.Stats = stats
+	return a
 }

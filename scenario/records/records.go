@@ -24,6 +24,7 @@ import (
 
 	"github.com/scalelab/scalelab/app"
 	"github.com/scalelab/scalelab/cache"
+	"github.com/scalelab/scalelab/cache/lru"
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/httpload"
 	"github.com/scalelab/scalelab/scenario"
@@ -477,7 +478,7 @@ func (w *workload) Report() map[string]any {
 			c["local_size"] = w.cfg.localSize
 		}
 		if w.site != nil {
-			if l, ok := w.site.cache.kv.(*cache.LRU); ok {
+			if l, ok := w.site.cache.kv.(*lru.Cache); ok {
 				n, b, ev := l.Usage()
 				c["local_entries"], c["local_bytes"], c["local_evictions"] = n, b, ev
 			}

@@ -3,17 +3,15 @@ package social
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/scenario/kit"
 )
 
 // A cache in front of the users collection (package cache; the same
@@ -54,26 +52,20 @@ func (*Scenario) Tiers() []scenario.TierSpec {
 		Description: "a read-through cache of the users' profiles (redis or memcached): reads try it first, a miss reads the store and fills it; updates write the store, then drop the user from the cache (cache.write=invalidate) or change the cached profile (through); deletes drop it"}}
 }
 
-// userCache is the run's cache of profiles.
+// userCache is the run's cache of profiles (cache.Aside) and the
+// versions of the stale-read check.
 type userCache struct {
-	cache.Opened // where it is and its policy
-	stats        *cache.Stats
-	vers         versions
-
-	fillErrors, invalidations, invalidateErrors, throughSets, throughErrors atomic.Int64
-
-	// afterStoreRead, when set (tests), runs between a miss's store read
-	// and its fill of the cache.
-	afterStoreRead func()
+	*cache.Aside
+	vers versions
 }
 
 // openCache opens the cache cache.mode asks for (nil for off).
 func openCache(ctx context.Context, env scenario.Env) (*userCache, error) {
-	o, err := cache.OpenFor(ctx, env, Name, cacheNamespace)
+	o, err := kit.OpenCache(ctx, env, Name, cacheNamespace)
 	if err != nil || o == nil {
 		return nil, err
 	}
-	return &userCache{Opened: *o, stats: cache.NewStats(), vers: versions{inFlight: map[uint64]struct{}{}}}, nil
+	return &userCache{Aside: cache.NewAside(o, true), vers: versions{inFlight: map[uint64]struct{}{}}}, nil
 }
 
 // versions hands out the versions of updates and knows the floor: the
@@ -164,56 +156,28 @@ func decodeUser(b []byte, key string, rows *engine.Rows) error {
 	return nil
 }
 
-// timed runs fn, adding its time and one call to the event's cache or
-// store figures.
-func (s *Session) timed(store bool, fn func() error) error {
-	t := time.Now()
-	err := fn()
-	if store {
-		s.ev.Store += time.Since(t)
-		s.ev.StoreCalls++
-	} else {
-		s.ev.Cache += time.Since(t)
-		s.ev.CacheCalls++
-	}
-	return err
-}
-
 // cachedRead reads user s.key through the cache into s.u. A failing
 // cache is bypassed (the store answers, nothing is filled) unless
 // cache.on_error=fail.
 func (s *Session) cachedRead(ctx context.Context) error {
 	c := s.w.cache
-	var b []byte
-	err := s.timed(false, func() (err error) { b, err = c.KV.Get(ctx, s.key); return err })
-	switch {
-	case err == nil:
-		s.ev.Hit = true
-		if err := decodeUser(b, s.key, &s.rows); err != nil {
-			return fmt.Errorf("cache: %w", err)
-		}
-	default:
-		fill, err := cache.Missed(err, c.OnError, &s.ev)
-		if err != nil {
-			return err
-		}
+	whole, err := c.Read(ctx, s.key, &s.ev, func(b []byte) error { return decodeUser(b, s.key, &s.rows) }, func() ([]byte, bool, error) {
 		s.rows.Reset(numFields)
-		if err := s.timed(true, func() error { return s.st.c.Get(ctx, []byte(s.key), engine.AllFields, &s.rows) }); err != nil {
-			return err
+		if err := s.ev.TimeStore(func() error { return s.st.c.Get(ctx, []byte(s.key), engine.AllFields, &s.rows) }); err != nil {
+			return nil, false, err
 		}
 		if s.rows.Len() == 0 { // a store that keeps nothing (null)
-			s.u = User{ID: s.key}
-			return nil
+			return nil, false, nil
 		}
-		if c.afterStoreRead != nil {
-			c.afterStoreRead()
-		}
-		if fill {
-			s.enc = encodeUser(s.enc[:0], &s.rows)
-			if err := s.timed(false, func() error { return c.KV.Set(ctx, s.key, s.enc, c.TTL) }); err != nil {
-				c.fillErrors.Add(1)
-			}
-		}
+		s.enc = encodeUser(s.enc[:0], &s.rows)
+		return s.enc, true, nil
+	})
+	if err != nil {
+		return err
+	}
+	if !whole {
+		s.u = User{ID: s.key}
+		return nil
 	}
 	if err := userFrom(&s.rows, 0, &s.u); err != nil {
 		return err
@@ -234,7 +198,7 @@ func (s *Session) cachedUpdate(ctx context.Context, status string) error {
 	if s.rlog != nil {
 		status = stamped(status, s.rlog.Updating(int64(s.n), false))
 	}
-	err := s.timed(true, func() error { return s.st.update(ctx, s.key, status, s.lastSeen) })
+	err := s.ev.TimeStore(func() error { return s.st.update(ctx, s.key, status, s.lastSeen) })
 	c.vers.end(ver)
 	if err != nil {
 		return err
@@ -249,57 +213,19 @@ func (s *Session) cachedUpdate(ctx context.Context, status string) error {
 		}
 	}
 	s.written[s.n] = lastWrite{ver: ver, floor: floor}
-	if c.Write == cache.WriteInvalidate {
+	if !c.Through() {
 		s.invalidate(ctx)
 		return nil
 	}
-	var b []byte
-	err = s.timed(false, func() (err error) { b, err = c.KV.Get(ctx, s.key); return err })
-	if err == nil {
-		err = decodeUser(b, s.key, &s.rows)
-	}
-	if err != nil {
-		if !errors.Is(err, engine.ErrNotFound) {
-			c.throughErrors.Add(1)
-		}
+	if !c.Cached(ctx, s.key, &s.ev, func(b []byte) error { return decodeUser(b, s.key, &s.rows) }) {
 		return nil
 	}
 	s.rows.SetString(0, fStatus, status)
 	s.rows.Set(0, fLastSeen, strconv.AppendInt(nil, s.lastSeen, 10))
 	s.enc = encodeUser(s.enc[:0], &s.rows)
-	c.throughSets.Add(1)
-	if err := s.timed(false, func() error { return c.KV.Set(ctx, s.key, s.enc, c.TTL) }); err != nil {
-		c.throughErrors.Add(1)
-	}
+	_ = c.Store(ctx, s.key, s.enc, &s.ev) // a failure is counted
 	return nil
 }
 
 // invalidate drops user s.key from the cache.
-func (s *Session) invalidate(ctx context.Context) {
-	c := s.w.cache
-	c.invalidations.Add(1)
-	if err := s.timed(false, func() error { return c.KV.Delete(ctx, s.key) }); err != nil {
-		c.invalidateErrors.Add(1)
-	}
-}
-
-// report is the cache's figures for the scenario report.
-func (c *userCache) report() map[string]any {
-	r := c.stats.Report(c.Mode, c.Engine)
-	r["write_policy"] = c.Write
-	r["ttl"] = c.TTL.String()
-	r["invalidations"] = c.invalidations.Load()
-	r["fill_errors"] = c.fillErrors.Load()
-	r["invalidate_errors"] = c.invalidateErrors.Load()
-	r["through_sets"] = c.throughSets.Load()
-	r["through_errors"] = c.throughErrors.Load()
-	r["stale_checked"] = true
-	if c.LRU != nil {
-		entries, bytes, evictions := c.LRU.Usage()
-		r["local_size"] = c.LocalSize
-		r["local_entries"] = entries
-		r["local_bytes"] = bytes
-		r["local_evictions"] = evictions
-	}
-	return r
-}
+func (s *Session) invalidate(ctx context.Context) { _ = s.w.cache.Invalidate(ctx, s.key, &s.ev) }

@@ -110,8 +110,8 @@ func TestCacheStaleProfile(t *testing.T) {
 		reader, writer := w.NewSession(1, 1).(*Session), w.NewSession(2, 2).(*Session)
 		prepare(t, reader, OpRead)
 		prepare(t, writer, OpUpdate)
-		w.cache.afterStoreRead = func() {
-			w.cache.afterStoreRead = nil
+		w.cache.AfterStoreRead = func() {
+			w.cache.AfterStoreRead = nil
 			if err := writer.Do(context.Background()); err != nil {
 				t.Error(err)
 			}

@@ -123,7 +123,7 @@ func (s *Session) Do(ctx context.Context) error {
 		err = s.scan(ctx)
 	}
 	if c != nil && (s.op == OpRead || s.op == OpUpdate || s.op == OpDelete) {
-		c.stats.Record(operationNames[s.op], s.ev)
+		c.Stats.Record(operationNames[s.op], s.ev)
 	}
 	if err != nil {
 		return fmt.Errorf("social %s %s: %w", operationNames[s.op], s.key, err)
@@ -172,7 +172,7 @@ func (s *Session) remove(ctx context.Context) error {
 	if s.rlog != nil {
 		s.rlog.Updating(int64(s.n), true)
 	}
-	err := s.timed(true, func() error { return s.st.remove(ctx, s.key) })
+	err := s.ev.TimeStore(func() error { return s.st.remove(ctx, s.key) })
 	if w.cache != nil { // whatever the store answered: a deleted user must not be served
 		s.invalidate(ctx)
 	}

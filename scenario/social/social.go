@@ -355,7 +355,7 @@ func (w *Workload) Report() map[string]any {
 		out["walk"] = walk
 	}
 	if w.cache != nil {
-		out["cache"] = w.cache.report()
+		out["cache"] = w.cache.Report()
 	}
 	return out
 }

@@ -3,14 +3,12 @@ package ycsb
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"sync/atomic"
-	"time"
 
 	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/scenario/kit"
 )
 
 // A cache in front of the store (package cache; docs/scenarios/ycsb.md,
@@ -39,30 +37,24 @@ func (*Scenario) Tiers() []scenario.TierSpec {
 		Description: "a read-through cache (redis or memcached): reads try it first, a miss reads the store and fills it; updates write the store, then drop the key from the cache (cache.write=invalidate) or store the new record in it (through)"}}
 }
 
-// cacheLayer is the run's cache: where it is, its policy and what it did.
+// cacheLayer is the run's cache (cache.Aside: where it is, its policy,
+// what it did) and the versions of the stale-read check.
 type cacheLayer struct {
-	cache.Opened // where it is and its policy
-	stats        *cache.Stats
-
-	fillErrors, invalidations, invalidateErrors, throughSets, throughErrors atomic.Int64
-
+	*cache.Aside
 	// vers hands out the versions stamped into written values for the
 	// stale-read check, and knows which writes have ended; nil when the
 	// values are too short to carry one (staleLen).
 	vers *ackCounter
-	// afterStoreRead, when set (tests), runs between a miss's store read
-	// and its fill of the cache.
-	afterStoreRead func()
 }
 
 // openCache opens the cache cache.mode asks for (nil for off).
 func openCache(ctx context.Context, env scenario.Env, cfg *config) (*cacheLayer, error) {
-	o, err := cache.OpenFor(ctx, env, Name, cacheNamespace)
+	o, err := kit.OpenCache(ctx, env, Name, cacheNamespace)
 	if err != nil || o == nil {
 		return nil, err
 	}
-	c := &cacheLayer{Opened: *o, stats: cache.NewStats()}
-	if cfg.fieldLength >= staleLen {
+	c := &cacheLayer{Aside: cache.NewAside(o, cfg.fieldLength >= staleLen)}
+	if c.StaleChecked {
 		c.vers = newAckCounter(1)
 	}
 	return c, nil
@@ -108,43 +100,10 @@ func (s *Session) cachedGet(ctx context.Context) error {
 		s.full = make([][]byte, s.nf)
 	}
 	s.fullOK = false
-	key := string(s.key)
-	t0 := time.Now()
-	b, err := c.KV.Get(ctx, key)
-	s.ev.Cache += time.Since(t0)
-	s.ev.CacheCalls++
-	switch {
-	case err == nil:
-		s.ev.Hit = true
-		if err := decodeRecord(b, s.full); err != nil {
-			return fmt.Errorf("cache: %w", err)
-		}
-	default:
-		fill, err := cache.Missed(err, c.OnError, &s.ev)
-		if err != nil {
-			return err
-		}
-		s.res.Reset(s.nf)
-		t1 := time.Now()
-		err = s.st.Get(ctx, s.key, engine.AllFields, &s.res)
-		s.ev.Store += time.Since(t1)
-		s.ev.StoreCalls++
-		if err != nil {
-			return err
-		}
-		for f := range s.full {
-			v, ok := s.res.Value(0, f)
-			if !ok {
-				return nil // not a whole record: returned as it is, not cached
-			}
-			s.full[f] = append(s.full[f][:0], v...)
-		}
-		if c.afterStoreRead != nil {
-			c.afterStoreRead()
-		}
-		if fill {
-			s.fill(ctx, key)
-		}
+	whole, err := c.Read(ctx, string(s.key), &s.ev, func(b []byte) error { return decodeRecord(b, s.full) },
+		func() ([]byte, bool, error) { return s.loadRecord(ctx) })
+	if err != nil || !whole {
+		return err
 	}
 	s.fullOK = true
 	s.ev.Stale = s.stale()
@@ -160,18 +119,23 @@ func (s *Session) cachedGet(ctx context.Context) error {
 	return nil
 }
 
-// fill stores s.full in the cache under key; a failure is counted, not
-// returned (the read itself succeeded).
-func (s *Session) fill(ctx context.Context, key string) {
-	c := s.w.cache
-	s.enc = encodeRecord(s.enc[:0], s.full)
-	t := time.Now()
-	err := c.KV.Set(ctx, key, s.enc, c.TTL)
-	s.ev.Cache += time.Since(t)
-	s.ev.CacheCalls++
-	if err != nil {
-		c.fillErrors.Add(1)
+// loadRecord reads every field of s.key from the store into s.full and
+// encodes them for the cache; a record the store returns in part is
+// returned as it is (in s.res), not cached.
+func (s *Session) loadRecord(ctx context.Context) ([]byte, bool, error) {
+	s.res.Reset(s.nf)
+	if err := s.ev.TimeStore(func() error { return s.st.Get(ctx, s.key, engine.AllFields, &s.res) }); err != nil {
+		return nil, false, err
 	}
+	for f := range s.full {
+		v, ok := s.res.Value(0, f)
+		if !ok {
+			return nil, false, nil
+		}
+		s.full[f] = append(s.full[f][:0], v...)
+	}
+	s.enc = encodeRecord(s.enc[:0], s.full)
+	return s.enc, true, nil
 }
 
 // afterWrite brings the cache up to date with the update of s.key just
@@ -183,15 +147,8 @@ func (s *Session) fill(ctx context.Context, key string) {
 func (s *Session) afterWrite(ctx context.Context) {
 	c := s.w.cache
 	key := string(s.key)
-	if c.Write == cache.WriteInvalidate {
-		c.invalidations.Add(1)
-		t := time.Now()
-		err := c.KV.Delete(ctx, key)
-		s.ev.Cache += time.Since(t)
-		s.ev.CacheCalls++
-		if err != nil {
-			c.invalidateErrors.Add(1)
-		}
+	if !c.Through() {
+		_ = c.Invalidate(ctx, key, &s.ev) // a failure is counted
 		return
 	}
 	if s.full == nil {
@@ -205,54 +162,20 @@ func (s *Session) afterWrite(ctx context.Context) {
 	case s.op == OpReadModifyWrite && s.fullOK:
 		s.full[s.wfield] = append(s.full[s.wfield][:0], s.vals[s.wfield]...)
 	default:
-		t := time.Now()
-		b, err := c.KV.Get(ctx, key)
-		s.ev.Cache += time.Since(t)
-		s.ev.CacheCalls++
-		if err == nil {
-			err = decodeRecord(b, s.full)
-		}
-		if err != nil {
-			if !errors.Is(err, engine.ErrNotFound) {
-				c.throughErrors.Add(1)
-			}
+		if !c.Cached(ctx, key, &s.ev, func(b []byte) error { return decodeRecord(b, s.full) }) {
 			return
 		}
 		s.full[s.wfield] = append(s.full[s.wfield][:0], s.vals[s.wfield]...)
 	}
-	c.throughSets.Add(1)
 	s.enc = encodeRecord(s.enc[:0], s.full)
-	t := time.Now()
-	err := c.KV.Set(ctx, key, s.enc, c.TTL)
-	s.ev.Cache += time.Since(t)
-	s.ev.CacheCalls++
-	if err != nil {
-		c.throughErrors.Add(1)
-	}
+	_ = c.Store(ctx, key, s.enc, &s.ev) // a failure is counted
 }
 
 // Report gives the cache's figures under "cache" (nothing without a
-// cache): cache.Stats.Report's, the policy and the cache's own errors.
+// cache): cache.Aside.Report's.
 func (w *Workload) Report() map[string]any {
-	c := w.cache
-	if c == nil {
+	if w.cache == nil {
 		return nil
 	}
-	r := c.stats.Report(c.Mode, c.Engine)
-	r["write_policy"] = c.Write
-	r["ttl"] = c.TTL.String()
-	r["invalidations"] = c.invalidations.Load()
-	r["fill_errors"] = c.fillErrors.Load()
-	r["invalidate_errors"] = c.invalidateErrors.Load()
-	r["through_sets"] = c.throughSets.Load()
-	r["through_errors"] = c.throughErrors.Load()
-	r["stale_checked"] = c.vers != nil
-	if c.LRU != nil {
-		entries, bytes, evictions := c.LRU.Usage()
-		r["local_size"] = c.LocalSize
-		r["local_entries"] = entries
-		r["local_bytes"] = bytes
-		r["local_evictions"] = evictions
-	}
-	return map[string]any{"cache": r}
+	return map[string]any{"cache": w.cache.Report()}
 }

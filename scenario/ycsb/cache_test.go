@@ -140,8 +140,8 @@ func TestCacheStaleRace(t *testing.T) {
 		next(t, reader, OpRead)
 		next(t, writer, OpUpdate)
 		ctx := context.Background()
-		w.cache.afterStoreRead = func() {
-			w.cache.afterStoreRead = nil
+		w.cache.AfterStoreRead = func() {
+			w.cache.AfterStoreRead = nil
 			if err := writer.Do(ctx); err != nil {
 				t.Error(err)
 			}

@@ -162,7 +162,7 @@ func (s *Session) Do(ctx context.Context) error {
 		}
 	}
 	if c := s.w.cache; c != nil && s.op != OpInsert && s.op != OpScan {
-		c.stats.Record(operationNames[s.op], s.ev)
+		c.Stats.Record(operationNames[s.op], s.ev)
 	}
 	if err != nil {
 		return fmt.Errorf("ycsb %s %s: %w", operationNames[s.op], s.key, err)

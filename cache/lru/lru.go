@@ -1,4 +1,7 @@
-package cache
+// Package lru is a bounded key-value cache in this process: least
+// recently used entries go first. It serves as the local cache of a
+// scenario (package cache) and as the memory engine's key-value cache.
+package lru
 
 import (
 	"container/list"
@@ -15,9 +18,9 @@ import (
 // local cache's size.
 const entryOverhead = 96
 
-// LRU is a cache in this process: least recently used entries go when
+// Cache is a cache in this process: least recently used entries go when
 // the entries' bytes would pass the limit. It is safe for concurrent use.
-type LRU struct {
+type Cache struct {
 	mu      sync.Mutex
 	max     int64
 	used    int64
@@ -32,17 +35,17 @@ type localEntry struct {
 	expires time.Time // zero: never
 }
 
-var _ engine.KV = (*LRU)(nil)
+var _ engine.KV = (*Cache)(nil)
 
-// NewLRU returns an empty local cache of maxBytes.
-func NewLRU(maxBytes int64) *LRU {
-	return &LRU{max: maxBytes, lru: list.New(), entries: map[string]*list.Element{}}
+// New returns an empty cache of maxBytes.
+func New(maxBytes int64) *Cache {
+	return &Cache{max: maxBytes, lru: list.New(), entries: map[string]*list.Element{}}
 }
 
 func size(e *localEntry) int64 { return int64(len(e.key)+len(e.value)) + entryOverhead }
 
 // Get returns key's value (a copy), or ErrNotFound.
-func (c *LRU) Get(ctx context.Context, key string) ([]byte, error) {
+func (c *Cache) Get(ctx context.Context, key string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -63,7 +66,7 @@ func (c *LRU) Get(ctx context.Context, key string) ([]byte, error) {
 
 // Set stores a copy of value; an entry larger than the whole cache is not
 // kept.
-func (c *LRU) Set(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+func (c *Cache) Set(ctx context.Context, key string, value []byte, ttl time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -89,7 +92,7 @@ func (c *LRU) Set(ctx context.Context, key string, value []byte, ttl time.Durati
 }
 
 // Delete drops key.
-func (c *LRU) Delete(ctx context.Context, key string) error {
+func (c *Cache) Delete(ctx context.Context, key string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -101,7 +104,7 @@ func (c *LRU) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-func (c *LRU) remove(el *list.Element) {
+func (c *Cache) remove(el *list.Element) {
 	e := el.Value.(*localEntry)
 	c.lru.Remove(el)
 	delete(c.entries, e.key)
@@ -109,7 +112,7 @@ func (c *LRU) remove(el *list.Element) {
 }
 
 // Usage reports the entries held, their bytes and the evictions so far.
-func (c *LRU) Usage() (entries int, bytes, evictions int64) {
+func (c *Cache) Usage() (entries int, bytes, evictions int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.entries), c.used, c.evicted

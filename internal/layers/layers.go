@@ -1,0 +1,57 @@
+// Package layers writes down the layers of scalelab's packages, lowest
+// first, as docs/ARCHITECTURE.md ("Layers") draws them: a package may
+// import packages of its own layer and of the layers below, never one
+// above. Its test checks every package of the module against the table
+// from `go list -deps -json` output.
+package layers
+
+import "strings"
+
+// Layer is a named group of packages (paths relative to the module; a
+// path ending in "/..." names a package and every package under it).
+type Layer struct {
+	Name     string
+	Packages []string
+}
+
+// Table is the layers, lowest first.
+var Table = []Layer{
+	{"foundation", []string{"setting", "metrics", "segment", "registry", "results", "slo", "audit", "report", "merge",
+		"internal/testenv", "internal/testproc", "internal/layers", "load/modelname", "wait", "termtable"}},
+	{"machinery", []string{"cgroup", "netns", "linkemu", "sysuser", "cluster/...", "fault", "kube"}},
+	{"engine", []string{"engine/...", "cache/lru"}},
+	{"tier", []string{"cache", "app", "httpload", "apptier"}},
+	{"scenario", []string{"scenario/..."}},
+	{"load", []string{"load"}},
+	{"run", []string{"runner", "telemetry", "promsource/...", "liveexport"}},
+	{"experiment", []string{"experiment"}},
+	{"command line", []string{"internal/cli", "cmd/..."}},
+}
+
+// Of returns the index in Table of the layer of pkg (a path relative to
+// the module), or -1 when no layer names it. A package named exactly
+// wins over a "/..." pattern.
+func Of(pkg string) int {
+	best, bestLen := -1, -1
+	for i, l := range Table {
+		for _, p := range l.Packages {
+			n, ok := match(p, pkg)
+			if ok && n > bestLen {
+				best, bestLen = i, n
+			}
+		}
+	}
+	return best
+}
+
+// match reports whether pattern names pkg, and how specific it is (the
+// length of the part it names exactly; an exact name beats a tree).
+func match(pattern, pkg string) (int, bool) {
+	if root, ok := strings.CutSuffix(pattern, "/..."); ok {
+		if pkg == root || strings.HasPrefix(pkg, root+"/") {
+			return len(root), true
+		}
+		return 0, false
+	}
+	return len(pattern) + 1, pattern == pkg
+}

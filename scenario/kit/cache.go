@@ -1,0 +1,22 @@
+package kit
+
+import (
+	"context"
+
+	"github.com/scalelab/scalelab/cache"
+	"github.com/scalelab/scalelab/scenario"
+)
+
+// OpenCache opens the cache env's settings ask for (package cache; nil
+// with cache.mode off): a local LRU, or namespace in the run's cache
+// tier. A shared cache starts empty, except for the segments of a divided
+// test. A tier that is no key-value cache is refused wrapping
+// scenario.ErrEngineNotSupported; scen names the scenario in errors.
+func OpenCache(ctx context.Context, env scenario.Env, scen, namespace string) (*cache.Opened, error) {
+	p := cache.Place{Settings: env.Settings, Fresh: !env.Segment.Split(), Scenario: scen, Namespace: namespace,
+		Unsupported: scenario.ErrEngineNotSupported}
+	if t, ok := env.Tier(scenario.RoleCache); ok {
+		p.Tier, p.TierEngine = t.Conn, t.Engine
+	}
+	return cache.OpenFor(ctx, p)
+}
