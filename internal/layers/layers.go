@@ -17,7 +17,7 @@ type Layer struct {
 // Table is the layers, lowest first.
 var Table = []Layer{
 	{"foundation", []string{"setting", "metrics", "segment", "registry", "results", "slo", "audit", "report", "merge",
-		"internal/testenv", "internal/testproc", "internal/layers", "load/modelname", "wait", "termtable"}},
+		"internal/testenv", "internal/testproc", "internal/layers", "internal/interrupt", "load/modelname", "wait", "termtable"}},
 	{"machinery", []string{"cgroup", "netns", "linkemu", "sysuser", "cluster/...", "fault", "kube"}},
 	{"engine", []string{"engine/...", "cache/lru"}},
 	{"tier", []string{"cache", "app", "httpload", "apptier"}},
