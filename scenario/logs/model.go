@@ -67,3 +67,7 @@ var mixNames = map[string]int{
 	"search":          OpSearch,
 	"freshness":       OpFreshnessWrite,
 }
+
+// OperationNames lists the scenario's operations, as run.json and
+// experiment.json name them.
+func OperationNames() []string { return append([]string(nil), operationNames[:]...) }

@@ -381,3 +381,7 @@ func (w *Workload) Check(ctx context.Context) error {
 	}
 	return nil
 }
+
+// OperationNames lists the scenario's operations, as run.json and
+// experiment.json name them.
+func OperationNames() []string { return append([]string(nil), operationNames[:]...) }

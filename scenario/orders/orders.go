@@ -323,3 +323,7 @@ func (s *Session) Do(ctx context.Context) error {
 		return s.w.MatchAll(ctx)
 	}
 }
+
+// OperationNames lists the scenario's operations, as run.json and
+// experiment.json name them.
+func OperationNames() []string { return append([]string(nil), operationNames[:]...) }

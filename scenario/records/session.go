@@ -461,3 +461,7 @@ func (s *session) answer(ctx context.Context, id, akey int64) error {
 	}
 	return err
 }
+
+// OperationNames lists the scenario's operations, as run.json and
+// experiment.json name them.
+func OperationNames() []string { return append([]string(nil), opNames...) }

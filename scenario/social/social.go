@@ -439,3 +439,7 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// OperationNames lists the scenario's operations, as run.json and
+// experiment.json name them.
+func OperationNames() []string { return append([]string(nil), operationNames[:]...) }
