@@ -4,14 +4,16 @@ import (
 	"errors"
 	"math"
 
+	"gonum.org/v1/gonum/mathext"
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/scalelab/scalelab/results"
 )
 
 // Statistics over repeats: mean, sample standard deviation, Student-t
 // confidence intervals and Welch's unequal-variance t-test. The t
-// distribution's CDF is computed from the regularized incomplete beta
-// function (continued fraction, modified Lentz), and its quantiles by
-// bisection on the CDF; both are checked against published tables.
+// distribution (CDF, survival, quantiles) is gonum's stat/distuv, checked
+// against published tables and R's t.test in the tests.
 
 // Stat summarises one metric over repeats (package results).
 type Stat = results.Stat
@@ -91,13 +93,15 @@ func WelchTest(a, b []float64) (Welch, error) {
 	return Welch{T: t, DF: df, P: TwoSidedP(t, df)}, nil
 }
 
+// student is Student's t distribution with df degrees of freedom.
+func student(df float64) distuv.StudentsT { return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df} }
+
 // TwoSidedP is P(|T| >= |t|) for Student's t with df degrees of freedom.
 func TwoSidedP(t, df float64) float64 {
 	if math.IsInf(t, 0) {
 		return 0
 	}
-	x := df / (df + t*t)
-	return RegIncBeta(df/2, 0.5, x)
+	return 2 * student(df).Survival(math.Abs(t))
 }
 
 // TCDF is the cumulative distribution function of Student's t with df > 0
@@ -109,15 +113,11 @@ func TCDF(t, df float64) float64 {
 	if math.IsInf(t, -1) {
 		return 0
 	}
-	tail := 0.5 * RegIncBeta(df/2, 0.5, df/(df+t*t))
-	if t > 0 {
-		return 1 - tail
-	}
-	return tail
+	return student(df).CDF(t)
 }
 
 // TQuantile returns t such that TCDF(t, df) = p, for p in (0, 1) and
-// df > 0 (bisection to double precision).
+// df > 0; NaN for p or df outside, -Inf and +Inf at p = 0 and 1.
 func TQuantile(p, df float64) float64 {
 	switch {
 	case math.IsNaN(p) || math.IsNaN(df) || df <= 0 || p <= 0 || p >= 1:
@@ -131,22 +131,7 @@ func TQuantile(p, df float64) float64 {
 	case p == 0.5:
 		return 0
 	}
-	lo, hi := -1.0, 1.0
-	for TCDF(lo, df) > p {
-		lo *= 2
-	}
-	for TCDF(hi, df) < p {
-		hi *= 2
-	}
-	for i := 0; i < 200 && hi-lo > 1e-13*math.Max(1, math.Abs(lo)); i++ {
-		mid := (lo + hi) / 2
-		if TCDF(mid, df) < p {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return (lo + hi) / 2
+	return student(df).Quantile(p)
 }
 
 // RegIncBeta is the regularized incomplete beta function I_x(a, b) for
@@ -158,55 +143,7 @@ func RegIncBeta(a, b, x float64) float64 {
 	case x >= 1:
 		return 1
 	}
-	lbeta := lgamma(a+b) - lgamma(a) - lgamma(b)
-	front := math.Exp(lbeta + a*math.Log(x) + b*math.Log1p(-x))
-	// The continued fraction converges fast for x < (a+1)/(a+b+2); use
-	// the symmetry I_x(a, b) = 1 - I_{1-x}(b, a) elsewhere.
-	if x < (a+1)/(a+b+2) {
-		return front * betaCF(a, b, x) / a
-	}
-	return 1 - front*betaCF(b, a, 1-x)/b
-}
-
-func lgamma(x float64) float64 {
-	v, _ := math.Lgamma(x)
-	return v
-}
-
-// betaCF evaluates the continued fraction of the incomplete beta function
-// by the modified Lentz method.
-func betaCF(a, b, x float64) float64 {
-	const (
-		tiny = 1e-300
-		eps  = 1e-15
-	)
-	guard := func(v float64) float64 {
-		if math.Abs(v) < tiny {
-			return tiny
-		}
-		return v
-	}
-	c := 1.0
-	d := 1 / guard(1-(a+b)*x/(a+1))
-	h := d
-	for m := 1; m <= 10000; m++ {
-		fm := float64(m)
-		// Even step.
-		num := fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm))
-		d = 1 / guard(1+num*d)
-		c = guard(1 + num/c)
-		h *= d * c
-		// Odd step.
-		num = -(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1))
-		d = 1 / guard(1+num*d)
-		c = guard(1 + num/c)
-		del := d * c
-		h *= del
-		if math.Abs(del-1) < eps {
-			break
-		}
-	}
-	return h
+	return mathext.RegIncBeta(a, b, x)
 }
 
 // Verdicts of a comparison with the baseline.
