@@ -51,7 +51,7 @@ h3{font-size:1rem;margin:1rem 0 .3rem}
 p{margin:.35rem 0}.mut{color:var(--mut)}.small{font-size:.85rem}
 code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.88em;overflow-wrap:anywhere}
 .status{display:inline-block;padding:.05rem .5rem;border-radius:.8rem;font-weight:600;color:#fff;background:var(--mut)}
-.status.ok{background:var(--ok)}.status.failed,.status.incomplete,.status.running{background:var(--bad)}.status.interrupted{background:var(--warn)}
+.status.na{background:var(--mut)}.status.ok{background:var(--ok)}.status.failed,.status.incomplete,.status.running{background:var(--bad)}.status.interrupted{background:var(--warn)}
 .alert{border-left:4px solid var(--bad);background:#fdf0f2;padding:.4rem .7rem;margin:.5rem 0;overflow-wrap:anywhere}
 .alert.warn{border-color:var(--warn);background:#fbf6ec}.alert.note{border-color:var(--mut);background:var(--bg2)}
 .facts{display:grid;grid-template-columns:max-content 1fr;gap:.15rem 1rem;margin:.6rem 0}

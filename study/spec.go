@@ -79,7 +79,12 @@ type Finding struct {
 	Expect string `yaml:"expect,omitempty" json:"expect,omitempty"`
 	// Large says the study's effect was large: agreement then needs
 	// significance here.
-	Large     bool      `yaml:"large,omitempty" json:"large,omitempty"`
+	Large bool `yaml:"large,omitempty" json:"large,omitempty"`
+	// Topology says the finding compares topologies (nodes, servers,
+	// routers) whose study ran each node on a machine of its own: a row
+	// whose runs saturated this one machine's CPUs is then not
+	// reproducible here.
+	Topology  bool      `yaml:"topology,omitempty" json:"topology,omitempty"`
 	Measure   *Selector `yaml:"measure,omitempty" json:"measure,omitempty"`
 	Reference *Selector `yaml:"reference,omitempty" json:"reference,omitempty"`
 	// NotReproducible is why the finding cannot be reproduced here ("":

@@ -1,0 +1,229 @@
+package study
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/scalelab/scalelab/examples"
+	"github.com/scalelab/scalelab/experiment"
+	"github.com/scalelab/scalelab/results"
+)
+
+// RecordFile is the study's record in its results directory: the study
+// file as it was run, the profile, the machine and each experiment's
+// directory (beside it, one experiment results directory per experiment).
+const RecordFile = "study.json"
+
+// PageFile is the study page in the results directory.
+const PageFile = "study.html"
+
+// Record is study.json.
+type Record struct {
+	Schema      int             `json:"schema"`
+	Study       Study           `json:"study"`
+	Profile     string          `json:"profile"`
+	Command     []string        `json:"command"`
+	Scalelab    results.Version `json:"scalelab"`
+	Host        results.Host    `json:"host"`
+	Start       time.Time       `json:"start"`
+	End         *time.Time      `json:"end,omitempty"`
+	Status      string          `json:"status"` // running, ok, failed, interrupted
+	Experiments []RunExperiment `json:"experiments"`
+}
+
+// RunExperiment is one experiment of a study run.
+type RunExperiment struct {
+	Name    string  `json:"name"`
+	File    string  `json:"file"`              // examples/NAME.yaml
+	Profile string  `json:"profile,omitempty"` // the experiment file's profile applied
+	Repeats int     `json:"repeats,omitempty"` // a fixed count the study gave; 0: the file's rule
+	Dir     string  `json:"dir"`               // relative to the study directory
+	Status  string  `json:"status"`            // pending, ok, failed, interrupted
+	Exit    int     `json:"exit_code"`
+	Error   string  `json:"error,omitempty"`
+	Runs    int     `json:"runs"`
+	Seconds float64 `json:"seconds"`
+}
+
+// RunOptions control a study run.
+type RunOptions struct {
+	Profile string // quick or full
+	Out     string // results directory (default scalelab-results/study-ID-TIME)
+	Stdout  io.Writer
+	Stderr  io.Writer
+	Args    []string
+	// Examples holds the experiment files (default: the embedded ones).
+	Examples fs.FS
+	// Now is the clock of the progress line (default time.Now).
+	Now func() time.Time
+}
+
+type planned struct {
+	e    *Experiment
+	spec *experiment.Spec
+	runs int // expected runs, for the ETA
+}
+
+// Run runs every experiment of a study at a profile through the
+// experiment machinery (clusters, app and cache tiers as the files start
+// them), then writes the study page. Bad input is an exit-2 error before
+// any directory is created. An experiment that fails is recorded and the
+// next one runs; an interruption stops the study, and the page is still
+// written from what finished.
+func Run(ctx context.Context, st *Study, o RunOptions) (*Record, string, error) {
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	if o.Examples == nil {
+		o.Examples = examples.Files
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Profile == "" {
+		o.Profile = "quick"
+	}
+	var plan []planned
+	for i := range st.Experiments {
+		e := &st.Experiments[i]
+		spec, err := ResolveFS(o.Examples, e, o.Profile)
+		if err != nil {
+			return nil, "", results.WithCode(results.ExitUsage, fmt.Errorf("study %s: %w", st.ID, err))
+		}
+		if err := spec.Validate(); err != nil {
+			return nil, "", results.WithCode(results.ExitUsage, fmt.Errorf("study %s: experiment %s: %w", st.ID, e.Name, err))
+		}
+		combos, err := spec.Matrix()
+		if err != nil {
+			return nil, "", results.WithCode(results.ExitUsage, fmt.Errorf("study %s: experiment %s: %w", st.ID, e.Name, err))
+		}
+		reps := e.Repeats[o.Profile]
+		if reps == 0 {
+			reps = max(spec.Repeats.Fixed, spec.Repeats.Min, 1)
+		}
+		plan = append(plan, planned{e: e, spec: spec, runs: len(combos) * reps})
+	}
+	dir := o.Out
+	var err error
+	if dir == "" {
+		base := filepath.Join("scalelab-results", fmt.Sprintf("study-%s-%s-%s", st.ID, st.Name, o.Now().Format("20060102-150405")))
+		if dir, err = results.CreateUnique(base); err != nil {
+			return nil, "", results.WithCode(results.ExitUnfinished, err)
+		}
+	} else if err := results.Create(dir); err != nil {
+		return nil, "", results.WithCode(results.ExitUsage, err)
+	}
+	rec := &Record{Schema: 1, Study: *st, Profile: o.Profile, Command: o.Args, Status: results.StatusRunning,
+		Scalelab: results.Version{Version: results.BuildVersion(), Go: runtime.Version()}, Host: results.HostFacts(), Start: o.Now().UTC()}
+	total := 0
+	for _, p := range plan {
+		rec.Experiments = append(rec.Experiments, RunExperiment{Name: p.e.Name, File: "examples/" + p.e.Example, Profile: p.e.Profiles[o.Profile],
+			Repeats: p.e.Repeats[o.Profile], Dir: p.e.Name, Status: "pending"})
+		total += p.runs
+	}
+	if err := writeRecord(dir, rec); err != nil {
+		return rec, dir, results.WithCode(results.ExitUnfinished, err)
+	}
+	fmt.Fprintf(o.Stderr, "study %s (%s), profile %s: %d experiments, about %d runs, results in %s\n", st.ID, st.Name, o.Profile, len(plan), total, dir)
+	start := o.Now()
+	done := 0
+	var stop error
+	for i, p := range plan {
+		re := &rec.Experiments[i]
+		fmt.Fprintf(o.Stderr, "study %s: experiment %d/%d %s (%s%s), about %d runs; %s\n", st.ID, i+1, len(plan), p.e.Name, re.File, profileText(re.Profile), p.runs, eta(o.Now().Sub(start), done, total))
+		t0 := o.Now()
+		res, err := experiment.Run(ctx, p.spec, experiment.Options{Out: filepath.Join(dir, re.Dir), Repeats: re.Repeats, Stdout: io.Discard, Stderr: o.Stderr, Args: o.Args})
+		re.Seconds = o.Now().Sub(t0).Seconds()
+		re.Exit = results.ExitCode(err)
+		re.Status = "ok"
+		if res != nil {
+			re.Runs = res.Totals.Runs
+			done += res.Totals.Runs
+		}
+		if err != nil {
+			re.Error = err.Error()
+			re.Status = "failed"
+		}
+		if re.Exit == results.ExitInterrupted || ctx.Err() != nil {
+			re.Status = "interrupted"
+			stop = results.WithCode(results.ExitInterrupted, fmt.Errorf("study %s interrupted in experiment %s", st.ID, p.e.Name))
+		}
+		// Runs expected but not made (a failed experiment) leave the total.
+		total += re.Runs - p.runs
+		if err := writeRecord(dir, rec); err != nil {
+			return rec, dir, results.WithCode(results.ExitUnfinished, err)
+		}
+		if stop != nil {
+			break
+		}
+	}
+	end := o.Now().UTC()
+	rec.End = &end
+	rec.Status = "ok"
+	for _, re := range rec.Experiments {
+		if re.Status == "failed" && rec.Status == "ok" {
+			rec.Status = "failed"
+		}
+	}
+	if stop != nil {
+		rec.Status = "interrupted"
+	}
+	if err := writeRecord(dir, rec); err != nil {
+		return rec, dir, results.WithCode(results.ExitUnfinished, err)
+	}
+	page, err := Build(dir)
+	if err != nil {
+		return rec, dir, results.WithCode(results.ExitUnfinished, err)
+	}
+	if err := page.Write(dir, o.Stdout); err != nil {
+		return rec, dir, results.WithCode(results.ExitUnfinished, err)
+	}
+	return rec, dir, stop
+}
+
+func profileText(p string) string {
+	if p == "" {
+		return ""
+	}
+	return ", profile " + p
+}
+
+// eta estimates the time left from the seconds per run so far.
+func eta(elapsed time.Duration, done, total int) string {
+	if done == 0 {
+		return "ETA after the first experiment"
+	}
+	left := time.Duration(float64(elapsed) / float64(done) * float64(max(total-done, 0)))
+	return fmt.Sprintf("%d of about %d runs done in %s, ETA %s", done, total, elapsed.Round(time.Second), left.Round(time.Second))
+}
+
+func writeRecord(dir string, rec *Record) error {
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", RecordFile, err)
+	}
+	return results.WriteFileAtomic(filepath.Join(dir, RecordFile), append(b, '\n'))
+}
+
+// ReadRecord reads a study directory's study.json.
+func ReadRecord(dir string) (*Record, error) {
+	b, err := os.ReadFile(filepath.Join(dir, RecordFile))
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a study results directory: %w", dir, err)
+	}
+	var rec Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("read %s: %w", filepath.Join(dir, RecordFile), err)
+	}
+	return &rec, nil
+}
