@@ -113,7 +113,7 @@ Exit codes: 0 ok, 1 a check failed, 2 bad usage, 3 interrupted, 4 the run could 
 	root.SetFlagErrorFunc(flagError)
 	root.SetHelpFunc(func(c *cobra.Command, _ []string) { printHelp(c, c.OutOrStdout()) })
 	root.SetHelpCommand(helpCmd(root))
-	root.AddCommand(runCmd(), listCmd(), clusterCmd(), experimentCmd(), checkCmd(), reportCmd(), auditCmd(),
+	root.AddCommand(runCmd(), listCmd(), clusterCmd(), experimentCmd(), studyCmd(), checkCmd(), reportCmd(), auditCmd(),
 		serveCmd(), mergeCmd(), kubeCmd(), versionCmd(), completionCmd(root))
 	walk(root, func(c *cobra.Command) {
 		c.Flags().SortFlags = false // flags in the order declared
