@@ -17,7 +17,8 @@ type Layer struct {
 // Table is the layers, lowest first.
 var Table = []Layer{
 	{"foundation", []string{"setting", "metrics", "segment", "registry", "results", "slo", "audit", "report", "merge",
-		"internal/testenv", "internal/testproc", "internal/layers", "internal/interrupt", "load/modelname", "wait", "termtable"}},
+		"internal/testenv", "internal/testproc", "internal/layers", "internal/interrupt", "load/modelname", "wait", "termtable",
+		"studies", "examples"}},
 	{"machinery", []string{"cgroup", "netns", "linkemu", "sysuser", "cluster/...", "fault", "kube"}},
 	{"engine", []string{"engine/...", "cache/lru"}},
 	{"tier", []string{"cache", "app", "httpload", "apptier"}},
@@ -25,6 +26,7 @@ var Table = []Layer{
 	{"load", []string{"load"}},
 	{"run", []string{"runner", "telemetry", "promsource/...", "liveexport"}},
 	{"experiment", []string{"experiment"}},
+	{"study", []string{"study"}},
 	{"command line", []string{"internal/cli", "cmd/..."}},
 }
 
