@@ -1,0 +1,118 @@
+package study
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scalelab/scalelab/results"
+)
+
+// writeJSON writes v as JSON to dir/name.
+func writeJSON(t *testing.T, dir, name string, v any) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// synthStudy writes a study directory by hand: one experiment with
+// factor servers (1, 2), throughput values per combination and, for the
+// 2-server runs, the saturation telemetry found.
+func synthStudy(t *testing.T, one, two []float64, sat *results.Saturated, f Finding) string {
+	t.Helper()
+	dir := t.TempDir()
+	st := Study{ID: "901", Name: "synth", Title: "T", Question: "Q", Setup: "S",
+		Experiments: []Experiment{{Name: "e", Example: "e.yaml", Profiles: map[string]string{"quick": "", "full": ""}}}, Findings: []Finding{f}}
+	writeJSON(t, dir, RecordFile, Record{Schema: 1, Study: st, Profile: "quick", Status: "ok", Host: results.Host{CPUs: 2},
+		Experiments: []RunExperiment{{Name: "e", File: "examples/e.yaml", Dir: "e", Status: "ok"}}})
+	ex := results.Experiment{Factors: []results.FactorInfo{{Name: "servers", Levels: []string{"1", "2"}}}}
+	for i, vals := range [][]float64{one, two} {
+		id, level := "c0"+string(rune('1'+i)), string(rune('1'+i))
+		c := results.CombinationResult{ID: id, Label: "servers=" + level, Levels: []results.LevelRef{{Factor: "servers", Level: level}}}
+		for r := range vals {
+			rd := filepath.Join("runs", id, "r"+string(rune('1'+r)))
+			c.Runs = append(c.Runs, results.RunRef{Repeat: r + 1, Dir: rd, Measured: true})
+			run := results.Run{Engine: "postgres", Server: &results.Server{Version: "15.1"}}
+			if i == 1 && sat != nil {
+				run.Telemetry = &results.Telemetry{Saturated: sat}
+			}
+			writeJSON(t, filepath.Join(dir, "e", rd), results.RunFile, run)
+		}
+		ex.Combinations = append(ex.Combinations, c)
+		ex.Comparison = append(ex.Comparison, results.Row{Combination: id, Op: "(all)", Metric: "throughput", Unit: "ops/s", Values: vals, Stat: results.Stat{N: len(vals), Mean: mean(vals)}})
+	}
+	writeJSON(t, filepath.Join(dir, "e"), results.ExperimentFile, ex)
+	return dir
+}
+
+// TestBuildTopologyAndDisagreement: a topology row whose host saturated
+// is not reproducible here and says so; a disagreement carries what the
+// data shows (the ratios and the saturated tier); the page names the
+// store's version.
+func TestBuildTopologyAndDisagreement(t *testing.T) {
+	t.Parallel()
+	one, two := []float64{100, 102, 98}, []float64{150, 152, 149}
+	row := Finding{ID: "servers", Finding: "2 servers faster", Setup: "s", Source: "Table 9", About: "2 servers / 1", Expect: Higher, Large: true,
+		Published: []Published{{Label: "2", Value: 200, Unit: "ops/s"}, {Label: "1", Value: 100, Unit: "ops/s"}},
+		Measure:   &Selector{Experiment: "e", Levels: map[string]string{"servers": "2"}, Op: "(all)", Metric: "throughput"},
+		Reference: &Selector{Levels: map[string]string{"servers": "1"}}}
+	host := &results.Saturated{Tier: "host", Node: "cpu", Resource: "host"}
+
+	topo := row
+	topo.Topology = true
+	p, err := Build(synthStudy(t, one, two, host, topo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := p.Rows[0].Outcome; o.Verdict != NotReproducible || !strings.Contains(o.Reason, "host's CPUs saturated in 3 of 3 runs of servers=2") {
+		t.Errorf("topology row on a saturated host: %+v", o)
+	}
+	if len(p.Servers) != 1 || p.Servers[0] != "postgres 15.1" {
+		t.Errorf("servers %v", p.Servers)
+	}
+
+	p, err = Build(synthStudy(t, one, two, host, row))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := p.Rows[0].Outcome; o.Verdict != Agrees || !strings.Contains(o.Reason, "busy in 3 of 3 runs") {
+		t.Errorf("a row that compares no topology keeps its verdict and notes the host: %+v", o)
+	}
+
+	opposite := row
+	opposite.Expect = Lower
+	p, err = Build(synthStudy(t, one, two, &results.Saturated{Tier: "app", Node: "app1", Resource: "cpu"}, opposite))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := p.Rows[0]
+	if r.Outcome.Verdict != Disagrees || !strings.Contains(r.Explanation, "2 servers / 1 = 1.50 against the study's 2.00") || !strings.Contains(r.Explanation, "app app1 cpu") {
+		t.Errorf("disagreement: %+v, explanation %q", r.Outcome, r.Explanation)
+	}
+	if md := p.Markdown(); !strings.Contains(md, "**disagrees**") || !strings.Contains(md, "Why: ") {
+		t.Errorf("summary hides the disagreement:\n%s", md)
+	}
+
+	// A missing experiment result: the row says it was not measured, and why.
+	dir := synthStudy(t, one, two, nil, row)
+	if err := os.Remove(filepath.Join(dir, "e", results.ExperimentFile)); err != nil {
+		t.Fatal(err)
+	}
+	p, err = Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := p.Rows[0].Outcome; o.Verdict != NotReproducible || !strings.Contains(o.Reason, "experiment e has no results") {
+		t.Errorf("unmeasured row: %+v", o)
+	}
+}
