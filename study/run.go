@@ -45,7 +45,7 @@ type RunExperiment struct {
 	Profile string  `json:"profile,omitempty"` // the experiment file's profile applied
 	Repeats int     `json:"repeats,omitempty"` // a fixed count the study gave; 0: the file's rule
 	Dir     string  `json:"dir"`               // relative to the study directory
-	Status  string  `json:"status"`            // pending, ok, failed, interrupted
+	Status  string  `json:"status"`            // pending, ok, checks failed (an SLO or check: the runs finished), failed, interrupted
 	Exit    int     `json:"exit_code"`
 	Error   string  `json:"error,omitempty"`
 	Runs    int     `json:"runs"`
@@ -150,7 +150,14 @@ func Run(ctx context.Context, st *Study, o RunOptions) (*Record, string, error) 
 			re.Runs = res.Totals.Runs
 			done += res.Totals.Runs
 		}
-		if err != nil {
+		switch {
+		case err == nil:
+		case re.Exit == results.ExitCheckFailed:
+			// Every run finished; an SLO or a check failed, which the
+			// experiment's own results say.
+			re.Error = err.Error()
+			re.Status = "checks failed"
+		default:
 			re.Error = err.Error()
 			re.Status = "failed"
 		}
