@@ -323,6 +323,7 @@ func (p *Page) Facts() [][2]string {
 		{"versions", versions},
 		{"experiments", strings.Join(exps, "; ")},
 		{"command", strings.Join(p.Record.Command, " ")},
+		{"results", filepath.Base(filepath.Clean(p.Dir)) + ": study.json, and each experiment's experiment.json and runs/*/run.json"},
 	}
 }
 

@@ -132,7 +132,10 @@ func studyRun(ctx context.Context, id, profile, out string, stdout, stderr io.Wr
 	if err != nil {
 		return withCode(ExitUsage, fmt.Errorf("study run: %w", err))
 	}
-	_, _, err = study.Run(ctx, st, study.RunOptions{Profile: profile, Out: out, Stdout: stdout, Stderr: stderr, Args: os.Args})
+	// The command as the user would type it: the program by its name, not
+	// the path it was started from.
+	args := append([]string{"scalelab"}, os.Args[1:]...)
+	_, _, err = study.Run(ctx, st, study.RunOptions{Profile: profile, Out: out, Stdout: stdout, Stderr: stderr, Args: args})
 	return err
 }
 
