@@ -70,6 +70,9 @@ func Build(dir string) (*Page, error) {
 			continue
 		}
 		exps[re.Name] = ex
+		if re.Status == "failed" || re.Status == "interrupted" {
+			failed[re.Name] = fmt.Sprintf("experiment %s %s: %s", re.Name, re.Status, firstLine(re.Error, re.Status))
+		}
 		p.servers(filepath.Join(dir, re.Dir), ex)
 	}
 	for i := range rec.Study.Findings {
