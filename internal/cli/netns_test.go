@@ -265,8 +265,11 @@ func TestNetworkFaultsPostgres(t *testing.T) {
 	if in.n < 100 || outside.n < 100 {
 		t.Fatalf("too few writes for a p99: %d inside the window, %d outside", in.n, outside.n)
 	}
-	if in.p50 < 300 || in.p99 < 300 || outside.p50 >= 150 || outside.p99 >= in.p99 {
-		t.Errorf("write latency inside the delay window p50 %.1f p99 %.1f ms, outside p50 %.1f p99 %.1f: want at least 300 inside, the p99 outside below it and the median outside back near the 1 ms links'",
+	// The outside p99 is not compared: on a busy host a queue built in the
+	// window drains after it, and the host's other work alone can put the
+	// outside tail near 300 ms (CI once saw 372 ms outside, 357 inside).
+	if in.p50 < 300 || in.p99 < 300 || outside.p50 >= 150 {
+		t.Errorf("write latency inside the delay window p50 %.1f p99 %.1f ms, outside p50 %.1f p99 %.1f: want at least 300 inside and the median outside back near the 1 ms links'",
 			in.p50, in.p99, outside.p50, outside.p99)
 	}
 
