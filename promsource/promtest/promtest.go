@@ -230,7 +230,10 @@ func Renice(t testing.TB, pid, n int) {
 	group := fmt.Sprintf("/proc/%d/autogroup", pid)
 	mine, _ := os.ReadFile("/proc/self/autogroup")
 	theirs, err := os.ReadFile(group)
-	own := err == nil && (pid == os.Getpid() || strings.Fields(string(theirs))[0] != strings.Fields(string(mine) + " ")[0])
+	// a process that is exiting, or a kernel without autogroups, gives an
+	// empty or missing file: there is then no group to renice
+	theirName, mineName := firstField(theirs), firstField(mine)
+	own := err == nil && theirName != "" && (pid == os.Getpid() || theirName != mineName)
 	if own {
 		_ = os.WriteFile(group, []byte(strconv.Itoa(n)), 0)
 	}
@@ -240,6 +243,15 @@ func Renice(t testing.TB, pid, n int) {
 			_ = os.WriteFile(group, []byte("0"), 0)
 		}
 	})
+}
+
+// firstField is the first whitespace-separated field of b, or "" when b
+// has none.
+func firstField(b []byte) string {
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		return f[0]
+	}
+	return ""
 }
 
 // Prioritise gives a cgroup and each of its ancestors below the root the
