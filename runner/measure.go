@@ -183,7 +183,7 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 				late += s.Late
 			}
 			if frac := float64(late) / float64(ls.Count); frac > 0.01 {
-				doc.Warnings = append(doc.Warnings, lagWarning(frac, doc.Process, doc.Telemetry, runtime.GOMAXPROCS(0), workersNeeded(p.model, summaries)))
+				doc.Warnings = append(doc.Warnings, lagWarning(frac, doc.Process, doc.Telemetry, p.generatorCores(), workersNeeded(p.model, summaries)))
 			}
 		}
 	}

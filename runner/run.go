@@ -46,6 +46,8 @@ type Plan struct {
 	stderr   io.Writer
 	// auditCounts reads the audit's counts for the live figures (live.go)
 	auditCounts func() audit.LiveCounts
+	// cores is how many processors the process may use (procs.go)
+	cores int
 }
 
 // DefaultEngine is the engine of a run that names neither --engine nor
@@ -379,6 +381,7 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 			doc.Warnings = append(doc.Warnings, err.Error())
 		}
 	}
+	defer p.shareProcessors(&cfg)()
 	conn, err := p.eng.Open(ctx, cfg)
 	if err != nil {
 		if errors.Is(err, engine.ErrConfig) || errors.Is(err, setting.ErrBadValue) {
