@@ -165,7 +165,9 @@ func TestPhasesSessions(t *testing.T) {
 	t.Parallel()
 	wl := &fakeWorkload{ops: 5}
 	m := &Phases{Phases: []Phase{{Duration: 500 * time.Millisecond, Rate: 100}, {Duration: 500 * time.Millisecond, Rate: 200}}, Think: Think{kind: 'c', a: 20 * time.Millisecond}}
-	s, _, c := execute(t, wl, m, Options{Duration: m.Total() + 500*time.Millisecond})
+	// the run ends once the last session has ended: the generous bound
+	// only keeps a starved machine from cutting the last sessions short
+	s, _, c := execute(t, wl, m, Options{Duration: m.Total() + 20*time.Second})
 	n := wl.sessions.Load()
 	if n < 100 || n > 200 {
 		t.Fatalf("%d sessions, want about 150", n)
