@@ -29,7 +29,10 @@ func TestSegmentsAuditUpdates(t *testing.T) {
 	if _, err := load.Execute(context.Background(), Quiet{}, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	at := time.Now().Add(400 * time.Millisecond)
+	// both segments must be ready before the common start, or their
+	// second of load may not overlap: a busy machine takes a while to
+	// open them
+	at := time.Now().Add(2 * time.Second)
 	docs := make([]*results.Run, 2)
 	var wg sync.WaitGroup
 	for i := range 2 {
