@@ -69,7 +69,7 @@ tools: test-deps
 # test-deps: the Debian packages the integration tests need (a JDK and
 # Maven for the search-engine nodes and HdrHistogram's tool, Chromium for
 # the report's browser test, iproute2's ip and tc for the network
-# namespaces and links of package netns, nftables' nft for packet loss and
+# namespaces and links of package cluster/netns, nftables' nft for packet loss and
 # partitions between groups, HAProxy for the app tier's balancer, redis-server
 # and memcached for the redis and memcached engines' servers), installed when missing and running as root; otherwise it
 # prints the command to run.

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/cluster/netns"
 	_ "github.com/scalelab/scalelab/engine/cassandra" // the engine whose driver follows the ring's addresses
-	"github.com/scalelab/scalelab/netns"
 )
 
 // TestNetnsRefusesCassandra: servers in namespaces of their own cannot

@@ -18,8 +18,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scalelab/scalelab/cgroup"
-	"github.com/scalelab/scalelab/netns"
+	"github.com/scalelab/scalelab/cluster/cgroup"
+	"github.com/scalelab/scalelab/cluster/netns"
 	"github.com/scalelab/scalelab/registry"
 	"github.com/scalelab/scalelab/setting"
 )

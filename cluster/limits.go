@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/scalelab/scalelab/cgroup"
+	"github.com/scalelab/scalelab/cluster/cgroup"
 )
 
 // PrepareLimits checks, before any node starts, that st's limits can be

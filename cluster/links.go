@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/scalelab/scalelab/linkemu"
+	"github.com/scalelab/scalelab/cluster/linkemu"
 )
 
 // LinkGrammar describes a --link value for error messages and help.

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/scalelab/scalelab/netns"
+	"github.com/scalelab/scalelab/cluster/netns"
 )
 
 // Loopback is the address nodes bind to without --netns.

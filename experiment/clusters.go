@@ -11,8 +11,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/scalelab/scalelab/cgroup"
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/cluster/cgroup"
 )
 
 // group is the combinations that share a local cluster (or need none).

@@ -2,8 +2,6 @@ package experiment
 
 import (
 	"fmt"
-	"github.com/scalelab/scalelab/cgroup"
-	"github.com/scalelab/scalelab/cluster"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +10,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/cluster/cgroup"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/fault"
 	"github.com/scalelab/scalelab/load"

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/cluster"
-	"github.com/scalelab/scalelab/netns"
+	"github.com/scalelab/scalelab/cluster/netns"
 )
 
 // Kind is what a fault does to a node.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/cluster"
-	"github.com/scalelab/scalelab/netns"
+	"github.com/scalelab/scalelab/cluster/netns"
 )
 
 func TestParse(t *testing.T) {

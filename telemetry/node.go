@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/scalelab/scalelab/cgroup"
+	"github.com/scalelab/scalelab/cluster/cgroup"
 	"github.com/scalelab/scalelab/results"
 )
 

@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/scalelab/scalelab/cgroup"
+	"github.com/scalelab/scalelab/cluster/cgroup"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/results"
 )

@@ -19,8 +19,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/scalelab/scalelab/cluster"
-	"github.com/scalelab/scalelab/netns"
-	"github.com/scalelab/scalelab/sysuser"
+	"github.com/scalelab/scalelab/cluster/netns"
+	"github.com/scalelab/scalelab/cluster/sysuser"
 )
 
 // Node roles in a local cluster's state.

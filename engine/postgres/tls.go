@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/scalelab/scalelab/sysuser"
+	"github.com/scalelab/scalelab/cluster/sysuser"
 )
 
 // writeServerTLS creates a CA and a server certificate it signs (for

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/cluster"
-	"github.com/scalelab/scalelab/sysuser"
+	"github.com/scalelab/scalelab/cluster/sysuser"
 )
 
 // Local servers: the binary and how to get it.

@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/scalelab/scalelab/apptier"
-	"github.com/scalelab/scalelab/cgroup"
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/cluster/cgroup"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/termtable"
 )

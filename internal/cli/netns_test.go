@@ -13,9 +13,9 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/cluster/netns"
 	"github.com/scalelab/scalelab/engine/postgres"
 	"github.com/scalelab/scalelab/internal/testenv"
-	"github.com/scalelab/scalelab/netns"
 	"github.com/scalelab/scalelab/report"
 	"github.com/scalelab/scalelab/results"
 )

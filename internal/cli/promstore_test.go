@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scalelab/scalelab/cgroup"
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/cluster/cgroup"
 	"github.com/scalelab/scalelab/internal/testenv"
 	"github.com/scalelab/scalelab/promsource/promtest"
 	"github.com/scalelab/scalelab/results"

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scalelab/scalelab/cgroup"
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/cluster/cgroup"
 	"github.com/scalelab/scalelab/internal/testenv"
 	"github.com/scalelab/scalelab/results"
 )

@@ -19,7 +19,7 @@ var Table = []Layer{
 	{"foundation", []string{"setting", "metrics", "segment", "registry", "results", "slo", "audit", "report", "merge",
 		"internal/testenv", "internal/testproc", "internal/layers", "internal/interrupt", "load/modelname", "wait", "termtable",
 		"studies", "examples"}},
-	{"machinery", []string{"cgroup", "netns", "linkemu", "sysuser", "cluster/...", "fault", "kube"}},
+	{"machinery", []string{"cluster/...", "fault", "kube"}},
 	{"engine", []string{"engine/...", "cache/lru"}},
 	{"tier", []string{"cache", "app", "httpload", "apptier"}},
 	{"scenario", []string{"scenario/..."}},

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scalelab/scalelab/cgroup"
+	"github.com/scalelab/scalelab/cluster/cgroup"
 	"github.com/scalelab/scalelab/internal/testenv"
 )
 
