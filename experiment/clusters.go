@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"sort"
 	"strings"
@@ -11,8 +12,10 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/scalelab/scalelab/apptier"
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/cluster/cgroup"
+	"github.com/scalelab/scalelab/results"
 )
 
 // group is the combinations that share a local cluster (or need none).
@@ -208,4 +211,114 @@ func (d *decoder) clusters(s *Spec, n *yaml.Node) {
 		}
 		s.Clusters = append(s.Clusters, c)
 	}
+}
+
+// withClusters starts the clusters of groups (those that need one: the
+// cache tier's cluster, a store cluster, then the app cluster in front of
+// it), runs fn with the names of the clusters each group key's runs use,
+// and stops every cluster it started whatever happened, in the reverse
+// order.
+func (x *executor) withClusters(ctx context.Context, gs []group, fn func(map[string]ClusterNames) error) (err error) {
+	var stops []func() error
+	defer func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			if serr := stops[i](); serr != nil && err == nil {
+				err = serr
+			}
+		}
+	}()
+	names := map[string]ClusterNames{}
+	for _, g := range gs {
+		up := func(cs *ClusterSpec, shape string) (string, error) {
+			name, stop, uerr := x.upCluster(ctx, g, cs, shape)
+			if uerr == nil {
+				stops = append(stops, stop)
+			}
+			return name, uerr
+		}
+		var n ClusterNames
+		if g.cache != nil {
+			if n.Cache, err = up(g.cache, "1 node, the cache tier"); err != nil {
+				return err
+			}
+		}
+		store := ""
+		if g.spec != nil {
+			if store, err = up(g.spec, storeShape(g.spec)); err != nil {
+				return err
+			}
+			n.Run = store
+		}
+		if g.app != nil {
+			app := *g.app
+			app.Options = map[string]string{}
+			maps.Copy(app.Options, g.app.Options)
+			if store != "" {
+				app.Options[apptier.OptStore] = store
+			}
+			if n.Cache != "" {
+				app.Options[apptier.OptCache] = n.Cache // the servers cache in it
+			}
+			if n.Run, err = up(&app, appShape(&app, store)); err != nil {
+				return err
+			}
+		}
+		names[g.key] = n
+	}
+	return fn(names)
+}
+
+// storeShape describes a store cluster for the progress line: "3 nodes +
+// 1 replicas, links delay=1ms".
+func storeShape(cs *ClusterSpec) string {
+	shape := fmt.Sprintf("%d nodes", max(cs.Nodes, 1))
+	if max(cs.Nodes, 1) == 1 {
+		shape = "1 node"
+	}
+	if cs.Replicas > 0 {
+		shape += fmt.Sprintf(" + %d replicas", cs.Replicas)
+	}
+	if nw := cs.NetworkText(); nw != "" {
+		shape += ", " + nw
+	}
+	return shape
+}
+
+// upCluster starts one cluster of group g, recording it in the result,
+// and returns its name and how to stop it (which records that too).
+func (x *executor) upCluster(ctx context.Context, g group, cs *ClusterSpec, shape string) (string, func() error, error) {
+	name := clusterName(cs.Engine, len(x.res.Clusters)+1)
+	use := ClusterUse{Name: name, Engine: cs.Engine, Nodes: max(cs.Nodes, 1)}
+	for _, ci := range g.combos {
+		use.Combinations = append(use.Combinations, x.combos[ci].ID)
+	}
+	fmt.Fprintf(x.o.Stderr, "starting a local %s cluster (%s) for %s ...\n", cs.Engine, shape, strings.Join(use.Combinations, ", "))
+	start := time.Now()
+	st, serr := startCluster(ctx, cs, name)
+	use.UpSeconds = time.Since(start).Seconds()
+	if serr != nil {
+		use.Error, use.Stopped = serr.Error(), true
+		x.res.Clusters = append(x.res.Clusters, use)
+		code := results.ExitUnfinished
+		if ctx.Err() != nil {
+			code = results.ExitInterrupted
+		}
+		return "", nil, &errAbort{results.WithCode(code, serr)}
+	}
+	use.Nodes = len(st.Nodes)
+	x.res.Clusters = append(x.res.Clusters, use)
+	idx := len(x.res.Clusters) - 1
+	_ = x.save()
+	stop := func() error {
+		serr := stopCluster(st)
+		x.res.Clusters[idx].Stopped = serr == nil
+		if serr != nil {
+			x.res.Clusters[idx].Error = serr.Error()
+			fmt.Fprintf(x.o.Stderr, "warning: %v; stop it with `scalelab cluster down %s`\n", serr, name)
+			return &errAbort{results.WithCode(results.ExitUnfinished, serr)}
+		}
+		fmt.Fprintf(x.o.Stderr, "stopped cluster %s\n", name)
+		return nil
+	}
+	return name, stop, nil
 }

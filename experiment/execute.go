@@ -2,10 +2,8 @@ package experiment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
@@ -13,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scalelab/scalelab/apptier"
-	"github.com/scalelab/scalelab/report"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/runner"
 	"github.com/scalelab/scalelab/slo"
@@ -84,18 +80,9 @@ func Run(ctx context.Context, s *Spec, o Options) (*Result, error) {
 			return nil, results.WithCode(results.ExitUsage, err)
 		}
 	}
-	dir := o.Out
-	if dir == "" {
-		dir = s.Results.Text
-	}
-	if dir == "" {
-		base := filepath.Join("scalelab-results", fmt.Sprintf("%s-%s", sanitize(s.Name), time.Now().Format("20060102-150405")))
-		var err error
-		if dir, err = results.CreateUnique(base); err != nil {
-			return nil, results.WithCode(results.ExitUnfinished, err)
-		}
-	} else if err := results.Create(dir); err != nil {
-		return nil, results.WithCode(results.ExitUsage, err)
+	dir, err := resultsDir(s, o)
+	if err != nil {
+		return nil, err
 	}
 	if err := results.WriteFileAtomic(filepath.Join(dir, SpecFile), s.Source); err != nil {
 		return nil, results.WithCode(results.ExitUnfinished, err)
@@ -149,6 +136,27 @@ func Run(ctx context.Context, s *Spec, o Options) (*Result, error) {
 	return x.finish(ctx, runErr)
 }
 
+// resultsDir creates the experiment's results directory: the one given,
+// or a new one named after the experiment and the time.
+func resultsDir(s *Spec, o Options) (string, error) {
+	dir := o.Out
+	if dir == "" {
+		dir = s.Results.Text
+	}
+	if dir != "" {
+		if err := results.Create(dir); err != nil {
+			return "", results.WithCode(results.ExitUsage, err)
+		}
+		return dir, nil
+	}
+	base := filepath.Join("scalelab-results", fmt.Sprintf("%s-%s", sanitize(s.Name), time.Now().Format("20060102-150405")))
+	dir, err := results.CreateUnique(base)
+	if err != nil {
+		return "", results.WithCode(results.ExitUnfinished, err)
+	}
+	return dir, nil
+}
+
 // newResult fills experiment.json's description of the experiment.
 func (x *executor) newResult(knee bool) *Result {
 	s := x.s
@@ -189,6 +197,7 @@ func (x *executor) newResult(knee bool) *Result {
 	return r
 }
 
+// notes explain the order of the runs and their seeds in experiment.json.
 func (x *executor) notes(gs []group, knee bool, seed uint64) {
 	r := x.res
 	clusters := 0
@@ -214,6 +223,8 @@ func (x *executor) notes(gs []group, knee bool, seed uint64) {
 	r.Notes = append(r.Notes, fmt.Sprintf("repeat r of every combination uses seed %d+r-1 (the same data and choices across combinations)", seed))
 }
 
+// describeRepeats says how often the combinations run, for the first
+// progress line.
 func (x *executor) describeRepeats(knee bool, s Search) string {
 	if knee {
 		return fmt.Sprintf("knee search on %s from %g (repeats %d per step)", s.On, s.Start, s.Repeats)
@@ -225,472 +236,5 @@ func (x *executor) describeRepeats(knee bool, s Search) string {
 	return fmt.Sprintf("repeats until the 95%% CI of %s is within %g%% (%d-%d), %s", r.Metric, 100*r.UntilCIWithin, r.Min, r.Max, x.s.Order)
 }
 
+// save writes experiment.json as it stands.
 func (x *executor) save() error { return writeResult(x.res, x.dir) }
-
-// withClusters starts the clusters of groups (those that need one: the
-// cache tier's cluster, a store cluster, then the app cluster in front of
-// it), runs fn with the names of the clusters each group key's runs use,
-// and stops every cluster it started whatever happened, in the reverse
-// order.
-func (x *executor) withClusters(ctx context.Context, gs []group, fn func(map[string]ClusterNames) error) (err error) {
-	var stops []func() error
-	defer func() {
-		for i := len(stops) - 1; i >= 0; i-- {
-			if serr := stops[i](); serr != nil && err == nil {
-				err = serr
-			}
-		}
-	}()
-	names := map[string]ClusterNames{}
-	for _, g := range gs {
-		up := func(cs *ClusterSpec, shape string) (string, error) {
-			name, stop, uerr := x.upCluster(ctx, g, cs, shape)
-			if uerr == nil {
-				stops = append(stops, stop)
-			}
-			return name, uerr
-		}
-		var n ClusterNames
-		if g.cache != nil {
-			if n.Cache, err = up(g.cache, "1 node, the cache tier"); err != nil {
-				return err
-			}
-		}
-		store := ""
-		if g.spec != nil {
-			shape := fmt.Sprintf("%d nodes", max(g.spec.Nodes, 1))
-			if max(g.spec.Nodes, 1) == 1 {
-				shape = "1 node"
-			}
-			if g.spec.Replicas > 0 {
-				shape += fmt.Sprintf(" + %d replicas", g.spec.Replicas)
-			}
-			if nw := g.spec.NetworkText(); nw != "" {
-				shape += ", " + nw
-			}
-			if store, err = up(g.spec, shape); err != nil {
-				return err
-			}
-			n.Run = store
-		}
-		if g.app != nil {
-			app := *g.app
-			app.Options = map[string]string{}
-			for k, v := range g.app.Options {
-				app.Options[k] = v
-			}
-			if store != "" {
-				app.Options[apptier.OptStore] = store
-			}
-			if n.Cache != "" {
-				app.Options[apptier.OptCache] = n.Cache // the servers cache in it
-			}
-			if n.Run, err = up(&app, appShape(&app, store)); err != nil {
-				return err
-			}
-		}
-		names[g.key] = n
-	}
-	return fn(names)
-}
-
-// upCluster starts one cluster of group g, recording it in the result,
-// and returns its name and how to stop it (which records that too).
-func (x *executor) upCluster(ctx context.Context, g group, cs *ClusterSpec, shape string) (string, func() error, error) {
-	name := clusterName(cs.Engine, len(x.res.Clusters)+1)
-	use := ClusterUse{Name: name, Engine: cs.Engine, Nodes: max(cs.Nodes, 1)}
-	for _, ci := range g.combos {
-		use.Combinations = append(use.Combinations, x.combos[ci].ID)
-	}
-	fmt.Fprintf(x.o.Stderr, "starting a local %s cluster (%s) for %s ...\n", cs.Engine, shape, strings.Join(use.Combinations, ", "))
-	start := time.Now()
-	st, serr := startCluster(ctx, cs, name)
-	use.UpSeconds = time.Since(start).Seconds()
-	if serr != nil {
-		use.Error, use.Stopped = serr.Error(), true
-		x.res.Clusters = append(x.res.Clusters, use)
-		code := results.ExitUnfinished
-		if ctx.Err() != nil {
-			code = results.ExitInterrupted
-		}
-		return "", nil, &errAbort{results.WithCode(code, serr)}
-	}
-	use.Nodes = len(st.Nodes)
-	x.res.Clusters = append(x.res.Clusters, use)
-	idx := len(x.res.Clusters) - 1
-	_ = x.save()
-	stop := func() error {
-		serr := stopCluster(st)
-		x.res.Clusters[idx].Stopped = serr == nil
-		if serr != nil {
-			x.res.Clusters[idx].Error = serr.Error()
-			fmt.Fprintf(x.o.Stderr, "warning: %v; stop it with `scalelab cluster down %s`\n", serr, name)
-			return &errAbort{results.WithCode(results.ExitUnfinished, serr)}
-		}
-		fmt.Fprintf(x.o.Stderr, "stopped cluster %s\n", name)
-		return nil
-	}
-	return name, stop, nil
-}
-
-// matrixGroup runs a group's combinations with the repeat rule, in the
-// file's order.
-func (x *executor) matrixGroup(ctx context.Context, g group, names map[string]ClusterNames) error {
-	attempts := x.attempts
-	x.remaining = func() int {
-		n := 0
-		for ci := range x.combos {
-			n += x.expected(ci, attempts)
-		}
-		return n
-	}
-	if x.s.Repeats.Fixed == 0 {
-		x.upTo = func() int { return x.most(attempts) }
-	}
-	one := func(ci int) error {
-		attempts[ci]++
-		return x.runRepeat(ctx, ci, attempts[ci], names[groupKey(x.combos[ci])])
-	}
-	if x.s.Order == OrderGrouped {
-		for _, ci := range g.combos {
-			for !x.done(ci, attempts[ci]) {
-				if err := one(ci); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	for {
-		var active []int
-		for _, ci := range g.combos {
-			if !x.done(ci, attempts[ci]) {
-				active = append(active, ci)
-			}
-		}
-		if len(active) == 0 {
-			return nil
-		}
-		if x.s.Order == OrderRandomized {
-			x.rng.Shuffle(len(active), func(i, j int) { active[i], active[j] = active[j], active[i] })
-		}
-		for _, ci := range active {
-			if err := one(ci); err != nil {
-				return err
-			}
-		}
-	}
-}
-
-// ruleValues are the values the repeat rule watches.
-func (x *executor) ruleValues(ci int) []float64 {
-	r := x.s.Repeats
-	op := r.Op
-	if op == "" {
-		op = slo.AllOps
-	}
-	return values(x.tables[ci], op, r.Metric)
-}
-
-// done applies the repeat rule to a combination after n attempts.
-func (x *executor) done(ci, n int) bool {
-	r := x.s.Repeats
-	if r.Fixed > 0 {
-		return n >= r.Fixed
-	}
-	if n >= r.Max {
-		return true
-	}
-	vs := x.ruleValues(ci)
-	if len(vs) < r.Min {
-		return false
-	}
-	st := Summarize(vs)
-	return st.CIHalfPct != nil && *st.CIHalfPct <= 100*r.UntilCIWithin
-}
-
-// expected estimates the runs a combination still needs. For an adaptive
-// rule it projects the CI so far: its half-width shrinks as 1/sqrt(n), so
-// n*(ci/target)^2 values reach the target (an over-estimate, as Student's
-// t shrinks too), at least min, at most max attempts.
-func (x *executor) expected(ci int, attempts map[int]int) int {
-	r := x.s.Repeats
-	n := attempts[ci]
-	if r.Fixed > 0 {
-		return max(r.Fixed-n, 0)
-	}
-	if x.done(ci, n) {
-		return 0
-	}
-	vs := x.ruleValues(ci)
-	need := r.Min
-	if st := Summarize(vs); st.CIHalfPct != nil && r.UntilCIWithin > 0 {
-		ratio := *st.CIHalfPct / (100 * r.UntilCIWithin)
-		need = max(need, int(math.Ceil(float64(len(vs))*ratio*ratio)))
-	}
-	return max(min(need-len(vs), r.Max-n), 1)
-}
-
-// most is the runs the combinations could still take at most (the
-// adaptive rule's max), for the ETA's upper bound.
-func (x *executor) most(attempts map[int]int) int {
-	r := x.s.Repeats
-	n := 0
-	for ci := range x.combos {
-		if r.Fixed > 0 {
-			n += max(r.Fixed-attempts[ci], 0)
-		} else if !x.done(ci, attempts[ci]) {
-			n += max(r.Max-attempts[ci], 0)
-		}
-	}
-	return n
-}
-
-// runRepeat runs one repeat of a combination and records it.
-func (x *executor) runRepeat(ctx context.Context, ci, repeat int, names ClusterNames) error {
-	c := x.combos[ci]
-	dir := filepath.Join(RunsDir, fmt.Sprintf("%s-r%02d", c.ID, repeat))
-	opts := x.s.RunOptions(c, repeat, filepath.Join(x.dir, dir), names)
-	x.progressStart(c, fmt.Sprintf("repeat %s", x.repeatText(ci, repeat)))
-	ref, table, err := x.execute(ctx, opts, dir, repeat)
-	if err != nil {
-		return err
-	}
-	cr := &x.res.Combinations[ci]
-	cr.Runs = append(cr.Runs, ref)
-	if table != nil {
-		x.tables[ci] = append(x.tables[ci], table)
-	}
-	x.progressDone(ref, x.ruleText(ci))
-	return x.save()
-}
-
-func (x *executor) repeatText(ci, repeat int) string {
-	r := x.s.Repeats
-	if r.Fixed > 0 {
-		return fmt.Sprintf("%d/%d", repeat, r.Fixed)
-	}
-	return fmt.Sprintf("%d (%d-%d)", repeat, r.Min, r.Max)
-}
-
-// ruleText shows the adaptive rule's progress.
-func (x *executor) ruleText(ci int) string {
-	r := x.s.Repeats
-	if r.Fixed > 0 {
-		return ""
-	}
-	st := Summarize(x.ruleValues(ci))
-	if st.CIHalfPct == nil {
-		return ""
-	}
-	return fmt.Sprintf(", CI ±%.1f%% (target %g%%)", *st.CIHalfPct, 100*r.UntilCIWithin)
-}
-
-// execute runs one run through the runner. Runs that could not finish are
-// recorded and the experiment goes on; bad usage, interruption and
-// internal errors abort it.
-func (x *executor) execute(ctx context.Context, opts *runner.Options, dir string, repeat int) (RunRef, slo.Table, error) {
-	ref := RunRef{Repeat: repeat, Dir: dir, Seed: opts.Seed, Start: time.Now().UTC()}
-	var doc *results.Run
-	var err error
-	start := time.Now()
-	if opts.Segment.Split() {
-		// N segment processes, merged into the run's directory (segments.go)
-		if doc, err = x.runSegments(ctx, opts); doc == nil && results.ExitCode(err) != results.ExitUnfinished {
-			return ref, nil, &errAbort{fmt.Errorf("%s: %w", dir, err)}
-		}
-	} else {
-		plan, perr := runner.NewPlan(opts)
-		if perr != nil {
-			return ref, nil, &errAbort{fmt.Errorf("%s: %w", dir, perr)}
-		}
-		obs := runner.Observer(runner.Quiet{})
-		if x.o.Observer != nil {
-			obs = x.o.Observer()
-		}
-		doc, err = plan.Execute(ctx, obs, io.Discard, io.Discard)
-	}
-	ref.Seconds = time.Since(start).Seconds()
-	x.runsDone++
-	x.runSeconds += ref.Seconds
-	x.res.Totals.Runs++
-	x.res.Totals.Seconds += ref.Seconds
-	code := results.ExitCode(err)
-	ref.ExitCode = code
-	if err != nil && !errors.Is(err, results.ErrReported) {
-		ref.Error = err.Error()
-	}
-	if doc != nil {
-		ref.Status, ref.ExitCode, ref.Failures = doc.Status, doc.ExitCode, doc.Failures
-		if doc.Totals != nil {
-			ref.ThroughputPerS = doc.Totals.ThroughputPerS
-		}
-		if doc.Telemetry != nil {
-			ref.Saturation = doc.Telemetry.Saturation
-		}
-	}
-	switch code {
-	case results.ExitOK, results.ExitCheckFailed:
-		if doc != nil && len(doc.Summary) > 0 {
-			ref.Measured = true
-			x.res.Totals.Measured++
-			return ref, slo.FromRun(doc), nil
-		}
-		return ref, nil, nil
-	case results.ExitUnfinished:
-		x.res.Totals.Unfinished++
-		return ref, nil, nil
-	}
-	return ref, nil, &errAbort{fmt.Errorf("run %s: %w", dir, err)}
-}
-
-func (x *executor) progressStart(c *Combination, what string) {
-	n := x.runsDone + 1
-	total := ""
-	if x.remaining != nil {
-		total = fmt.Sprintf("/%d", x.runsDone+1+x.remaining()) // this run is already counted as started
-	}
-	fmt.Fprintf(x.o.Stderr, "[%d%s] %s %s, %s ...", n, total, c.ID, c.Label, what)
-}
-
-func (x *executor) progressDone(ref RunRef, extra string) {
-	eta := ""
-	if x.remaining != nil && x.runsDone > 0 {
-		per := x.runSeconds / float64(x.runsDone) * float64(time.Second)
-		if left := x.remaining(); left > 0 {
-			eta = fmt.Sprintf(", ETA %s", time.Duration(float64(left)*per).Round(time.Second))
-			if x.upTo != nil {
-				if most := x.upTo(); most > left {
-					eta += fmt.Sprintf(" (at most %s if the CI narrows slowly)", time.Duration(float64(most)*per).Round(time.Second))
-				}
-			}
-		}
-	}
-	status := ref.Status
-	if status == "" {
-		status = "error"
-	}
-	if ref.Measured {
-		fmt.Fprintf(x.o.Stderr, " %.1f ops/s (%.1fs, %s%s%s)\n", ref.ThroughputPerS, ref.Seconds, status, extra, eta)
-		return
-	}
-	msg := ref.Error
-	if msg == "" && len(ref.Failures) > 0 {
-		msg = ref.Failures[0]
-	}
-	fmt.Fprintf(x.o.Stderr, " %s, exit %d: %s%s\n", status, ref.ExitCode, msg, eta)
-}
-
-// finish computes the statistics and verdicts, writes every file, prints
-// the table and returns the experiment's exit status.
-func (x *executor) finish(ctx context.Context, runErr error) (*Result, error) {
-	r := x.res
-	x.remaining, x.upTo = nil, nil
-	sloFailed := 0
-	for ci := range r.Combinations {
-		cr := &r.Combinations[ci]
-		if r.Kind == KindMatrix && x.s.Repeats.Fixed == 0 {
-			st := Summarize(x.ruleValues(ci))
-			conv := st.CIHalfPct != nil && *st.CIHalfPct <= 100*x.s.Repeats.UntilCIWithin
-			cr.Converged, cr.CIHalfPct = &conv, st.CIHalfPct
-			if !conv && len(cr.Runs) > 0 && runErr == nil {
-				r.Notes = append(r.Notes, fmt.Sprintf("%s %s: the CI did not reach %g%% within %d repeats", cr.ID, cr.Label, 100*x.s.Repeats.UntilCIWithin, x.s.Repeats.Max))
-			}
-		}
-		if len(x.exprs) == 0 || r.Kind == KindKnee || len(cr.Runs) == 0 {
-			continue
-		}
-		pass := false
-		if tables := x.tables[ci]; len(tables) > 0 {
-			cr.SLO, pass = slo.Check(x.exprs, meanTable(tables))
-		} else {
-			cr.SLO = []slo.Outcome{{SLO: strings.Join(r.SLO, ", "), Detail: "no run was measured"}}
-		}
-		cr.SLOPass = &pass
-		if !pass {
-			sloFailed++
-			for _, o := range cr.SLO {
-				if !o.Pass {
-					r.Failures = append(r.Failures, fmt.Sprintf("%s %s: SLO %s: %s", cr.ID, cr.Label, o.SLO, o.Detail))
-				}
-			}
-		}
-	}
-	checkFailed := 0
-	for _, cr := range r.Combinations {
-		for _, run := range cr.Runs {
-			if run.ExitCode == results.ExitCheckFailed {
-				checkFailed++
-				for _, f := range run.Failures {
-					r.Failures = append(r.Failures, fmt.Sprintf("%s %s: %s", cr.ID, run.Dir, f))
-				}
-			}
-		}
-	}
-	if r.Kind == KindMatrix {
-		r.Comparison = compare(r.Combinations, x.tables)
-	}
-	code := results.ExitOK
-	var err error
-	switch {
-	case ctx.Err() != nil || results.ExitCode(runErr) == results.ExitInterrupted:
-		code, err = results.ExitInterrupted, results.WithCode(results.ExitInterrupted, errors.New("experiment interrupted; the runs so far are in "+x.dir))
-	case runErr != nil:
-		code, err = results.ExitCode(runErr), runErr
-	case r.Totals.Unfinished > 0:
-		code, err = results.ExitUnfinished, results.WithCode(results.ExitUnfinished, fmt.Errorf("%d of %d runs could not finish (their run.json says why)", r.Totals.Unfinished, r.Totals.Runs))
-	case sloFailed > 0 || checkFailed > 0 || kneeFailed(r):
-		code = results.ExitCheckFailed
-		err = results.WithCode(code, fmt.Errorf("%s", failSummary(sloFailed, checkFailed, r)))
-	}
-	r.Status = map[int]string{results.ExitOK: results.StatusOK, results.ExitInterrupted: results.StatusInterrupted}[code]
-	if r.Status == "" {
-		r.Status = results.StatusFailed
-	}
-	r.ExitCode = code
-	if err != nil {
-		r.Error = err.Error()
-	}
-	end := time.Now().UTC()
-	r.End = &end
-	if werr := x.save(); werr != nil && err == nil {
-		err = results.WithCode(results.ExitUnfinished, werr)
-	}
-	WriteTable(x.o.Stdout, r)
-	// the page of everything measured so far, also after an interruption
-	if page, rerr := report.WriteExperiment(x.dir, ""); rerr != nil {
-		fmt.Fprintf(x.o.Stderr, "warning: report.html: %v (scalelab report %s makes it again)\n", rerr, x.dir)
-	} else {
-		fmt.Fprintf(x.o.Stdout, "report: %s\n", page)
-	}
-	fmt.Fprintf(x.o.Stdout, "results: %s\n", x.dir)
-	return r, err
-}
-
-func failSummary(sloFailed, checkFailed int, r *Result) string {
-	var parts []string
-	if sloFailed > 0 {
-		parts = append(parts, fmt.Sprintf("the SLO failed for %d of %d combinations", sloFailed, len(r.Combinations)))
-	}
-	if checkFailed > 0 {
-		parts = append(parts, fmt.Sprintf("%d runs failed a check", checkFailed))
-	}
-	if kneeFailed(r) {
-		parts = append(parts, "the SLO failed even at the lowest load searched")
-	}
-	return strings.Join(parts, "; ")
-}
-
-// sanitize makes a name safe for a directory.
-func sanitize(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
-			return r
-		}
-		return '-'
-	}, s)
-	if s == "" || strings.Trim(s, ".") == "" {
-		return "experiment"
-	}
-	return s
-}

@@ -2,18 +2,15 @@ package experiment
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/scalelab/scalelab/engine"
-	"github.com/scalelab/scalelab/runner"
-	"github.com/scalelab/scalelab/scenario"
-	"github.com/scalelab/scalelab/segment"
-	"github.com/scalelab/scalelab/setting"
-
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/setting"
 )
 
 // Combination is one point of the matrix: a level of every factor, and
@@ -65,32 +62,7 @@ func (s *Spec) matrix(d *decoder) []*Combination {
 	case "max_changed":
 		vectors = s.changedVectors(s.Combos.MaxChanged, maxCombinations+1)
 	default:
-		total := 1
-		for _, f := range s.Factors {
-			total *= len(f.Levels)
-			if total > maxCombinations {
-				break
-			}
-		}
-		if total > maxCombinations {
-			break
-		}
-		idx := make([]int, len(s.Factors))
-		for {
-			vectors = append(vectors, append([]int(nil), idx...))
-			k := len(idx) - 1
-			for k >= 0 {
-				idx[k]++
-				if idx[k] < len(s.Factors[k].Levels) {
-					break
-				}
-				idx[k] = 0
-				k--
-			}
-			if k < 0 {
-				break
-			}
-		}
+		vectors = s.fullVectors()
 	}
 	for len(names) < len(vectors) {
 		names, poss = append(names, ""), append(poss, Pos{})
@@ -119,6 +91,35 @@ func (s *Spec) matrix(d *decoder) []*Combination {
 		s.markBaseline(d, out, vectors)
 	}
 	return out
+}
+
+// fullVectors lists every level vector, the last factor's level changing
+// fastest; none when there are more than maxCombinations.
+func (s *Spec) fullVectors() [][]int {
+	total := 1
+	for _, f := range s.Factors {
+		total *= len(f.Levels)
+		if total > maxCombinations {
+			return nil
+		}
+	}
+	var vectors [][]int
+	idx := make([]int, len(s.Factors))
+	for {
+		vectors = append(vectors, append([]int(nil), idx...))
+		k := len(idx) - 1
+		for k >= 0 {
+			idx[k]++
+			if idx[k] < len(s.Factors[k].Levels) {
+				break
+			}
+			idx[k] = 0
+			k--
+		}
+		if k < 0 {
+			return vectors
+		}
+	}
 }
 
 // maxCombinations bounds the matrix.
@@ -174,12 +175,7 @@ func (s *Spec) resolve(d *decoder, sel Selection, field string) ([]int, bool) {
 	for _, f := range s.Factors {
 		fnames = append(fnames, f.Name)
 	}
-	keys := make([]string, 0, len(sel.Levels))
-	for k := range sel.Levels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, name := range keys {
+	for _, name := range slices.Sorted(maps.Keys(sel.Levels)) {
 		label := sel.Levels[name]
 		fi := -1
 		for i, f := range s.Factors {
@@ -221,33 +217,44 @@ func (s *Spec) resolve(d *decoder, sel Selection, field string) ([]int, bool) {
 	return v, ok
 }
 
+// assigned is what one combination sets, key by key, with the factor
+// that sets each ("" for the file's own keys), in the order first set.
+type assigned struct {
+	by    map[string]assignedBy
+	order []string
+}
+
+type assignedBy struct {
+	a      Assign
+	factor string
+}
+
+// put sets a key; two factors setting one key to different values is an
+// error (false).
+func (as *assigned) put(d *decoder, a Assign, factor string) bool {
+	prev, ok := as.by[a.Key]
+	if ok && prev.factor != "" && factor != "" && prev.a.Value != a.Value {
+		d.errAt(a.Pos, "factors."+factor, "%s is set by factor %s too (to %q); one combination cannot set it twice", a.Key, prev.factor, prev.a.Value)
+		return false
+	}
+	if !ok {
+		as.order = append(as.order, a.Key)
+	}
+	as.by[a.Key] = assignedBy{a, factor}
+	return true
+}
+
 // combination merges the file's settings with a level of every factor.
 func (s *Spec) combination(d *decoder, v []int, name string, pos Pos) *Combination {
 	c := &Combination{Label: name, pos: pos}
-	var labels, changed []string
-	type src struct {
-		a      Assign
-		factor string
-	}
-	set := map[string]src{}
-	var order []string
-	put := func(a Assign, factor string) bool {
-		if prev, ok := set[a.Key]; ok && prev.factor != "" && factor != "" && prev.a.Value != a.Value {
-			d.errAt(a.Pos, "factors."+factor, "%s is set by factor %s too (to %q); one combination cannot set it twice", a.Key, prev.factor, prev.a.Value)
-			return false
-		}
-		if _, ok := set[a.Key]; !ok {
-			order = append(order, a.Key)
-		}
-		set[a.Key] = src{a, factor}
-		return true
-	}
+	as := &assigned{by: map[string]assignedBy{}}
 	for _, a := range s.Load {
-		put(a, "")
+		as.put(d, a, "")
 	}
 	if s.Engine.Set {
-		put(Assign{Key: "engine", Value: s.Engine.Text, Pos: s.Engine.Pos}, "")
+		as.put(d, Assign{Key: "engine", Value: s.Engine.Text, Pos: s.Engine.Pos}, "")
 	}
+	var labels, changed []string
 	for fi, li := range v {
 		f := s.Factors[fi]
 		l := f.Levels[li]
@@ -260,46 +267,66 @@ func (s *Spec) combination(d *decoder, v []int, name string, pos Pos) *Combinati
 			}
 		}
 		for _, a := range l.Assigns {
-			if !put(a, f.Name) {
+			if !as.put(d, a, f.Name) {
 				return nil
 			}
 		}
 	}
 	if c.Label == "" {
-		switch {
-		case s.Combos.Mode == "max_changed" && len(changed) == 0:
-			c.Label = "default"
-		case s.Combos.Mode == "max_changed":
-			c.Label = strings.Join(changed, " + ")
-		case len(labels) == 0:
-			c.Label = "default"
-		default:
-			c.Label = strings.Join(labels, " ")
-		}
+		c.Label = s.label(labels, changed)
 	}
 	c.Engine = s.DefaultEngine()
-	if e, ok := set["engine"]; ok {
+	if e, ok := as.by["engine"]; ok {
 		c.Engine = e.a.Value
 	}
+	if !s.place(d, c, as) {
+		return nil
+	}
+	c.Cache = s.cacheCluster(c.Tiers)
+	return c
+}
+
+// label names a combination the file does not name: by the levels it
+// changes (max_changed), else by the level of every factor.
+func (s *Spec) label(labels, changed []string) string {
+	switch {
+	case s.Combos.Mode == "max_changed" && len(changed) == 0:
+		return "default"
+	case s.Combos.Mode == "max_changed":
+		return strings.Join(changed, " + ")
+	case len(labels) == 0:
+		return "default"
+	}
+	return strings.Join(labels, " ")
+}
+
+// place puts what a combination sets where its runs take it: settings,
+// load fields, tiers, its app cluster and its store cluster. A setting of
+// another engine than the combination's is an error (false).
+func (s *Spec) place(d *decoder, c *Combination, as *assigned) bool {
 	engines := s.engineNames()
+	other := func(key string) (string, bool) {
+		p, _, _ := strings.Cut(key, ".")
+		return p, contains(engines, p) && p != c.Engine
+	}
 	for _, a := range s.Settings {
-		if p, _, _ := strings.Cut(a.Key, "."); contains(engines, p) && p != c.Engine {
+		if _, ok := other(a.Key); ok {
 			continue // another engine's setting
 		}
-		if e, ok := set[a.Key]; ok && e.factor != "" {
+		if e, ok := as.by[a.Key]; ok && e.factor != "" {
 			continue // a level sets it
 		}
 		c.Sets = append(c.Sets, a.Key+"="+a.Value)
 	}
 	var cl map[string]string
 	appLevels := map[string]string{}
-	for _, k := range order {
-		e := set[k]
+	for _, k := range as.order {
+		e := as.by[k]
 		switch keyKind(k) {
 		case "setting":
-			if p, _, _ := strings.Cut(k, "."); contains(engines, p) && p != c.Engine {
+			if p, ok := other(k); ok {
 				d.errAt(e.a.Pos, "factors."+e.factor, "combination %q: %s is a setting of engine %s, but the combination runs engine %s; list the combinations explicitly (combinations: [...])", c.Label, k, p, c.Engine)
-				return nil
+				return false
 			}
 			c.Sets = append(c.Sets, k+"="+e.a.Value)
 		case "load":
@@ -315,34 +342,40 @@ func (s *Spec) combination(d *decoder, v []int, name string, pos Pos) *Combinati
 			cl[k] = e.a.Value
 		}
 	}
-	for _, cs := range s.Clusters {
-		if cs.Engine == c.Engine {
-			cp := cs
-			c.Cluster = &cp
-		}
-	}
-	if cl != nil {
-		if c.Cluster == nil {
-			c.Cluster = &ClusterSpec{Engine: c.Engine, Options: map[string]string{}, Timeout: 10 * time.Minute}
-		}
-		if n, ok := cl["nodes"]; ok {
-			c.Cluster.Nodes, _ = strconv.Atoi(n)
-		}
-		if n, ok := cl["replicas"]; ok {
-			c.Cluster.Replicas, _ = strconv.Atoi(n)
-		}
-		if h, ok := cl["heap"]; ok {
-			c.Cluster.Heap = h
-		}
-		for k, p := range map[string]*string{"cpus": &c.Cluster.CPUs, "memory": &c.Cluster.Memory, "cpuset": &c.Cluster.CPUSet, "link": &c.Cluster.Link} {
-			if v, ok := cl[k]; ok {
-				*p = v
-			}
-		}
-	}
-	c.Cache = s.cacheCluster(c.Tiers)
+	c.Cluster = s.storeCluster(c.Engine, cl)
 	c.App = s.appCluster(c, appLevels)
-	return c
+	return true
+}
+
+// storeCluster is the local cluster of a combination's store: the file's
+// cluster of its engine with the levels' cluster fields laid over it (a
+// cluster of its own when the file has none), nil for none.
+func (s *Spec) storeCluster(eng string, levels map[string]string) *ClusterSpec {
+	var out *ClusterSpec
+	for _, cs := range s.Clusters {
+		if cs.Engine == eng {
+			cp := cs
+			out = &cp
+		}
+	}
+	if levels == nil {
+		return out
+	}
+	if out == nil {
+		out = &ClusterSpec{Engine: eng, Options: map[string]string{}, Timeout: 10 * time.Minute}
+	}
+	if n, ok := levels["nodes"]; ok {
+		out.Nodes, _ = strconv.Atoi(n)
+	}
+	if n, ok := levels["replicas"]; ok {
+		out.Replicas, _ = strconv.Atoi(n)
+	}
+	for k, p := range map[string]*string{"heap": &out.Heap, "cpus": &out.CPUs, "memory": &out.Memory, "cpuset": &out.CPUSet, "link": &out.Link} {
+		if v, ok := levels[k]; ok {
+			*p = v
+		}
+	}
+	return out
 }
 
 // DefaultEngine is the engine of a combination that no `engine:` key or
@@ -378,207 +411,4 @@ func (s *Spec) engineNames() []string {
 		names = append(names, c.Engine)
 	}
 	return names
-}
-
-// markBaseline sets every combination's reference. Without `baseline:`
-// it is the first combination; a name picks one combination; levels of
-// every factor pick one too, while levels of some factors only compare each
-// combination with the one that has those levels and its own levels of the
-// other factors (all else equal), e.g. {engine: sqlite} per test.
-func (s *Spec) markBaseline(d *decoder, combos []*Combination, vectors [][]int) {
-	single := func(ref *Combination) {
-		ref.Baseline = true
-		for _, c := range combos {
-			c.ComparedTo = ref.ID
-		}
-	}
-	b := s.Baseline
-	if b == nil {
-		single(combos[0])
-		return
-	}
-	if len(b.Levels) == 0 {
-		var labels []string
-		for _, c := range combos {
-			if c.Label == b.Name || c.ID == b.Name {
-				single(c)
-				return
-			}
-			labels = append(labels, c.Label)
-		}
-		msg := fmt.Sprintf("%q names no combination; combinations: %s", b.Name, strings.Join(labels, "; "))
-		if near := setting.Nearest(b.Name, labels); near != "" {
-			msg += fmt.Sprintf(" (did you mean %q?)", near)
-		}
-		d.errAt(b.Pos, "baseline", "%s", msg)
-		return
-	}
-	v, ok := s.resolve(d, *b, "baseline")
-	if !ok {
-		return
-	}
-	byVector := map[string]*Combination{}
-	for i, c := range combos {
-		byVector[fmt.Sprint(vectors[i])] = c
-	}
-	for i, c := range combos {
-		t := append([]int(nil), vectors[i]...)
-		for fi, f := range s.Factors {
-			if _, ok := b.Levels[f.Name]; ok {
-				t[fi] = v[fi]
-			}
-		}
-		ref, ok := byVector[fmt.Sprint(t)]
-		if !ok {
-			var want []string
-			for fi, f := range s.Factors {
-				want = append(want, f.Name+"="+f.Levels[t[fi]].Label)
-			}
-			d.errAt(b.Pos, "baseline", "combination %s (%s) has no baseline: %s does not run; add it to combinations", c.ID, c.Label, strings.Join(want, " "))
-			continue
-		}
-		c.ComparedTo = ref.ID
-		ref.Baseline = true
-	}
-}
-
-// BaselineRule describes how combinations are compared, for people.
-func (s *Spec) BaselineRule(combos []*Combination) string {
-	b := s.Baseline
-	if b != nil && len(b.Levels) > 0 && len(b.Levels) < len(s.Factors) {
-		var parts []string
-		for _, f := range s.Factors {
-			if l, ok := b.Levels[f.Name]; ok {
-				parts = append(parts, f.Name+"="+l)
-			}
-		}
-		return "the combination with " + strings.Join(parts, " ") + ", all else equal"
-	}
-	for _, c := range combos {
-		if c.Baseline {
-			return c.ID + " " + c.Label
-		}
-	}
-	return ""
-}
-
-// RunOptions are the runner options of one run of a combination; repeat
-// counts from 1 and shifts the seed (every combination of one repeat gets
-// the same seed: common random numbers).
-func (s *Spec) RunOptions(c *Combination, repeat int, out string, names ClusterNames) *runner.Options {
-	o := &runner.Options{Scenario: s.Scenario.Text, Engine: c.Engine, Target: s.Target.Text, Cluster: names.Run,
-		Sets: append([]string(nil), c.Sets...), Out: out, Drain: time.Second, Seed: 1, Given: map[string]bool{}}
-	if names.Run != "" {
-		o.Target = ""
-	}
-	for _, a := range c.Load {
-		v := strings.TrimSpace(a.Value)
-		o.Given[a.Key] = true
-		switch a.Key {
-		case "model":
-			o.Model = v
-		case "users":
-			o.Users, _ = strconv.Atoi(v)
-		case "think":
-			o.Think = v
-		case "duration":
-			o.Duration, _ = time.ParseDuration(v)
-		case "warmup":
-			o.Warmup, _ = time.ParseDuration(v)
-		case "drain":
-			o.Drain, _ = time.ParseDuration(v)
-		case "ops":
-			o.Ops, _ = strconv.ParseInt(v, 10, 64)
-		case "rate":
-			o.Rate = v
-		case "arrivals":
-			o.Arrivals = v
-		case "phases":
-			o.Phases = v
-		case "ramp_up":
-			o.RampUp, _ = time.ParseDuration(v)
-			o.Given["ramp-up"] = true
-		case "loops":
-			o.Loops, _ = strconv.Atoi(v)
-		case "seed":
-			o.Seed, _ = strconv.ParseUint(v, 10, 64)
-		case "segments":
-			n, _ := strconv.Atoi(v)
-			o.Segment = segment.Segment{Count: n}
-		case "fault":
-			if v != "none" && v != "" {
-				o.Faults = append(o.Faults, v)
-			}
-		}
-	}
-	cache := cacheTier(c.Tiers)
-	if names.Cache != "" {
-		cache.Cluster = names.Cache
-	}
-	if cache.Engine != "" || cache.Cluster != "" {
-		cache.Role = scenario.RoleCache
-		o.Tiers = append(o.Tiers, cache)
-	}
-	if repeat > 1 {
-		o.Seed += uint64(repeat - 1)
-	}
-	o.Args = commandLine(o)
-	return o
-}
-
-// commandLine is the `scalelab run` command equivalent to the options,
-// recorded in run.json.
-func commandLine(o *runner.Options) []string {
-	args := []string{"scalelab", "run", o.Scenario, "--engine", o.Engine}
-	for _, t := range o.Tiers {
-		if t.Engine != "" {
-			args = append(args, "--"+t.Role, t.Engine)
-		}
-		if t.Cluster != "" {
-			args = append(args, "--"+t.Role+"-cluster", t.Cluster)
-		}
-		if t.Target != "" {
-			args = append(args, "--"+t.Role+"-target", t.Target)
-		}
-	}
-	if o.Cluster != "" {
-		args = append(args, "--cluster", o.Cluster)
-	}
-	if o.Target != "" {
-		args = append(args, "--target", o.Target)
-	}
-	if o.Model != "" {
-		args = append(args, "--model", o.Model)
-	}
-	if o.Given["users"] {
-		args = append(args, "--users", strconv.Itoa(o.Users))
-	}
-	for _, f := range []struct{ name, v string }{{"think", o.Think}, {"rate", o.Rate}, {"arrivals", o.Arrivals}, {"phases", o.Phases}} {
-		if f.v != "" {
-			args = append(args, "--"+f.name, f.v)
-		}
-	}
-	if o.Given["ramp-up"] {
-		args = append(args, "--ramp-up", o.RampUp.String())
-	}
-	if o.Given["loops"] {
-		args = append(args, "--loops", strconv.Itoa(o.Loops))
-	}
-	if o.Duration > 0 {
-		args = append(args, "--duration", o.Duration.String())
-	}
-	if o.Warmup > 0 {
-		args = append(args, "--warmup", o.Warmup.String())
-	}
-	if o.Ops > 0 {
-		args = append(args, "--ops", strconv.FormatInt(o.Ops, 10))
-	}
-	args = append(args, "--seed", strconv.FormatUint(o.Seed, 10))
-	for _, st := range o.Sets {
-		args = append(args, "--set", st)
-	}
-	for _, f := range o.Faults {
-		args = append(args, "--fault", f)
-	}
-	return append(args, "--out", o.Out)
 }

@@ -14,182 +14,254 @@ import (
 
 func registeredEngines() []string { return engine.Names() }
 
+// validator holds what Validate learns while it checks a spec: the
+// scenario (nil when unavailable) and the engines the runs use, with
+// where the file names them.
+type validator struct {
+	s         *Spec
+	d         *decoder
+	scen      scenario.Scenario
+	used      map[string]Pos
+	usedOrder []string
+}
+
 // Validate checks the spec against this build: the scenario and engines
 // must be available, settings must exist and parse, clusters need an engine
 // that can provision them, and every combination must make a valid run. It
 // reports every problem at once (an Errors).
 func (s *Spec) Validate() error {
-	d := &decoder{file: s.File}
-	scen, scenErr := scenario.Lookup(s.Scenario.Text)
-	if scenErr != nil {
-		avail := scenario.Names()
-		msg := fmt.Sprintf("scenario %s is not available in this build; available: %s", s.Scenario.Text, strings.Join(avail, ", "))
-		if near := setting.Nearest(s.Scenario.Text, avail); near != "" {
-			msg += fmt.Sprintf(" (did you mean %q?)", near)
-		}
-		d.errAt(s.Scenario.Pos, "scenario", "%s", msg)
+	v := &validator{s: s, d: &decoder{file: s.File}, used: map[string]Pos{}}
+	v.scenario()
+	v.engines()
+	v.settings()
+	v.clusters()
+	v.app()
+	v.search()
+	if len(v.d.errs) > 0 {
+		return v.d.errs.sorted()
 	}
-	// Engines the runs use, with where the file names them.
-	used := map[string]Pos{}
-	var usedOrder []string
-	use := func(name string, pos Pos, field string) {
-		if _, ok := used[name]; ok {
-			return
-		}
-		used[name] = pos
-		usedOrder = append(usedOrder, name)
-		if _, err := engine.Lookup(name); err != nil {
-			avail := engine.Names()
-			msg := fmt.Sprintf("engine %s is not available in this build; available: %s", name, strings.Join(avail, ", "))
-			if near := setting.Nearest(name, avail); near != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", near)
-			}
-			d.errAt(pos, field, "%s", msg)
-			return
-		}
-		if scenErr == nil && !scenario.Supports(scen, name) {
-			d.errAt(pos, field, "scenario %s has no storage for engine %s; it supports: %s", scen.Name(), name, strings.Join(scen.Engines(), ", "))
-		}
+	combos := s.matrix(v.d)
+	if len(v.d.errs) > 0 {
+		return v.d.errs.sorted()
 	}
+	v.combinations(combos)
+	if len(v.d.errs) > 0 {
+		return v.d.errs.sorted()
+	}
+	return nil
+}
+
+// notAvailable is the error for a name this build lacks, with the
+// names it has and the nearest of them.
+func notAvailable(what, name string, avail []string) string {
+	msg := fmt.Sprintf("%s %s is not available in this build; available: %s", what, name, strings.Join(avail, ", "))
+	if near := setting.Nearest(name, avail); near != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", near)
+	}
+	return msg
+}
+
+// available reports whether this build has the engine.
+func available(name string) bool { _, err := engine.Lookup(name); return err == nil }
+
+// scenario looks the spec's scenario up.
+func (v *validator) scenario() {
+	scen, err := scenario.Lookup(v.s.Scenario.Text)
+	if err != nil {
+		v.d.errAt(v.s.Scenario.Pos, "scenario", "%s", notAvailable("scenario", v.s.Scenario.Text, scenario.Names()))
+		return
+	}
+	v.scen = scen
+}
+
+// use records an engine a run uses and checks that this build has it and
+// that the scenario has storage for it.
+func (v *validator) use(name string, pos Pos, field string) {
+	if _, ok := v.used[name]; ok {
+		return
+	}
+	v.used[name] = pos
+	v.usedOrder = append(v.usedOrder, name)
+	if !available(name) {
+		v.d.errAt(pos, field, "%s", notAvailable("engine", name, engine.Names()))
+		return
+	}
+	if v.scen != nil && !scenario.Supports(v.scen, name) {
+		v.d.errAt(pos, field, "scenario %s has no storage for engine %s; it supports: %s", v.scen.Name(), name, strings.Join(v.scen.Engines(), ", "))
+	}
+}
+
+// engines finds the engines the runs use: the engine factor's levels,
+// the file's engine, or the default one.
+func (v *validator) engines() {
+	s := v.s
 	engineFactor := false
 	for _, f := range s.Factors {
 		for _, l := range f.Levels {
 			for _, a := range l.Assigns {
 				if a.Key == "engine" {
 					engineFactor = true
-					use(a.Value, a.Pos, "factors."+f.Name)
+					v.use(a.Value, a.Pos, "factors."+f.Name)
 				}
 			}
 		}
 	}
 	if s.Engine.Set {
-		use(s.Engine.Text, s.Engine.Pos, "engine")
+		v.use(s.Engine.Text, s.Engine.Pos, "engine")
 	} else if !engineFactor {
 		pos, field := s.Scenario.Pos, "engine"
 		if stores := s.storeClusters(); len(stores) == 1 {
 			pos, field = stores[0].Pos, "clusters."+stores[0].Engine
 		}
-		use(s.DefaultEngine(), pos, field)
+		v.use(s.DefaultEngine(), pos, field)
 	}
-	available := func(name string) bool { _, err := engine.Lookup(name); return err == nil }
+}
 
-	// Settings: known key and a valid value for the engine or scenario
-	// that declares it.
-	check := func(a Assign, field string) {
-		prefix, _, _ := strings.Cut(a.Key, ".")
-		var specs []setting.Spec
-		switch {
-		case scenErr == nil && (prefix == scen.Name() || scenario.Declares(scen, a.Key)):
-			// the scenario's keys, its own and those it shares (cache.mode)
-			specs = scen.Settings()
-		case prefix == s.Scenario.Text:
-			return // scenario unavailable: reported above
-		default:
-			if e, err := engine.Lookup(prefix); err == nil {
-				// An engine's setting, checked even when no run uses the
-				// engine (a profile may have taken it out).
-				specs = e.Settings()
-				break
-			}
-			if _, ok := used[prefix]; ok {
-				return // the engine is unavailable: reported above
-			}
-			var all []string
-			owners := []string{"scenario " + s.Scenario.Text}
-			if scenErr == nil {
-				for _, sp := range scen.Settings() {
-					all = append(all, sp.Key)
-				}
-			}
-			for _, name := range usedOrder {
-				owners = append(owners, "engine "+name)
-				if e, err := engine.Lookup(name); err == nil {
-					for _, sp := range e.Settings() {
-						all = append(all, sp.Key)
-					}
-				}
-			}
-			msg := fmt.Sprintf("setting %q belongs to none of this experiment's scenario and engines (%s)", a.Key, strings.Join(owners, ", "))
-			if near := setting.Nearest(a.Key, all); near != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", near)
-			}
-			d.errAt(a.Pos, field, "%s", msg)
-			return
-		}
-		set := setting.NewSet(specs...)
-		if err := set.SetValue(a.Key, a.Value); err != nil {
-			d.errAt(a.Pos, field, "%v", err)
-		}
+// settings checks every setting the file and its factors give: a known
+// key and a valid value for the engine or scenario that declares it.
+func (v *validator) settings() {
+	for _, a := range v.s.Settings {
+		v.setting(a, "settings."+a.Key)
 	}
-	for _, a := range s.Settings {
-		check(a, "settings."+a.Key)
-	}
-	for _, f := range s.Factors {
+	for _, f := range v.s.Factors {
 		for _, l := range f.Levels {
 			for _, a := range l.Assigns {
 				if keyKind(a.Key) == "setting" {
-					check(a, "factors."+f.Name)
+					v.setting(a, "factors."+f.Name)
 				}
 			}
 		}
 	}
-	caches := s.cacheEngines()
-	for _, c := range s.Clusters {
+}
+
+// setting checks one setting.
+func (v *validator) setting(a Assign, field string) {
+	prefix, _, _ := strings.Cut(a.Key, ".")
+	var specs []setting.Spec
+	switch {
+	case v.scen != nil && (prefix == v.scen.Name() || scenario.Declares(v.scen, a.Key)):
+		// the scenario's keys, its own and those it shares (cache.mode)
+		specs = v.scen.Settings()
+	case prefix == v.s.Scenario.Text:
+		return // scenario unavailable: reported already
+	default:
+		e, err := engine.Lookup(prefix)
+		if err != nil {
+			if _, ok := v.used[prefix]; !ok {
+				v.d.errAt(a.Pos, field, "%s", v.unknownSetting(a.Key))
+			} // else the engine is unavailable: reported already
+			return
+		}
+		// An engine's setting, checked even when no run uses the engine
+		// (a profile may have taken it out).
+		specs = e.Settings()
+	}
+	set := setting.NewSet(specs...)
+	if err := set.SetValue(a.Key, a.Value); err != nil {
+		v.d.errAt(a.Pos, field, "%v", err)
+	}
+}
+
+// unknownSetting is the error for a setting no scenario or engine of the
+// experiment declares.
+func (v *validator) unknownSetting(key string) string {
+	var all []string
+	owners := []string{"scenario " + v.s.Scenario.Text}
+	if v.scen != nil {
+		for _, sp := range v.scen.Settings() {
+			all = append(all, sp.Key)
+		}
+	}
+	for _, name := range v.usedOrder {
+		owners = append(owners, "engine "+name)
+		if e, err := engine.Lookup(name); err == nil {
+			for _, sp := range e.Settings() {
+				all = append(all, sp.Key)
+			}
+		}
+	}
+	msg := fmt.Sprintf("setting %q belongs to none of this experiment's scenario and engines (%s)", key, strings.Join(owners, ", "))
+	if near := setting.Nearest(key, all); near != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", near)
+	}
+	return msg
+}
+
+// clusters checks that a run uses each cluster's engine and that the
+// engine can provision one.
+func (v *validator) clusters() {
+	caches := v.s.cacheEngines()
+	for _, c := range v.s.Clusters {
 		field := "clusters." + c.Engine
-		if _, ok := used[c.Engine]; !ok && !caches[c.Engine] {
-			d.errAt(c.Pos, field, "no run uses engine %s, as its store or its cache (a `cache: %s` level); engines of this experiment: %s", c.Engine, c.Engine, strings.Join(usedOrder, ", "))
+		if _, ok := v.used[c.Engine]; !ok && !caches[c.Engine] {
+			v.d.errAt(c.Pos, field, "no run uses engine %s, as its store or its cache (a `cache: %s` level); engines of this experiment: %s", c.Engine, c.Engine, strings.Join(v.usedOrder, ", "))
 			continue
 		}
 		if available(c.Engine) {
 			if _, err := cluster.ForEngine(c.Engine); err != nil {
-				d.errAt(c.Pos, field, "%v", err)
+				v.d.errAt(c.Pos, field, "%v", err)
 			}
 		}
 	}
-	if s.App != nil && scenErr == nil {
-		if _, ok := scen.(scenario.Server); !ok {
-			d.errAt(s.App.Pos, "app", "scenario %s is not a web application: an app tier serves records or mhealth", scen.Name())
+}
+
+// serves reports whether the scenario can stand behind an app tier
+// (true when it is unavailable: that is reported already).
+func (v *validator) serves() bool {
+	if v.scen == nil {
+		return true
+	}
+	_, ok := v.scen.(scenario.Server)
+	return ok
+}
+
+// app checks that an app tier serves a web application.
+func (v *validator) app() {
+	if v.s.App != nil && !v.serves() {
+		v.d.errAt(v.s.App.Pos, "app", "scenario %s is not a web application: an app tier serves records or mhealth", v.scen.Name())
+	}
+}
+
+// search checks a knee search: an SLO to break, the load model its load
+// needs, and no factor varying that load.
+func (v *validator) search() {
+	s := v.s
+	if s.Search == nil {
+		return
+	}
+	if len(s.SLO) == 0 {
+		v.d.errAt(s.Search.Pos, "search", "a knee search needs an slo to find where it breaks, e.g. `slo: p95 < 1s`")
+	}
+	model := ""
+	for _, a := range s.Load {
+		if a.Key == "model" {
+			model = a.Value
 		}
 	}
-	if len(s.SLO) == 0 && s.Search != nil {
-		d.errAt(s.Search.Pos, "search", "a knee search needs an slo to find where it breaks, e.g. `slo: p95 < 1s`")
+	if want := map[string]string{"users": "closed", "rate": "rate"}[s.Search.On]; model != "" && model != want {
+		v.d.errAt(s.Search.Pos, "search.on", "a search on %s needs the %s model, but load.model is %s", s.Search.On, want, model)
 	}
-	if s.Search != nil {
-		model := ""
-		for _, a := range s.Load {
-			if a.Key == "model" {
-				model = a.Value
-			}
-		}
-		if want := map[string]string{"users": "closed", "rate": "rate"}[s.Search.On]; model != "" && model != want {
-			d.errAt(s.Search.Pos, "search.on", "a search on %s needs the %s model, but load.model is %s", s.Search.On, want, model)
-		}
-		for _, f := range s.Factors {
-			if f.Name == s.Search.On {
-				d.errAt(f.Pos, "factors."+f.Name, "the knee search varies %s itself; it cannot be a factor too", f.Name)
-			}
+	for _, f := range s.Factors {
+		if f.Name == s.Search.On {
+			v.d.errAt(f.Pos, "factors."+f.Name, "the knee search varies %s itself; it cannot be a factor too", f.Name)
 		}
 	}
-	if len(d.errs) > 0 {
-		return d.errs.sorted()
-	}
-	combos := s.matrix(d)
-	if len(d.errs) > 0 {
-		return d.errs.sorted()
-	}
-	// Every combination must make a valid run; the runner says why not.
+}
+
+// combinations checks that every combination makes a valid run; the
+// runner says why not.
+func (v *validator) combinations(combos []*Combination) {
+	s := v.s
 	for _, c := range combos {
 		if c.Cluster != nil && available(c.Engine) {
 			if _, err := cluster.ForEngine(c.Engine); err != nil {
-				d.errAt(c.pos, "combination "+c.Label, "%v", err)
+				v.d.errAt(c.pos, "combination "+c.Label, "%v", err)
 				continue
 			}
 		}
-		if c.App != nil && s.App == nil && scenErr == nil {
-			if _, ok := scen.(scenario.Server); !ok {
-				d.errAt(c.pos, "combination "+c.Label, "app.* factors: scenario %s is not a web application: an app tier serves records or mhealth", scen.Name())
-				continue
-			}
+		if c.App != nil && s.App == nil && !v.serves() {
+			v.d.errAt(c.pos, "combination "+c.Label, "app.* factors: scenario %s is not a web application: an app tier serves records or mhealth", v.scen.Name())
+			continue
 		}
 		o := s.RunOptions(c, 1, filepath.Join("validate", c.ID), ClusterNames{})
 		if c.Cluster != nil || c.App != nil {
@@ -199,11 +271,7 @@ func (s *Spec) Validate() error {
 			applySearchLoad(o, s.Search.On, max(s.Search.Start, 1))
 		}
 		if _, err := runner.NewPlan(o); err != nil {
-			d.errAt(c.pos, fmt.Sprintf("combination %s (%s)", c.ID, c.Label), "%v", err)
+			v.d.errAt(c.pos, fmt.Sprintf("combination %s (%s)", c.ID, c.Label), "%v", err)
 		}
 	}
-	if len(d.errs) > 0 {
-		return d.errs.sorted()
-	}
-	return nil
 }
