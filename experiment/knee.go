@@ -10,10 +10,9 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/runner"
 	"github.com/scalelab/scalelab/slo"
-
-	"github.com/scalelab/scalelab/results"
 )
 
 // Knee, KneeStep and StepFigure are the knee search's part of
@@ -111,6 +110,7 @@ func applySearchLoad(o *runner.Options, on string, load float64) {
 	o.Args = commandLine(o)
 }
 
+// kneeGroup searches the knee of each of a group's combinations in turn.
 func (x *executor) kneeGroup(ctx context.Context, g group, names map[string]ClusterNames, sr Search) error {
 	for _, ci := range g.combos {
 		if err := x.knee(ctx, ci, names[groupKey(x.combos[ci])], sr); err != nil {
@@ -120,104 +120,128 @@ func (x *executor) kneeGroup(ctx context.Context, g group, names map[string]Clus
 	return nil
 }
 
+// kneeSearch is one combination's knee search under way.
+type kneeSearch struct {
+	x     *executor
+	ci    int
+	c     *Combination
+	names ClusterNames
+	sr    Search
+	k     *Knee                 // in the result, filled as steps end
+	steps map[float64]*KneeStep // by load
+}
+
 // knee searches one combination: the load doubles from Start until the
 // SLO breaks (or halves until it holds), then bisects the bracket.
 func (x *executor) knee(ctx context.Context, ci int, names ClusterNames, sr Search) error {
 	c := x.combos[ci]
-	k := Knee{Combination: c.ID, Label: c.Label, On: sr.On, Start: sr.Start, Max: sr.Max, Precision: sr.Precision, Repeats: sr.Repeats}
-	x.res.Knees = append(x.res.Knees, k)
-	kp := &x.res.Knees[len(x.res.Knees)-1]
-	steps := map[float64]*KneeStep{}
-	step := func(load float64) (bool, error) {
-		if st, ok := steps[load]; ok {
-			return st.Pass, nil
-		}
-		st := &KneeStep{Load: load, Order: len(steps) + 1}
-		steps[load] = st
-		var tables []slo.Table
-		for r := 1; r <= sr.Repeats; r++ {
-			dir := filepath.Join(RunsDir, fmt.Sprintf("%s-%s%s-r%02d", c.ID, sr.On, strconv.FormatFloat(load, 'f', -1, 64), r))
-			opts := x.s.RunOptions(c, r, filepath.Join(x.dir, dir), names)
-			applySearchLoad(opts, sr.On, load)
-			x.progressStart(c, fmt.Sprintf("%s %g, repeat %d/%d", sr.On, load, r, sr.Repeats))
-			ref, table, err := x.execute(ctx, opts, dir, r)
-			if err != nil {
-				return false, err
-			}
-			ref.Load = load
-			st.Runs = append(st.Runs, ref)
-			if ref.Saturation != "" {
-				st.Saturation = ref.Saturation
-			}
-			x.res.Combinations[ci].Runs = append(x.res.Combinations[ci].Runs, ref)
-			if table != nil {
-				tables = append(tables, table)
-			}
-			x.progressDone(ref, "")
-		}
-		st.Throughput = Summarize(values(tables, slo.AllOps, slo.Throughput))
-		if len(tables) == len(st.Runs) && len(tables) > 0 {
-			st.Outcomes, st.Pass = slo.Check(x.exprs, meanTable(tables))
-		} else {
-			st.Outcomes = []slo.Outcome{{SLO: "runs", Detail: fmt.Sprintf("%d of %d runs could not be measured", len(st.Runs)-len(tables), len(st.Runs))}}
-		}
-		seen := map[string]bool{}
-		for _, o := range st.Outcomes {
-			if o.Metric == "" || seen[o.Op+" "+o.Metric] {
-				continue
-			}
-			seen[o.Op+" "+o.Metric] = true
-			st.Figures = append(st.Figures, StepFigure{Op: o.Op, Metric: o.Metric, Stat: Summarize(values(tables, o.Op, o.Metric))})
-		}
-		verdict := "meets the SLO"
-		if !st.Pass {
-			verdict = "breaks the SLO"
-			for _, o := range st.Outcomes {
-				if !o.Pass {
-					verdict += ": " + o.Detail
-					break
-				}
-			}
-		}
-		fmt.Fprintf(x.o.Stderr, "  %s %g %s\n", sr.On, load, verdict)
-		x.kneeSteps(kp, steps)
-		return st.Pass, x.save()
-	}
-
-	lo, hi, err := bracket(sr, step)
+	x.res.Knees = append(x.res.Knees, Knee{Combination: c.ID, Label: c.Label, On: sr.On, Start: sr.Start, Max: sr.Max, Precision: sr.Precision, Repeats: sr.Repeats})
+	ks := &kneeSearch{x: x, ci: ci, c: c, names: names, sr: sr, k: &x.res.Knees[len(x.res.Knees)-1], steps: map[float64]*KneeStep{}}
+	lo, hi, err := bracket(sr, func(load float64) (bool, error) { return ks.step(ctx, load) })
 	if err != nil {
 		return err
 	}
-	unit := map[string]string{"users": "users", "rate": "ops/s"}[sr.On]
+	ks.conclude(lo, hi)
+	fmt.Fprintf(x.o.Stderr, "%s %s: %s\n", c.ID, c.Label, ks.k.Summary)
+	return x.save()
+}
+
+// step runs a load's repeats (once per load) and says whether it meets
+// the SLO.
+func (ks *kneeSearch) step(ctx context.Context, load float64) (bool, error) {
+	if st, ok := ks.steps[load]; ok {
+		return st.Pass, nil
+	}
+	x, c, sr := ks.x, ks.c, ks.sr
+	st := &KneeStep{Load: load, Order: len(ks.steps) + 1}
+	ks.steps[load] = st
+	var tables []slo.Table
+	for r := 1; r <= sr.Repeats; r++ {
+		dir := filepath.Join(RunsDir, fmt.Sprintf("%s-%s%s-r%02d", c.ID, sr.On, strconv.FormatFloat(load, 'f', -1, 64), r))
+		opts := x.s.RunOptions(c, r, filepath.Join(x.dir, dir), ks.names)
+		applySearchLoad(opts, sr.On, load)
+		x.progressStart(c, fmt.Sprintf("%s %g, repeat %d/%d", sr.On, load, r, sr.Repeats))
+		ref, table, err := x.execute(ctx, opts, dir, r)
+		if err != nil {
+			return false, err
+		}
+		ref.Load = load
+		st.Runs = append(st.Runs, ref)
+		if ref.Saturation != "" {
+			st.Saturation = ref.Saturation
+		}
+		x.res.Combinations[ks.ci].Runs = append(x.res.Combinations[ks.ci].Runs, ref)
+		if table != nil {
+			tables = append(tables, table)
+		}
+		x.progressDone(ref, "")
+	}
+	fmt.Fprintf(x.o.Stderr, "  %s %g %s\n", sr.On, load, x.judgeStep(st, tables))
+	x.kneeSteps(ks.k, ks.steps)
+	return st.Pass, x.save()
+}
+
+// judgeStep sets a step's figures and its SLO verdict from its measured
+// runs (a step with a run that could not be measured fails), and says it.
+func (x *executor) judgeStep(st *KneeStep, tables []slo.Table) string {
+	st.Throughput = Summarize(values(tables, slo.AllOps, slo.Throughput))
+	if len(tables) == len(st.Runs) && len(tables) > 0 {
+		st.Outcomes, st.Pass = slo.Check(x.exprs, meanTable(tables))
+	} else {
+		st.Outcomes = []slo.Outcome{{SLO: "runs", Detail: fmt.Sprintf("%d of %d runs could not be measured", len(st.Runs)-len(tables), len(st.Runs))}}
+	}
+	seen := map[string]bool{}
+	for _, o := range st.Outcomes {
+		if o.Metric == "" || seen[o.Op+" "+o.Metric] {
+			continue
+		}
+		seen[o.Op+" "+o.Metric] = true
+		st.Figures = append(st.Figures, StepFigure{Op: o.Op, Metric: o.Metric, Stat: Summarize(values(tables, o.Op, o.Metric))})
+	}
+	if st.Pass {
+		return "meets the SLO"
+	}
+	for _, o := range st.Outcomes {
+		if !o.Pass {
+			return "breaks the SLO: " + o.Detail
+		}
+	}
+	return "breaks the SLO"
+}
+
+// conclude records the knee: the highest load that meets the SLO (lo)
+// and the lowest that breaks it (hi), 0 for none, and the saturation seen
+// at the edge.
+func (ks *kneeSearch) conclude(lo, hi float64) {
+	kp := ks.k
+	unit := map[string]string{"users": "users", "rate": "ops/s"}[ks.sr.On]
+	if hi > 0 {
+		b := hi
+		kp.Broke = &b
+	}
 	switch {
 	case lo > 0:
 		v := lo
 		kp.Load = &v
-		st := steps[lo]
+		st := ks.steps[lo]
 		tp := st.Throughput
 		kp.Throughput, kp.Figures = &tp, st.Figures
 		if hi > 0 {
-			b := hi
-			kp.Broke = &b
 			kp.Summary = fmt.Sprintf("%g %s meet the SLO, %g break it", lo, unit, hi)
 		} else {
 			kp.Summary = fmt.Sprintf("the SLO holds up to the maximum searched, %g %s", lo, unit)
 		}
 	default:
-		b := hi
-		kp.Broke = &b
 		kp.Summary = fmt.Sprintf("the SLO fails even at %g %s, the lowest load tried", hi, unit)
 	}
 	at := lo
 	if hi > 0 {
 		at = hi
 	}
-	if st := steps[at]; st != nil && st.Saturation != "" {
+	if st := ks.steps[at]; st != nil && st.Saturation != "" {
 		kp.Saturation = fmt.Sprintf("at %g %s: %s", at, unit, st.Saturation)
 		kp.Summary += "; " + kp.Saturation
 	}
-	fmt.Fprintf(x.o.Stderr, "%s %s: %s\n", c.ID, c.Label, kp.Summary)
-	return x.save()
 }
 
 // roundLoad rounds a load to what a step runs: whole users, whole
@@ -240,46 +264,43 @@ func roundLoad(on string, v float64) float64 {
 // its business.
 func bracket(sr Search, step func(float64) (bool, error)) (lo, hi float64, err error) {
 	round := func(v float64) float64 { return roundLoad(sr.On, v) }
-	load := round(sr.Start)
-	pass, err := step(load)
-	if err != nil {
+	// try runs a load and moves the end of the bracket it falls on.
+	try := func(load float64) error {
+		pass, err := step(load)
+		if err != nil {
+			return err
+		}
+		if pass {
+			lo = load
+		} else {
+			hi = load
+		}
+		return nil
+	}
+	if err := try(round(sr.Start)); err != nil {
 		return 0, 0, err
 	}
-	if pass {
-		lo = load
-		for hi == 0 && lo < sr.Max {
-			next := math.Min(round(2*lo), sr.Max)
-			if next <= lo {
+	floor := 1.0
+	if sr.On == "rate" {
+		floor = sr.Start / 1024
+	}
+	// Widen until the other end is found: a passing load doubles (up to
+	// Max), a failing one halves (down to floor).
+	for lo == 0 || hi == 0 {
+		var next float64
+		if hi == 0 {
+			next = math.Min(round(2*lo), sr.Max)
+			if lo >= sr.Max || next <= lo {
 				break
 			}
-			if pass, err = step(next); err != nil {
-				return lo, hi, err
-			}
-			if pass {
-				lo = next
-			} else {
-				hi = next
-			}
-		}
-	} else {
-		hi = load
-		floor := 1.0
-		if sr.On == "rate" {
-			floor = sr.Start / 1024
-		}
-		for lo == 0 && hi > floor {
-			next := round(hi / 2)
-			if next >= hi {
+		} else {
+			next = round(hi / 2)
+			if hi <= floor || next >= hi {
 				break
 			}
-			if pass, err = step(next); err != nil {
-				return lo, hi, err
-			}
-			if pass {
-				lo = next
-			} else {
-				hi = next
-			}
+		}
+		if err := try(next); err != nil {
+			return lo, hi, err
 		}
 	}
 	for i := 0; lo > 0 && hi > 0 && i < 40; i++ {
@@ -291,13 +312,8 @@ func bracket(sr Search, step func(float64) (bool, error)) (lo, hi float64, err e
 		if mid <= lo || mid >= hi {
 			break
 		}
-		if pass, err = step(mid); err != nil {
+		if err := try(mid); err != nil {
 			return lo, hi, err
-		}
-		if pass {
-			lo = mid
-		} else {
-			hi = mid
 		}
 	}
 	return lo, hi, nil
@@ -322,6 +338,7 @@ func kneeFailed(r *Result) bool {
 	return false
 }
 
+// kneeCSV is knee.csv: a row per step and SLO figure.
 func kneeCSV(knees []Knee) []byte {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)

@@ -49,6 +49,35 @@ func (sleepProvisioner) Status(ctx context.Context, st *cluster.State) ([]cluste
 
 func init() { cluster.Register(sleepProvisioner{}) }
 
+// ycsbMemory is an experiment file of ycsb on the memory engine with
+// these settings and load (YAML flow mappings' contents), then rest.
+func ycsbMemory(settings, load, rest string) string {
+	return "scenario: ycsb\nengine: memory\nsettings: {" + settings + "}\nload: {" + load + "}\n" + rest
+}
+
+// resultsRoot is the results directory an experiment's output names.
+func resultsRoot(t *testing.T, out string) string {
+	t.Helper()
+	root := ""
+	for _, l := range strings.Split(out, "\n") {
+		if p, ok := strings.CutPrefix(l, "results: "); ok {
+			root = p
+		}
+	}
+	if root == "" {
+		t.Fatalf("no results line in:\n%s", out)
+	}
+	return root
+}
+
+// noClustersLeft fails the test when a cluster is still recorded.
+func noClustersLeft(t *testing.T, when string) {
+	t.Helper()
+	if names, _ := cluster.List(); len(names) != 0 {
+		t.Errorf("clusters left behind %s: %v", when, names)
+	}
+}
+
 // runFile parses, validates and runs an experiment into a temp directory.
 func runFile(t *testing.T, ctx context.Context, src string, o Options) (*Result, string, error) {
 	t.Helper()
@@ -83,11 +112,7 @@ func row(t *testing.T, r *Result, combo, op, metric string) Row {
 // Injected latency is `worse` with p < 0.05; the same configuration twice
 // is `no significant difference`.
 func TestLatencyIsWorseAndIdenticalIsNot(t *testing.T) {
-	src := `
-scenario: ycsb
-engine: memory
-settings: {ycsb.records: 200}
-load: {users: 2, duration: 300ms}
+	src := ycsbMemory("ycsb.records: 200", "users: 2, duration: 300ms", `
 factors:
   config:
     - {label: plain, memory.latency: 200us}
@@ -95,7 +120,7 @@ factors:
     - {label: same, memory.latency: 200us}
 repeats: 4
 slo: p95 < 1s
-`
+`)
 	// A true null is "significant" in 5 % of tests by construction; one
 	// retry makes a spurious failure of the identical-levels check a
 	// 0.25 % event.
@@ -125,31 +150,18 @@ slo: p95 < 1s
 
 func TestResultsDirectory(t *testing.T) {
 	t.Parallel()
-	src := `
-name: files
-scenario: ycsb
-engine: memory
-settings: {ycsb.records: 100}
-load: {users: 1, duration: 200ms}
+	src := "name: files\n" + ycsbMemory("ycsb.records: 100", "users: 1, duration: 200ms", `
 factors:
   users: [1, 2]
 repeats: 2
 order: grouped
 slo: [p95 < 1s, "errors < 1%"]
-`
+`)
 	_, out, err := runFile(t, context.Background(), src, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := ""
-	for _, l := range strings.Split(out, "\n") {
-		if p, ok := strings.CutPrefix(l, "results: "); ok {
-			root = p
-		}
-	}
-	if root == "" {
-		t.Fatal("no results line")
-	}
+	root := resultsRoot(t, out)
 	for _, f := range []string{ResultFile, ComparisonCSVFile, ComparisonJSONFile, SpecFile, results.ReportFile} {
 		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
 			t.Errorf("missing %s", f)
@@ -208,14 +220,10 @@ slo: [p95 < 1s, "errors < 1%"]
 
 func TestSLOFailureExits1(t *testing.T) {
 	t.Parallel()
-	src := `
-scenario: ycsb
-engine: memory
-settings: {ycsb.records: 100, memory.latency: 1ms}
-load: {users: 1, duration: 200ms}
+	src := ycsbMemory("ycsb.records: 100, memory.latency: 1ms", "users: 1, duration: 200ms", `
 repeats: 2
 slo: p50 < 100us for read
-`
+`)
 	r, out, err := runFile(t, context.Background(), src, Options{})
 	if results.ExitCode(err) != results.ExitCheckFailed || r.Status != results.StatusFailed || r.ExitCode != 1 {
 		t.Fatalf("exit %d (%v), status %s", results.ExitCode(err), err, r.Status)
@@ -227,16 +235,12 @@ slo: p50 < 100us for read
 
 func TestAdaptiveRepeats(t *testing.T) {
 	t.Parallel()
-	src := `
-scenario: ycsb
-engine: memory
-settings: {ycsb.records: 100, memory.latency: 1ms}
-load: {users: 2, duration: 200ms}
+	src := ycsbMemory("ycsb.records: 100, memory.latency: 1ms", "users: 2, duration: 200ms", `
 factors:
   users: [1, 2]
 repeats: {until_ci_within: 25%, min: 2, max: 5, metric: p50, op: read}
 order: randomized
-`
+`)
 	r, _, err := runFile(t, context.Background(), src, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -261,18 +265,14 @@ order: randomized
 // stopped after, none left running.
 func TestClusterLevels(t *testing.T) {
 	t.Setenv("SCALELAB_HOME", t.TempDir())
-	src := `
-scenario: ycsb
-engine: memory
-settings: {ycsb.records: 100}
-load: {users: 1, duration: 200ms}
+	src := ycsbMemory("ycsb.records: 100", "users: 1, duration: 200ms", `
 clusters:
   memory: {heap: 64m}
 factors:
   nodes: [1, 2]
   users: [1, 2]
 repeats: 2
-`
+`)
 	r, _, err := runFile(t, context.Background(), src, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -285,9 +285,7 @@ repeats: 2
 			t.Errorf("cluster %+v", c)
 		}
 	}
-	if names, _ := cluster.List(); len(names) != 0 {
-		t.Errorf("clusters left behind: %v", names)
-	}
+	noClustersLeft(t, "after the runs")
 	if !strings.Contains(strings.Join(r.Notes, " "), "interleaved within each cluster group (2 groups)") {
 		t.Errorf("notes %q", r.Notes)
 	}
@@ -308,29 +306,21 @@ repeats: 2
 	if c1, c3 := r.Combinations[0], r.Combinations[2]; !c3.Runs[0].Start.Before(c1.Runs[1].Start) {
 		t.Errorf("not interleaved across clusters: c03 r1 %v, c01 r2 %v", c3.Runs[0].Start, c1.Runs[1].Start)
 	}
-	if names, _ := cluster.List(); len(names) != 0 {
-		t.Errorf("clusters left behind: %v", names)
-	}
+	noClustersLeft(t, "after the runs")
 }
 
 func TestClusterFailureAndInterrupt(t *testing.T) {
 	t.Setenv("SCALELAB_HOME", t.TempDir())
-	src := `
-scenario: ycsb
-engine: memory
-settings: {ycsb.records: 100}
-load: {users: 1, duration: 200ms}
+	src := ycsbMemory("ycsb.records: 100", "users: 1, duration: 200ms", `
 clusters:
   memory: {nodes: 2, options: {fail: "yes"}}
 repeats: 1
-`
+`)
 	r, _, err := runFile(t, context.Background(), src, Options{})
 	if results.ExitCode(err) != results.ExitUnfinished || r.Status != results.StatusFailed || !strings.Contains(r.Error, "injected failure") {
 		t.Fatalf("failing cluster: %v %+v", err, r)
 	}
-	if names, _ := cluster.List(); len(names) != 0 {
-		t.Errorf("failed cluster left behind: %v", names)
-	}
+	noClustersLeft(t, "after a failed start")
 
 	// Ctrl-C during the second run: exit 3, the cluster stopped.
 	src = strings.Replace(src, `, options: {fail: "yes"}`, "", 1)
@@ -351,9 +341,7 @@ repeats: 1
 	if len(r.Clusters) != 1 || !r.Clusters[0].Stopped {
 		t.Errorf("cluster after interrupt %+v", r.Clusters)
 	}
-	if names, _ := cluster.List(); len(names) != 0 {
-		t.Errorf("clusters left behind after interrupt: %v", names)
-	}
+	noClustersLeft(t, "after an interrupt")
 }
 
 func TestBracket(t *testing.T) {
@@ -392,14 +380,10 @@ func TestKneeSearchRuns(t *testing.T) {
 	// "throughput below 1500/s" holds for 1 and 2 users and breaks by 8 on
 	// a quiet machine; a starved one (sleeps overshooting) may need more
 	// users to break it, hence max 64.
-	src := `
-scenario: ycsb
-engine: memory
-settings: {ycsb.records: 100, memory.latency: 2ms}
-load: {users: 1, duration: 300ms}
+	src := ycsbMemory("ycsb.records: 100, memory.latency: 2ms", "users: 1, duration: 300ms", `
 slo: throughput < 1500/s
 search: {on: users, start: 1, max: 64, repeats: 2, precision: 50%}
-`
+`)
 	r, out, err := runFile(t, context.Background(), src, Options{})
 	if err != nil {
 		t.Fatalf("knee: %v", err)
@@ -429,12 +413,7 @@ search: {on: users, start: 1, max: 64, repeats: 2, precision: 50%}
 	if !strings.Contains(out, "knee: ") || !strings.Contains(out, "break it") {
 		t.Errorf("table:\n%s", out)
 	}
-	root := ""
-	for _, l := range strings.Split(out, "\n") {
-		if p, ok := strings.CutPrefix(l, "results: "); ok {
-			root = p
-		}
-	}
+	root := resultsRoot(t, out)
 	if b, err := os.ReadFile(filepath.Join(root, KneeCSVFile)); err != nil || !bytes.HasPrefix(b, []byte("combination,label,on,load,pass")) {
 		t.Errorf("knee.csv: %v %q", err, b)
 	}
@@ -442,21 +421,17 @@ search: {on: users, start: 1, max: 64, repeats: 2, precision: 50%}
 
 func TestCheckDir(t *testing.T) {
 	t.Parallel()
-	src := `
-scenario: ycsb
-engine: memory
-settings: {ycsb.records: 100, memory.latency: 1ms}
-load: {users: 1, duration: 200ms}
+	src := ycsbMemory("ycsb.records: 100, memory.latency: 1ms", "users: 1, duration: 200ms", `
 factors:
   users: [1, 2]
 repeats: 2
 slo: p50 < 1s
-`
+`)
 	r, out, err := runFile(t, context.Background(), src, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := strings.TrimSpace(out[strings.LastIndex(out, "results: ")+len("results: "):])
+	root := resultsRoot(t, out)
 	g, err := CheckDir(root, nil)
 	if err != nil || !g.Pass || len(g.Items) != 2 || g.Kind != KindMatrix {
 		t.Fatalf("experiment gate %+v %v", g, err)

@@ -26,6 +26,16 @@ func mustParse(t *testing.T, src string) *Spec {
 	return s
 }
 
+// mustMatrix is the spec's combinations; n >= 0 is how many there must be.
+func mustMatrix(t *testing.T, s *Spec, n int) []*Combination {
+	t.Helper()
+	combos, err := s.Matrix()
+	if err != nil || (n >= 0 && len(combos) != n) {
+		t.Fatalf("matrix: %d combinations, want %d: %v", len(combos), n, err)
+	}
+	return combos
+}
+
 func TestParseFull(t *testing.T) {
 	t.Parallel()
 	s := mustParse(t, `
@@ -64,10 +74,7 @@ results: out/demo
 	if len(s.SLO) != 2 || s.SLO[0].Expr.Op != "read" {
 		t.Errorf("slo %+v", s.SLO)
 	}
-	combos, err := s.Matrix()
-	if err != nil {
-		t.Fatal(err)
-	}
+	combos := mustMatrix(t, s, -1)
 	if len(combos) != 4 {
 		t.Fatalf("%d combinations, want 4", len(combos))
 	}
@@ -187,10 +194,7 @@ clusters:
 factors:
   link: ["delay=1ms", "delay=5ms; node2:loss=1%"]
 `)
-	combos, err := s.Matrix()
-	if err != nil {
-		t.Fatal(err)
-	}
+	combos := mustMatrix(t, s, -1)
 	if len(combos) != 2 || combos[0].Cluster == nil || combos[1].Cluster == nil {
 		t.Fatalf("combinations %+v", combos)
 	}
@@ -215,10 +219,7 @@ factors:
   d: [{label: off}, {label: on, ycsb.workload: b}]
 combinations: {max_changed: 3}
 `)
-	combos, err := s.Matrix()
-	if err != nil {
-		t.Fatal(err)
-	}
+	combos := mustMatrix(t, s, -1)
 	if len(combos) != 1+4+6+4 {
 		t.Fatalf("%d combinations, want 15", len(combos))
 	}
@@ -239,11 +240,8 @@ combinations:
   - {engine: sqlite, users: 4}
 baseline: fast
 `)
-	combos, err = s.Matrix()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(combos) != 2 || combos[0].Label != "fast" || !combos[0].Baseline || combos[0].Engine != "memory" || combos[1].Label != "engine=sqlite users=4" {
+	combos = mustMatrix(t, s, 2)
+	if combos[0].Label != "fast" || !combos[0].Baseline || combos[0].Engine != "memory" || combos[1].Label != "engine=sqlite users=4" {
 		t.Errorf("list %+v %+v", combos[0], combos[1])
 	}
 
@@ -256,10 +254,7 @@ factors:
   engine: [sqlite, memory]
 baseline: {engine: sqlite}
 `)
-	combos, err = s.Matrix()
-	if err != nil {
-		t.Fatal(err)
-	}
+	combos = mustMatrix(t, s, -1)
 	var got []string
 	for _, c := range combos {
 		got = append(got, fmt.Sprintf("%s>%s:%v", c.ID, c.ComparedTo, c.Baseline))
@@ -486,10 +481,7 @@ func TestClusterImpliesEngine(t *testing.T) {
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	combos, err := s.Matrix()
-	if err != nil {
-		t.Fatal(err)
-	}
+	combos := mustMatrix(t, s, -1)
 	if len(combos) != 1 || combos[0].Engine != "postgres" || combos[0].Cluster == nil || combos[0].Cluster.Engine != "postgres" {
 		t.Errorf("combination %+v: want engine postgres on its cluster", combos[0])
 	}

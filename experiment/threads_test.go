@@ -20,10 +20,7 @@ load:
 factors:
   loops: [10, 100]
 `)
-	combos, err := s.Matrix()
-	if err != nil || len(combos) != 2 {
-		t.Fatalf("combinations %d: %v", len(combos), err)
-	}
+	combos := mustMatrix(t, s, 2)
 	o := s.RunOptions(combos[1], 1, "dir", ClusterNames{})
 	if o.Model != "threads" || o.RampUp != 2*time.Second || o.Loops != 100 || !o.Given["ramp-up"] || !o.Given["loops"] {
 		t.Errorf("run options: model %q ramp-up %s loops %d given %v", o.Model, o.RampUp, o.Loops, o.Given)

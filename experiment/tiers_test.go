@@ -145,9 +145,6 @@ func matrixOf(t *testing.T, name, src string, n int) (*Spec, []*Combination) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	combos, err := s.Matrix()
-	if err != nil || len(combos) != n {
-		t.Fatalf("matrix %v, %v", combos, err)
-	}
+	combos := mustMatrix(t, s, n)
 	return s, combos
 }
