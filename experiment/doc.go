@@ -15,9 +15,27 @@
 // them, and writes experiment.json (the Result type), comparison.csv,
 // comparison.json and, for knee searches, knee.csv.
 //
-// Statistics (stats.go): means over repeats, Student-t confidence
-// intervals, Welch's t-test and verdicts against the baseline. Knee search
-// (knee.go): raise users or rate, doubling then bisecting, until the SLO
-// breaks. The SLO syntax lives in the top-level slo package, which the
+// The files, by job:
+//   - the spec: spec.go (its types), parse.go (Parse, profiles), decode.go
+//     (the YAML decoder and its errors), keys.go (what a key may be and
+//     its value), factors.go (factors, combinations, repeats, search),
+//     app.go and cachetier.go (the app and cache tiers), validate.go
+//     (Validate);
+//   - the matrix: matrix.go (combinations), baseline.go (what each is
+//     compared with), runoptions.go (a run's runner options);
+//   - execution: execute.go (Run), clusters.go (the local clusters around
+//     a group's runs), repeats.go (the repeat rule and the order of runs),
+//     runs.go (one run and its progress line), segments.go (a divided
+//     run), estimate.go (the time an experiment takes), finish.go
+//     (verdicts and the exit status);
+//   - the knee search: knee.go (raise users or rate, doubling then
+//     bisecting, until the SLO breaks);
+//   - results: result.go (comparison rows, the files written), table.go
+//     (the terminal table), check.go (`scalelab check` of a results
+//     directory).
+//
+// Statistics live in package experiment/stats: means over repeats,
+// Student-t confidence intervals, Welch's t-test and verdicts against the
+// baseline. The SLO syntax lives in the top-level slo package, which the
 // runner uses for `scalelab run --slo`.
 package experiment

@@ -3,6 +3,7 @@ package experiment
 import (
 	"testing"
 
+	"github.com/scalelab/scalelab/experiment/stats"
 	"github.com/scalelab/scalelab/slo"
 )
 
@@ -16,7 +17,7 @@ func TestExpectedProjectsTheCI(t *testing.T) {
 	// 3 values with a 95% CI of about ±25%: far from 5%, the projection
 	// asks for many more, capped by max
 	x.tables = [][]slo.Table{{table(100), table(110), table(90)}}
-	st := Summarize(x.ruleValues(0))
+	st := stats.Summarize(x.ruleValues(0))
 	if st.CIHalfPct == nil || *st.CIHalfPct < 20 {
 		t.Fatalf("CI %v", st.CIHalfPct)
 	}
@@ -26,7 +27,7 @@ func TestExpectedProjectsTheCI(t *testing.T) {
 	// 6 values within about ±6%: about 6*(6/5)^2 = 9 values in all
 	x.tables = [][]slo.Table{{table(100), table(108), table(92), table(104), table(96), table(100)}}
 	attempts[0] = 6
-	st = Summarize(x.ruleValues(0))
+	st = stats.Summarize(x.ruleValues(0))
 	ratio := *st.CIHalfPct / 5
 	want := int(float64(6)*ratio*ratio+0.999999) - 6
 	if want < 2 {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scalelab/scalelab/experiment/stats"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/runner"
 	"github.com/scalelab/scalelab/slo"
@@ -163,7 +164,7 @@ func (x *executor) newResult(knee bool) *Result {
 	r := &Result{Schema: SchemaVersion, Kind: KindMatrix, Name: s.Name, Description: s.Description, File: s.File,
 		Profile: s.Profile, Scenario: s.Scenario.Text, Status: results.StatusRunning, Command: x.o.Args,
 		Scalelab: results.Version{Version: results.BuildVersion(), Go: runtime.Version()}, Host: results.HostFacts(),
-		Start: time.Now().UTC(), Order: s.Order, Confidence: Confidence}
+		Start: time.Now().UTC(), Order: s.Order, Confidence: stats.Confidence}
 	rule := s.Repeats
 	if x.o.Repeats > 0 {
 		rule = Repeats{Fixed: x.o.Repeats}

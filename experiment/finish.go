@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scalelab/scalelab/experiment/stats"
 	"github.com/scalelab/scalelab/report"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/slo"
@@ -56,7 +57,7 @@ func (x *executor) judge(runErr error) int {
 	for ci := range r.Combinations {
 		cr := &r.Combinations[ci]
 		if r.Kind == KindMatrix && x.s.Repeats.Fixed == 0 {
-			st := Summarize(x.ruleValues(ci))
+			st := stats.Summarize(x.ruleValues(ci))
 			conv := st.CIHalfPct != nil && *st.CIHalfPct <= 100*x.s.Repeats.UntilCIWithin
 			cr.Converged, cr.CIHalfPct = &conv, st.CIHalfPct
 			if !conv && len(cr.Runs) > 0 && runErr == nil {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/scalelab/scalelab/experiment/stats"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/runner"
 	"github.com/scalelab/scalelab/slo"
@@ -184,7 +185,7 @@ func (ks *kneeSearch) step(ctx context.Context, load float64) (bool, error) {
 // judgeStep sets a step's figures and its SLO verdict from its measured
 // runs (a step with a run that could not be measured fails), and says it.
 func (x *executor) judgeStep(st *KneeStep, tables []slo.Table) string {
-	st.Throughput = Summarize(values(tables, slo.AllOps, slo.Throughput))
+	st.Throughput = stats.Summarize(values(tables, slo.AllOps, slo.Throughput))
 	if len(tables) == len(st.Runs) && len(tables) > 0 {
 		st.Outcomes, st.Pass = slo.Check(x.exprs, meanTable(tables))
 	} else {
@@ -196,7 +197,7 @@ func (x *executor) judgeStep(st *KneeStep, tables []slo.Table) string {
 			continue
 		}
 		seen[o.Op+" "+o.Metric] = true
-		st.Figures = append(st.Figures, StepFigure{Op: o.Op, Metric: o.Metric, Stat: Summarize(values(tables, o.Op, o.Metric))})
+		st.Figures = append(st.Figures, StepFigure{Op: o.Op, Metric: o.Metric, Stat: stats.Summarize(values(tables, o.Op, o.Metric))})
 	}
 	if st.Pass {
 		return "meets the SLO"

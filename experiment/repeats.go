@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 
+	"github.com/scalelab/scalelab/experiment/stats"
 	"github.com/scalelab/scalelab/slo"
 )
 
@@ -81,7 +82,7 @@ func (x *executor) done(ci, n int) bool {
 	if len(vs) < r.Min {
 		return false
 	}
-	st := Summarize(vs)
+	st := stats.Summarize(vs)
 	return st.CIHalfPct != nil && *st.CIHalfPct <= 100*r.UntilCIWithin
 }
 
@@ -100,7 +101,7 @@ func (x *executor) expected(ci int, attempts map[int]int) int {
 	}
 	vs := x.ruleValues(ci)
 	need := r.Min
-	if st := Summarize(vs); st.CIHalfPct != nil && r.UntilCIWithin > 0 {
+	if st := stats.Summarize(vs); st.CIHalfPct != nil && r.UntilCIWithin > 0 {
 		ratio := *st.CIHalfPct / (100 * r.UntilCIWithin)
 		need = max(need, int(math.Ceil(float64(len(vs))*ratio*ratio)))
 	}
@@ -156,7 +157,7 @@ func (x *executor) ruleText(ci int) string {
 	if r.Fixed > 0 {
 		return ""
 	}
-	st := Summarize(x.ruleValues(ci))
+	st := stats.Summarize(x.ruleValues(ci))
 	if st.CIHalfPct == nil {
 		return ""
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/scalelab/scalelab/experiment/stats"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/slo"
 )
@@ -27,6 +28,7 @@ type (
 	RunRef            = results.RunRef
 	ClusterUse        = results.ClusterUse
 	Row               = results.Row
+	Stat              = results.Stat // one metric over repeats (package stats computes it)
 )
 
 // Files of an experiment's results directory (beside runs/, which holds
@@ -142,7 +144,7 @@ func meanTable(tables []slo.Table) slo.Table {
 		}
 		for _, m := range ms {
 			if vs := values(tables, op, m); len(vs) > 0 {
-				s := Summarize(vs)
+				s := stats.Summarize(vs)
 				f[m] = s.Mean
 			}
 		}
@@ -175,26 +177,26 @@ func compare(combos []CombinationResult, tables [][]slo.Table) []Row {
 					continue
 				}
 				r := Row{Combination: c.ID, Label: c.Label, Op: op, Metric: m.metric, Unit: m.unit, HigherIsBetter: m.higher,
-					Values: vs, Stat: Summarize(vs), Baseline: ci == baseline, ComparedTo: combos[baseline].ID}
+					Values: vs, Stat: stats.Summarize(vs), Baseline: ci == baseline, ComparedTo: combos[baseline].ID}
 				if ci == baseline {
-					r.Verdict = VerdictBaseline
+					r.Verdict = stats.VerdictBaseline
 					rows = append(rows, r)
 					continue
 				}
 				base := values(tables[baseline], op, m.metric)
 				if len(base) == 0 {
-					r.Verdict = VerdictInsufficient
+					r.Verdict = stats.VerdictInsufficient
 					rows = append(rows, r)
 					continue
 				}
-				bm := Summarize(base).Mean
+				bm := stats.Summarize(base).Mean
 				delta := r.Mean - bm
 				r.BaselineMean, r.Delta = &bm, &delta
 				if bm != 0 {
 					pct := 100 * delta / bm
 					r.DeltaPct = &pct
 				}
-				verdict, w := Compare(base, vs, m.higher)
+				verdict, w := stats.Compare(base, vs, m.higher)
 				r.Verdict = verdict
 				if w != nil {
 					t, df, p := w.T, w.DF, w.P

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/experiment/stats"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/runner"
 	"github.com/scalelab/scalelab/slo"
@@ -130,7 +131,7 @@ slo: p95 < 1s
 			t.Fatalf("run: %v", err)
 		}
 		slow := row(t, r, "c02", "read", slo.P50)
-		if slow.Verdict != VerdictWorse || slow.PValue == nil || *slow.PValue >= 0.05 || *slow.DeltaPct < 50 {
+		if slow.Verdict != stats.VerdictWorse || slow.PValue == nil || *slow.PValue >= 0.05 || *slow.DeltaPct < 50 {
 			t.Fatalf("slow p50: %+v", slow)
 		}
 		if !strings.Contains(out, "worse p<0.001") && !strings.Contains(out, "worse p=0.0") {
@@ -140,7 +141,7 @@ slo: p95 < 1s
 		if same.PValue == nil || same.N != 4 {
 			t.Fatalf("same: %+v", same)
 		}
-		if same.Verdict == VerdictNoDifference {
+		if same.Verdict == stats.VerdictNoDifference {
 			return
 		}
 		t.Logf("attempt %d: identical levels gave %s (p=%.4f)", attempt, same.Verdict, *same.PValue)

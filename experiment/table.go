@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/scalelab/scalelab/experiment/stats"
 	"github.com/scalelab/scalelab/slo"
 	"github.com/scalelab/scalelab/termtable"
 )
@@ -137,7 +138,7 @@ func deltaCell(row Row) string {
 	switch {
 	case row.Baseline:
 		return "baseline"
-	case row.Verdict == VerdictInsufficient:
+	case row.Verdict == stats.VerdictInsufficient:
 		return "n/a (<2 repeats)"
 	}
 	d := ""
@@ -152,7 +153,7 @@ func deltaCell(row Row) string {
 		d = signed(*row.Delta)
 	}
 	v := row.Verdict
-	if v == VerdictNoDifference {
+	if v == stats.VerdictNoDifference {
 		v = "~"
 	}
 	if row.PValue != nil {

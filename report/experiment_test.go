@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/experiment"
+	"github.com/scalelab/scalelab/experiment/stats"
 	"github.com/scalelab/scalelab/report"
 	"github.com/scalelab/scalelab/slo"
 )
@@ -66,7 +67,7 @@ func matrixResult(t *testing.T, dir, hostile string) *experiment.Result {
 		Baseline: "c01", BaselineRule: "c01 users=2 mode=a", SLO: []string{"p99 < 5ms for read"}, Confidence: 0.95,
 		Combinations: []experiment.CombinationResult{combo(0, "2", "a"), combo(1, "8", "a"), combo(2, "2", hostile), combo(3, "8", hostile)},
 		Totals:       experiment.ResultTotals{Runs: 8, Measured: 8, Seconds: 9}, Start: time.Now()}
-	verdicts := []string{experiment.VerdictBaseline, experiment.VerdictBetter, experiment.VerdictNoDifference, experiment.VerdictWorse}
+	verdicts := []string{stats.VerdictBaseline, stats.VerdictBetter, stats.VerdictNoDifference, stats.VerdictWorse}
 	for i, c := range r.Combinations {
 		for _, m := range []struct {
 			op, metric, unit string

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/scalelab/scalelab/experiment"
+	"github.com/scalelab/scalelab/experiment/stats"
 )
 
 // Verdicts of a finding.
@@ -61,7 +61,7 @@ func Decide(f *Finding, measure, reference []float64) Outcome {
 		ratio := m / r
 		o.Ratio = &ratio
 	}
-	w, err := experiment.WelchTest(measure, reference)
+	w, err := stats.WelchTest(measure, reference)
 	if err != nil {
 		o.Verdict = NotSignificant
 		o.Reason = fmt.Sprintf("%d and %d runs: Welch's test needs at least two a side", len(measure), len(reference))
@@ -73,7 +73,7 @@ func Decide(f *Finding, measure, reference []float64) Outcome {
 	}
 	p := w.P
 	o.P = &p
-	sig := w.P < experiment.Alpha && w.T != 0 && o.Direction != Same
+	sig := w.P < stats.Alpha && w.T != 0 && o.Direction != Same
 	test := fmt.Sprintf("Welch's t = %.2f, df = %.1f, p = %s", w.T, w.DF, formatP(w.P))
 	switch {
 	case f.Expect == Same && !sig:

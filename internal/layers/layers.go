@@ -25,7 +25,7 @@ var Table = []Layer{
 	{"scenario", []string{"scenario/..."}},
 	{"load", []string{"load"}},
 	{"run", []string{"runner", "telemetry", "promsource/...", "liveexport"}},
-	{"experiment", []string{"experiment"}},
+	{"experiment", []string{"experiment/..."}},
 	{"study", []string{"study"}},
 	{"command line", []string{"internal/cli", "cmd/..."}},
 }

@@ -1,4 +1,10 @@
-package experiment
+// Package stats is the statistics of experiments over repeated runs: the
+// mean, sample standard deviation and Student-t confidence interval of a
+// sample, Welch's unequal-variance t-test, and the verdict of a candidate
+// against a baseline. The t distribution (CDF, survival, quantiles) is
+// gonum's stat/distuv, checked against published tables and R's t.test in
+// the tests.
+package stats
 
 import (
 	"errors"
@@ -10,14 +16,6 @@ import (
 	"github.com/scalelab/scalelab/results"
 )
 
-// Statistics over repeats: mean, sample standard deviation, Student-t
-// confidence intervals and Welch's unequal-variance t-test. The t
-// distribution (CDF, survival, quantiles) is gonum's stat/distuv, checked
-// against published tables and R's t.test in the tests.
-
-// Stat summarises one metric over repeats (package results).
-type Stat = results.Stat
-
 // Confidence is the level of every interval and test (95 %, tests at 5 %).
 const Confidence = 0.95
 
@@ -25,8 +23,8 @@ const Confidence = 0.95
 const Alpha = 1 - Confidence
 
 // Summarize computes a Stat of xs at the 95 % level.
-func Summarize(xs []float64) Stat {
-	s := Stat{N: len(xs)}
+func Summarize(xs []float64) results.Stat {
+	s := results.Stat{N: len(xs)}
 	if len(xs) == 0 {
 		return s
 	}
@@ -148,12 +146,11 @@ func RegIncBeta(a, b, x float64) float64 {
 
 // Verdicts of a comparison with the baseline.
 const (
-	VerdictBaseline      = "baseline"
-	VerdictBetter        = "better"
-	VerdictWorse         = "worse"
-	VerdictNoDifference  = "no significant difference"
-	VerdictInsufficient  = "insufficient data" // fewer than two values on a side
-	verdictUndefinedNote = "a t-test needs at least two repeats on each side"
+	VerdictBaseline     = "baseline"
+	VerdictBetter       = "better"
+	VerdictWorse        = "worse"
+	VerdictNoDifference = "no significant difference"
+	VerdictInsufficient = "insufficient data" // fewer than two values on a side
 )
 
 // Compare tests a candidate sample against a baseline sample with Welch's
