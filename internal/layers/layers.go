@@ -1,8 +1,8 @@
 // Package layers writes down the layers of scalelab's packages, lowest
 // first, as docs/ARCHITECTURE.md ("Layers: the dependency rule") draws
 // them: a package may import packages of its own layer and of the layers
-// below, never one above. Its test checks every package of the module against the table
-// from `go list -deps -json` output.
+// below, never one above. Its test checks every package of the module
+// against the table from `go list -deps -json` output.
 package layers
 
 import "strings"
