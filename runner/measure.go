@@ -19,13 +19,26 @@ import (
 	"github.com/scalelab/scalelab/telemetry"
 )
 
+// measurement is one run's load: the collector, the load run and what
+// watches them, from the start of the load to the filled document.
+type measurement struct {
+	coll      *metrics.Collector
+	run       *load.Run
+	tele      *telemetry.Sampler // nil with --telemetry off
+	phases    *load.Phases       // nil for the other models
+	tx        *txSink
+	usage     results.Usage // the process's CPU when measuring began (after the warm-up)
+	cpuAtStop results.Usage
+	stuck     bool // operations were still in flight after the drain
+}
+
 // measure runs the load model with the collector and its streamed files,
 // then fills the summary, the checks and the status into the document.
 func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, obs Observer, sources []telemetry.Source) (string, error) {
 	doc := st.doc
 	ops := wl.Operations()
-	phases, _ := p.model.(*load.Phases) // nil for the other models
-	coll0 := metrics.Config{Ops: ops, Open: p.model.Open(), Samples: p.flags.Samples, Warmup: p.flags.Warmup}
+	m := &measurement{}
+	m.phases, _ = p.model.(*load.Phases)
 	// the tiers' server stats before the load, then after it (tierstats.go);
 	// sampled before t = 0 of the streamed files is taken
 	tstats := sampleTierStats(ctx, sources)
@@ -34,37 +47,12 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 		t := start.UTC()
 		doc.Segment.LoadStart = &t
 	}
-	hlog, err := metrics.NewHlogSink(filepath.Join(p.dir, results.HlogFile), start)
+	files, err := p.openSinks(ops, m.phases, doc, start, obs)
 	if err != nil {
 		return "", err
 	}
-	series, err := metrics.NewSeriesSink(filepath.Join(p.dir, results.SeriesFile))
-	if err != nil {
-		return "", err
-	}
-	tx := newTxSink(phases)
-	sinks := []metrics.Sink{hlog, series, tx, obs}
-	closers := []func() error{hlog.Close, series.Close}
-	doc.Files = append(doc.Files, results.HlogFile, results.SeriesFile)
-	if p.flags.Samples {
-		sm, err := metrics.NewSamplesSink(filepath.Join(p.dir, results.SamplesFile), ops)
-		if err != nil {
-			return "", err
-		}
-		sinks = append(sinks, sm)
-		closers = append(closers, sm.Close)
-		doc.Files = append(doc.Files, results.SamplesFile)
-	}
-	if load.TracksInFlight(p.model) {
-		cs, err := metrics.NewConcurrencySink(filepath.Join(p.dir, results.ConcurrencyFile))
-		if err != nil {
-			return "", err
-		}
-		coll0.InFlight = metrics.NewInFlight()
-		sinks = append(sinks, cs)
-		closers = append(closers, cs.Close)
-		doc.Files = append(doc.Files, results.ConcurrencyFile)
-	}
+	m.tx = files.tx
+	sinks := files.sinks
 	live, err := p.startLive(ops, doc)
 	if err != nil {
 		return "", err
@@ -72,78 +60,155 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	if live != nil {
 		sinks = append(sinks, live.exp)
 	}
-	coll0.Sinks = sinks
-	var tele *telemetry.Sampler
 	pc := p.promClient(ctx, doc)
-	if p.flags.Telemetry >= 0 {
-		tc := telemetry.Config{Nodes: p.telemetryNodes(), Sources: sources, Dir: p.dir, Start: start, Interval: p.telemetryInterval()}
-		tc.Windows = phases != nil // judged phase by phase
-		if e, ok := p.eng.(engine.Embedded); ok && e.Embedded() {
-			tc.EmbeddedStore = p.eng.Name()
-		}
-		tele, err = telemetry.Start(tc)
-		if err != nil {
-			return "", err
-		}
-		doc.Files = append(doc.Files, results.TelemetryFile)
-		if len(sources) > 0 {
-			doc.Files = append(doc.Files, results.EngineStatsFile)
-		}
+	if m.tele, err = p.startTelemetry(sources, start, m.phases, doc); err != nil {
+		return "", err
 	}
-	var usage results.Usage
-	coll0.OnMeasure = func() {
-		usage = results.TakeUsage()
-		if tele != nil {
-			tele.Measure()
-		}
-	}
-	coll := metrics.NewCollector(coll0)
-	run, err := load.NewRun(wl, coll, p.model, p.opts)
-	if err != nil {
+	m.coll = metrics.NewCollector(metrics.Config{Ops: ops, Open: p.model.Open(), Samples: p.flags.Samples, Warmup: p.flags.Warmup,
+		InFlight: files.inFlight, Sinks: sinks, OnMeasure: func() {
+			m.usage = results.TakeUsage()
+			if m.tele != nil {
+				m.tele.Measure()
+			}
+		}})
+	if m.run, err = load.NewRun(wl, m.coll, p.model, p.opts); err != nil {
 		return "", results.WithCode(results.ExitUsage, err)
 	}
-	if p.flags.CPUProfile != "" {
-		pf, err := os.Create(p.flags.CPUProfile)
-		if err != nil {
-			return "", results.WithCode(results.ExitUsage, fmt.Errorf("--cpuprofile: %w", err))
-		}
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			pf.Close()
-			return "", fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer func() { pprof.StopCPUProfile(); pf.Close() }()
+	stopProfile, err := p.startCPUProfile()
+	if err != nil {
+		return "", err
 	}
-	coll.Begin()
+	defer stopProfile()
+
+	m.coll.Begin()
 	if ls, ok := wl.(scenario.LoadStarter); ok {
-		ls.LoadStarted(coll.StartTime())
+		ls.LoadStarted(m.coll.StartTime())
 	}
-	loadStart := coll.StartTime().UTC()
+	loadStart := m.coll.StartTime().UTC()
 	doc.LoadStart = &loadStart
 	stopColl := make(chan struct{})
 	collDone := make(chan error, 1)
-	go func() { collDone <- coll.Run(stopColl) }()
-	obs.RunStarted(p.opts, run, coll)
-	stuck := run.Execute(ctx)
-	coll.StopNow()
-	cpuAtStop := results.TakeUsage()
-	if tele != nil {
-		tele.Stop()
-		p.observeExternal(ctx, tele, pc, start, doc)
+	go func() { collDone <- m.coll.Run(stopColl) }()
+	obs.RunStarted(p.opts, m.run, m.coll)
+	m.stuck = m.run.Execute(ctx)
+	m.coll.StopNow()
+	m.cpuAtStop = results.TakeUsage()
+	if m.tele != nil {
+		m.tele.Stop()
+		p.observeExternal(ctx, m.tele, pc, start, doc)
 	}
 	close(stopColl)
 	sinkErr := <-collDone
 	live.stop(doc, p)
 	tstats.record(ctx, doc)
 	obs.RunDone()
-	for _, c := range closers {
+	for _, c := range files.closers {
 		if err := c(); err != nil && sinkErr == nil {
 			sinkErr = err
 		}
 	}
 
+	summaries := p.record(doc, wl, ops, m)
+	if sinkErr != nil {
+		return "", fmt.Errorf("write results: %w", sinkErr)
+	}
+	return p.judge(ctx, wl, doc, summaries)
+}
+
+// runSinks are the streamed files of a run's collector and what closes
+// them.
+type runSinks struct {
+	sinks    []metrics.Sink
+	closers  []func() error
+	tx       *txSink
+	inFlight *metrics.InFlight // the gauge of operations in flight; nil when the model does not track them
+}
+
+// openSinks creates the streamed files (intervals.hlog, series.csv,
+// samples.csv with --samples, concurrency.csv for a model that tracks
+// operations in flight), naming them in the document, and puts the
+// transactions' sink and the observer among them.
+func (p *Plan) openSinks(ops []string, phases *load.Phases, doc *results.Run, start time.Time, obs Observer) (*runSinks, error) {
+	hlog, err := metrics.NewHlogSink(filepath.Join(p.dir, results.HlogFile), start)
+	if err != nil {
+		return nil, err
+	}
+	series, err := metrics.NewSeriesSink(filepath.Join(p.dir, results.SeriesFile))
+	if err != nil {
+		return nil, err
+	}
+	f := &runSinks{tx: newTxSink(phases), closers: []func() error{hlog.Close, series.Close}}
+	f.sinks = []metrics.Sink{hlog, series, f.tx, obs}
+	doc.Files = append(doc.Files, results.HlogFile, results.SeriesFile)
+	if p.flags.Samples {
+		sm, err := metrics.NewSamplesSink(filepath.Join(p.dir, results.SamplesFile), ops)
+		if err != nil {
+			return nil, err
+		}
+		f.sinks = append(f.sinks, sm)
+		f.closers = append(f.closers, sm.Close)
+		doc.Files = append(doc.Files, results.SamplesFile)
+	}
+	if load.TracksInFlight(p.model) {
+		cs, err := metrics.NewConcurrencySink(filepath.Join(p.dir, results.ConcurrencyFile))
+		if err != nil {
+			return nil, err
+		}
+		f.inFlight = metrics.NewInFlight()
+		f.sinks = append(f.sinks, cs)
+		f.closers = append(f.closers, cs.Close)
+		doc.Files = append(doc.Files, results.ConcurrencyFile)
+	}
+	return f, nil
+}
+
+// startTelemetry starts the run's telemetry sampler (nil with --telemetry
+// off), naming its files in the document.
+func (p *Plan) startTelemetry(sources []telemetry.Source, start time.Time, phases *load.Phases, doc *results.Run) (*telemetry.Sampler, error) {
+	if p.flags.Telemetry < 0 {
+		return nil, nil
+	}
+	tc := telemetry.Config{Nodes: p.telemetryNodes(), Sources: sources, Dir: p.dir, Start: start, Interval: p.telemetryInterval()}
+	tc.Windows = phases != nil // judged phase by phase
+	if e, ok := p.eng.(engine.Embedded); ok && e.Embedded() {
+		tc.EmbeddedStore = p.eng.Name()
+	}
+	tele, err := telemetry.Start(tc)
+	if err != nil {
+		return nil, err
+	}
+	doc.Files = append(doc.Files, results.TelemetryFile)
+	if len(sources) > 0 {
+		doc.Files = append(doc.Files, results.EngineStatsFile)
+	}
+	return tele, nil
+}
+
+// startCPUProfile profiles scalelab itself into --cpuprofile, if given,
+// and returns what stops it.
+func (p *Plan) startCPUProfile() (func(), error) {
+	if p.flags.CPUProfile == "" {
+		return func() {}, nil
+	}
+	pf, err := os.Create(p.flags.CPUProfile)
+	if err != nil {
+		return nil, results.WithCode(results.ExitUsage, fmt.Errorf("--cpuprofile: %w", err))
+	}
+	if err := pprof.StartCPUProfile(pf); err != nil {
+		pf.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); pf.Close() }, nil
+}
+
+// record fills the document from the finished load: the summary per
+// operation and its totals, the process's and the tiers' costs, the
+// schedule lag of an open model, transactions and phases, operations in
+// flight, and the warnings they call for.
+func (p *Plan) record(doc *results.Run, wl scenario.Workload, ops []string, m *measurement) []metrics.OpSummary {
+	coll := m.coll
 	totals, lag, measured := coll.Totals()
-	inflight := coll.InFlight()
-	summaries := metrics.Summarize(totals, measured, inflight)
+	summaries := metrics.Summarize(totals, measured, coll.InFlight())
 	samples := coll.ErrorSamples()
 	for i, name := range ops {
 		for j := range summaries {
@@ -161,19 +226,19 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 		doc.Summary[s.Op] = s
 	}
 	doc.Totals = results.Sum(doc.Summary)
-	if !usage.IsZero() {
-		doc.Process = results.ProcessBetween(usage, cpuAtStop, doc.Totals.Started, runtime.NumCPU())
+	if !m.usage.IsZero() {
+		doc.Process = results.ProcessBetween(m.usage, m.cpuAtStop, doc.Totals.Started, runtime.NumCPU())
 	}
-	if tele != nil {
-		doc.Telemetry = tele.Summary(doc.Totals.Count)
-		if phases != nil {
-			doc.Telemetry.Phases = tele.JudgeWindows(coll.StartTime(), phaseWindows(phases))
+	if m.tele != nil {
+		doc.Telemetry = m.tele.Summary(doc.Totals.Count)
+		if m.phases != nil {
+			doc.Telemetry.Phases = m.tele.JudgeWindows(coll.StartTime(), phaseWindows(m.phases))
 			telemetry.MarkRepeats(doc.Telemetry)
 		}
 	}
 	doc.MeasuredS = measured.Seconds()
 	doc.Intervals = coll.Intervals()
-	doc.StopReason = run.StopReason()
+	doc.StopReason = m.run.StopReason()
 	if p.model.Open() {
 		ls := metrics.SummarizeLag(lag)
 		doc.Lag = &ls
@@ -187,11 +252,11 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 			}
 		}
 	}
-	if phases != nil {
+	if m.phases != nil {
 		doc.MaxSessions = coll.MaxSessions()
-		doc.Transactions = tx.result(breakRule(p.settings))
+		doc.Transactions = m.tx.result(breakRule(p.settings))
 	} else {
-		doc.Transactions = tx.result(results.BreakRule{})
+		doc.Transactions = m.tx.result(results.BreakRule{})
 	}
 	if mean, most, ok := coll.InFlightTotals(); ok {
 		doc.Concurrency = &results.Concurrency{MeanInFlight: mean, MaxInFlight: most}
@@ -200,13 +265,15 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 			doc.MaxSessions = coll.MaxSessions()
 		}
 	}
-	if stuck {
+	if m.stuck {
 		doc.Warnings = append(doc.Warnings, fmt.Sprintf("%d operations were still in flight %s after the stop; they are counted as in_flight", doc.Totals.InFlight, p.opts.Drain))
 	}
-	if sinkErr != nil {
-		return "", fmt.Errorf("write results: %w", sinkErr)
-	}
+	return summaries
+}
 
+// judge runs the scenario's report and post-run check, counts integrity
+// errors and SLO misses as failures, and returns the run's status.
+func (p *Plan) judge(ctx context.Context, wl scenario.Workload, doc *results.Run, summaries []metrics.OpSummary) (string, error) {
 	status := results.StatusOK
 	if ctx.Err() != nil {
 		status = results.StatusInterrupted

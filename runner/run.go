@@ -280,29 +280,53 @@ type runState struct {
 
 func (s *runState) save() error { return results.WriteJSON(s.path, s.doc) }
 
-// Execute runs the plan: creates the results directory, connects, loads the
-// data, measures, and writes run.json (with its final status and exit code
-// whatever happens), report.html and the terminal summary to stdout;
-// progress goes to obs. The returned document is nil only when the results
-// directory could not be created. The error carries the exit code.
-func (p *Plan) Execute(ctx context.Context, obs Observer, stdout, stderr io.Writer) (*results.Run, error) {
-	doc, err := p.execute(ctx, obs, stdout, stderr)
+// finish records the outcome in run.json whatever happened, and returns
+// the document with the error that carries the exit code.
+func (s *runState) finish(status string, err error) (*results.Run, error) {
+	doc := s.doc
+	code := results.ExitCode(err)
+	if err == nil && status == results.StatusFailed {
+		code = results.ExitCheckFailed
+	}
+	if status == results.StatusInterrupted {
+		code = results.ExitInterrupted
+	}
+	doc.Status, doc.ExitCode = status, code
+	if err != nil {
+		doc.Error = err.Error()
+	}
+	end := time.Now().UTC()
+	doc.End = &end
+	if werr := s.save(); werr != nil && err == nil {
+		return doc, werr
+	}
+	if err == nil && code != results.ExitOK {
+		return doc, &results.ExitError{Code: code, Err: results.ErrReported}
+	}
 	return doc, err
 }
 
-func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writer) (*results.Run, error) {
-	f := p.flags
-	ctx = wait.WithOutput(ctx, stderr) // the engines' waits (indexes, replicas) announce themselves there
-	if p.autoDir {
-		dir, err := results.CreateUnique(p.dir)
-		if err != nil {
-			return nil, results.WithCode(results.ExitUnfinished, err)
+// createDir creates the results directory: a new one beside the name
+// when scalelab chose it, else the one given, which must not exist.
+func (p *Plan) createDir() error {
+	if !p.autoDir {
+		if err := results.Create(p.dir); err != nil {
+			return results.WithCode(results.ExitUsage, err)
 		}
-		p.dir = dir
-	} else if err := results.Create(p.dir); err != nil {
-		return nil, results.WithCode(results.ExitUsage, err)
+		return nil
 	}
-	doc := &results.Run{
+	dir, err := results.CreateUnique(p.dir)
+	if err != nil {
+		return results.WithCode(results.ExitUnfinished, err)
+	}
+	p.dir = dir
+	return nil
+}
+
+// newDoc is run.json as it is written at the start: status running.
+func (p *Plan) newDoc() *results.Run {
+	f := p.flags
+	return &results.Run{
 		Scalelab: results.Version{Version: results.BuildVersion(), Go: runtime.Version()},
 		Status:   results.StatusRunning,
 		Command:  redactArgs(f.Args),
@@ -319,14 +343,11 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 		Summary: map[string]metrics.OpSummary{},
 		Files:   []string{results.RunFile},
 	}
-	st := &runState{doc: doc, path: filepath.Join(p.dir, results.RunFile)}
-	if err := st.save(); err != nil {
-		return doc, err
-	}
-	if obs == nil {
-		obs = Quiet{}
-	}
-	p.stderr = stderr
+}
+
+// announce says on stderr what runs where, and when the run ends.
+func (p *Plan) announce(stderr io.Writer) {
+	f := p.flags
 	on := p.eng.Name()
 	for _, t := range p.tiers {
 		on += fmt.Sprintf(" (%s: %s)", t.role, t.eng.Name())
@@ -336,42 +357,23 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 		model += ", segment " + f.Segment.String()
 	}
 	fmt.Fprintf(stderr, "scalelab %s: %s on %s, %s, results in %s\n", results.BuildVersion(), p.scen.Name(), on, model, p.dir)
-	if !f.LoadOnly {
-		end := "scalelab: the run ends after " + load.Bound(p.opts)
-		if t, ok := p.model.(*load.Threads); ok && t.Loops > 0 {
-			end = "scalelab: the run ends " + t.Bound(p.opts)
-		}
-		if p.opts.Ops > 0 {
-			end += " (its time is estimated once the rate is known)"
-		}
-		fmt.Fprintln(stderr, end)
+	if f.LoadOnly {
+		return
 	}
-
-	// finish records the outcome in run.json whatever happened.
-	finish := func(status string, err error) (*results.Run, error) {
-		code := results.ExitCode(err)
-		if err == nil && status == results.StatusFailed {
-			code = results.ExitCheckFailed
-		}
-		if status == results.StatusInterrupted {
-			code = results.ExitInterrupted
-		}
-		doc.Status, doc.ExitCode = status, code
-		if err != nil {
-			doc.Error = err.Error()
-		}
-		end := time.Now().UTC()
-		doc.End = &end
-		if werr := st.save(); werr != nil && err == nil {
-			return doc, werr
-		}
-		if err == nil && code != results.ExitOK {
-			return doc, &results.ExitError{Code: code, Err: results.ErrReported}
-		}
-		return doc, err
+	end := "scalelab: the run ends after " + load.Bound(p.opts)
+	if t, ok := p.model.(*load.Threads); ok && t.Loops > 0 {
+		end = "scalelab: the run ends " + t.Bound(p.opts)
 	}
+	if p.opts.Ops > 0 {
+		end += " (its time is estimated once the rate is known)"
+	}
+	fmt.Fprintln(stderr, end)
+}
 
-	cfg := engine.Config{Target: f.Target, Settings: p.settings, Dir: p.dir, Cluster: p.cluster}
+// engineConfig is how the store's engine connects: the target, or the
+// local cluster, which run.json then names (and which records the run).
+func (p *Plan) engineConfig(doc *results.Run) engine.Config {
+	cfg := engine.Config{Target: p.flags.Target, Settings: p.settings, Dir: p.dir, Cluster: p.cluster}
 	if p.cluster != nil {
 		cfg.Target = p.cluster.Target
 		doc.Cluster = &results.ClusterRef{Name: p.cluster.Name, Nodes: len(p.cluster.Nodes), Params: p.cluster.Params}
@@ -381,20 +383,49 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 			doc.Warnings = append(doc.Warnings, err.Error())
 		}
 	}
+	return cfg
+}
+
+// Execute runs the plan: creates the results directory, connects, loads the
+// data, measures, and writes run.json (with its final status and exit code
+// whatever happens), report.html and the terminal summary to stdout;
+// progress goes to obs. The returned document is nil only when the results
+// directory could not be created. The error carries the exit code.
+func (p *Plan) Execute(ctx context.Context, obs Observer, stdout, stderr io.Writer) (*results.Run, error) {
+	doc, err := p.execute(ctx, obs, stdout, stderr)
+	return doc, err
+}
+
+func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writer) (*results.Run, error) {
+	f := p.flags
+	ctx = wait.WithOutput(ctx, stderr) // the engines' waits (indexes, replicas) announce themselves there
+	if err := p.createDir(); err != nil {
+		return nil, err
+	}
+	doc := p.newDoc()
+	st := &runState{doc: doc, path: filepath.Join(p.dir, results.RunFile)}
+	if err := st.save(); err != nil {
+		return doc, err
+	}
+	if obs == nil {
+		obs = Quiet{}
+	}
+	p.stderr = stderr
+	p.announce(stderr)
+	finish := st.finish
+
+	cfg := p.engineConfig(doc)
 	defer p.shareProcessors(&cfg)()
 	conn, err := p.eng.Open(ctx, cfg)
 	if err != nil {
+		code := results.ExitUnfinished
 		if errors.Is(err, engine.ErrConfig) || errors.Is(err, setting.ErrBadValue) {
-			return finish(results.StatusFailed, results.WithCode(results.ExitUsage, fmt.Errorf("connect to %s: %w", p.eng.Name(), err)))
+			code = results.ExitUsage
 		}
-		return finish(results.StatusFailed, results.WithCode(results.ExitUnfinished, fmt.Errorf("connect to %s: %w", p.eng.Name(), err)))
+		return finish(results.StatusFailed, results.WithCode(code, fmt.Errorf("connect to %s: %w", p.eng.Name(), err)))
 	}
 	defer conn.Close()
-	if info, err := conn.Info(ctx); err == nil {
-		doc.Server = &results.Server{Version: info.Version, Product: info.Product, Target: redactTarget(info.Target), Extra: info.Extra}
-	} else {
-		doc.Warnings = append(doc.Warnings, "server info unavailable: "+err.Error())
-	}
+	serverInfo(ctx, conn, doc)
 	tiers, closeTiers, err := p.openTiers(ctx, doc)
 	if err != nil {
 		return finish(results.StatusFailed, err)
@@ -414,14 +445,8 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	}
 	defer wl.Close()
 
-	if lp, err := p.loadData(ctx, wl, obs); lp != nil || err != nil {
-		doc.LoadPhase = lp
-		if err != nil {
-			if ctx.Err() != nil {
-				return finish(results.StatusInterrupted, results.WithCode(results.ExitInterrupted, fmt.Errorf("interrupted while loading data: %w", err)))
-			}
-			return finish(results.StatusFailed, results.WithCode(results.ExitUnfinished, fmt.Errorf("load data: %w", err)))
-		}
+	if status, err := p.loadPhase(ctx, wl, obs, doc); err != nil {
+		return finish(status, err)
 	}
 	if f.LoadOnly {
 		fmt.Fprintf(stdout, "loaded %d items; results in %s\n", doc.LoadPhase.Items, p.dir)
@@ -463,6 +488,23 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	}
 	doc.Status = status
 	doc.ExitCode = map[string]int{results.StatusOK: results.ExitOK, results.StatusFailed: results.ExitCheckFailed, results.StatusInterrupted: results.ExitInterrupted}[status]
+	p.writeReports(stdout, doc)
+	return finish(status, auditErr)
+}
+
+// serverInfo records in run.json what the server says it is, or why it
+// could not say.
+func serverInfo(ctx context.Context, conn engine.Conn, doc *results.Run) {
+	info, err := conn.Info(ctx)
+	if err != nil {
+		doc.Warnings = append(doc.Warnings, "server info unavailable: "+err.Error())
+		return
+	}
+	doc.Server = &results.Server{Version: info.Version, Product: info.Product, Target: redactTarget(info.Target), Extra: info.Extra}
+}
+
+// writeReports writes report.html and the terminal summary.
+func (p *Plan) writeReports(stdout io.Writer, doc *results.Run) {
 	if err := report.WriteHTML(filepath.Join(p.dir, results.ReportFile), doc, p.dir); err != nil {
 		doc.Warnings = append(doc.Warnings, "report.html: "+err.Error())
 	} else {
@@ -475,7 +517,22 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	report.TerminalFaults(stdout, doc)
 	report.TerminalAudit(stdout, doc)
 	fmt.Fprintf(stdout, "results: %s\n", p.dir)
-	return finish(status, auditErr)
+}
+
+// loadPhase loads the scenario's data, recording the load phase in
+// run.json; when it fails, it returns the run's status and error.
+func (p *Plan) loadPhase(ctx context.Context, wl scenario.Workload, obs Observer, doc *results.Run) (string, error) {
+	lp, err := p.loadData(ctx, wl, obs)
+	if lp != nil || err != nil {
+		doc.LoadPhase = lp
+	}
+	switch {
+	case err == nil:
+		return "", nil
+	case ctx.Err() != nil:
+		return results.StatusInterrupted, results.WithCode(results.ExitInterrupted, fmt.Errorf("interrupted while loading data: %w", err))
+	}
+	return results.StatusFailed, results.WithCode(results.ExitUnfinished, fmt.Errorf("load data: %w", err))
 }
 
 // loadData runs the scenario's load phase with a progress bar.
