@@ -54,40 +54,9 @@ func Reaudit(ctx context.Context, dir string, r *results.Run, stderr io.Writer) 
 		}
 	}
 	cfg := engine.Config{Settings: set, Dir: dir, Target: flagValue(r.Command, "target")}
-	laterRun := false
-	if r.Cluster != nil {
-		st, err := cluster.Load(r.Cluster.Name)
-		if err != nil {
-			return results.WithCode(results.ExitUnfinished, fmt.Errorf("audit %s: the run's cluster: %w", dir, err))
-		}
-		// the read-back asks the nodes that run now (a replica a fault
-		// killed stays down; the primary holds every write)
-		live := *st
-		live.Nodes = nil
-		for _, n := range st.Nodes {
-			if cluster.Alive(n.PID) {
-				live.Nodes = append(live.Nodes, n)
-			}
-		}
-		if len(live.Nodes) == 0 {
-			return results.WithCode(results.ExitUnfinished, fmt.Errorf("audit %s: no node of cluster %s is running; start it again (scalelab cluster up) before the read-back", dir, st.Name))
-		}
-		if len(live.Nodes) < len(st.Nodes) {
-			fmt.Fprintf(stderr, "audit: %d of %d nodes of cluster %s run; reading back through them\n", len(live.Nodes), len(st.Nodes), st.Name)
-		}
-		cfg.Cluster, cfg.Target = &live, st.Target
-		since := r.Start
-		if r.End != nil {
-			since = *r.End
-		}
-		later, err := st.RunsAfter(since, dir)
-		if err != nil {
-			fmt.Fprintf(stderr, "audit: %v\n", err)
-		}
-		if len(later) > 0 {
-			laterRun = true
-			fmt.Fprintf(stderr, "audit: %d later runs were recorded on cluster %s (the first in %s): what they may have reloaded or deleted is counted \"overwritten since the run: not judged\"\n", len(later), st.Name, later[0].Dir)
-		}
+	laterRun, err := reauditCluster(dir, r, &cfg, stderr)
+	if err != nil {
+		return err
 	}
 	var seg segment.Segment
 	if r.Segment != nil {
@@ -129,6 +98,46 @@ func Reaudit(ctx context.Context, dir string, r *results.Run, stderr io.Writer) 
 		r.Warnings = append(r.Warnings, note)
 	}
 	return err
+}
+
+// reauditCluster points the read-back at the nodes of the run's cluster
+// that run now (a replica a fault killed stays down; the primary holds
+// every write), and reports whether later runs were recorded on it.
+func reauditCluster(dir string, r *results.Run, cfg *engine.Config, stderr io.Writer) (bool, error) {
+	if r.Cluster == nil {
+		return false, nil
+	}
+	st, err := cluster.Load(r.Cluster.Name)
+	if err != nil {
+		return false, results.WithCode(results.ExitUnfinished, fmt.Errorf("audit %s: the run's cluster: %w", dir, err))
+	}
+	live := *st
+	live.Nodes = nil
+	for _, n := range st.Nodes {
+		if cluster.Alive(n.PID) {
+			live.Nodes = append(live.Nodes, n)
+		}
+	}
+	if len(live.Nodes) == 0 {
+		return false, results.WithCode(results.ExitUnfinished, fmt.Errorf("audit %s: no node of cluster %s is running; start it again (scalelab cluster up) before the read-back", dir, st.Name))
+	}
+	if len(live.Nodes) < len(st.Nodes) {
+		fmt.Fprintf(stderr, "audit: %d of %d nodes of cluster %s run; reading back through them\n", len(live.Nodes), len(st.Nodes), st.Name)
+	}
+	cfg.Cluster, cfg.Target = &live, st.Target
+	since := r.Start
+	if r.End != nil {
+		since = *r.End
+	}
+	later, err := st.RunsAfter(since, dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "audit: %v\n", err)
+	}
+	if len(later) == 0 {
+		return false, nil
+	}
+	fmt.Fprintf(stderr, "audit: %d later runs were recorded on cluster %s (the first in %s): what they may have reloaded or deleted is counted \"overwritten since the run: not judged\"\n", len(later), st.Name, later[0].Dir)
+	return true, nil
 }
 
 // verdict words an audit's outcome: "" when it was not checked.

@@ -67,29 +67,9 @@ func NewPlan(f *Options) (*Plan, error) {
 	if err != nil {
 		return nil, results.UsageErr("%v", err)
 	}
-	var cl, app *cluster.State
-	if f.Cluster != "" {
-		if f.Target != "" {
-			return nil, results.UsageErr("run: --cluster and --target are exclusive")
-		}
-		if cl, err = cluster.Load(f.Cluster); err != nil {
-			return nil, results.UsageErr("--cluster: %v", err)
-		}
-		if cl.Engine == apptier.Name {
-			app = cl
-			if cl, err = resolveApp(f, scen, app); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if cl != nil {
-		// A cluster has one engine: --cluster implies it, and an explicit
-		// --engine that disagrees is an error.
-		if f.Engine == "" {
-			f.Engine = cl.Engine
-		} else if cl.Engine != f.Engine {
-			return nil, results.UsageErr("--cluster %s is a %s cluster, but --engine %s was given; drop --engine (the cluster implies it) or name a %s cluster", cl.Name, cl.Engine, f.Engine, f.Engine)
-		}
+	cl, app, err := planCluster(f, scen)
+	if err != nil {
+		return nil, err
 	}
 	if f.Engine == "" {
 		f.Engine = DefaultEngine
@@ -162,6 +142,37 @@ func NewPlan(f *Options) (*Plan, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// planCluster loads the --cluster: the store's cluster, or an app tier
+// (app) and the store cluster behind it (cl). A cluster has one engine:
+// --cluster implies it, and an explicit --engine that disagrees is an
+// error.
+func planCluster(f *Options, scen scenario.Scenario) (cl, app *cluster.State, err error) {
+	if f.Cluster == "" {
+		return nil, nil, nil
+	}
+	if f.Target != "" {
+		return nil, nil, results.UsageErr("run: --cluster and --target are exclusive")
+	}
+	if cl, err = cluster.Load(f.Cluster); err != nil {
+		return nil, nil, results.UsageErr("--cluster: %v", err)
+	}
+	if cl.Engine == apptier.Name {
+		app = cl
+		if cl, err = resolveApp(f, scen, app); err != nil {
+			return nil, nil, err
+		}
+	}
+	if cl == nil {
+		return nil, app, nil
+	}
+	if f.Engine == "" {
+		f.Engine = cl.Engine
+	} else if cl.Engine != f.Engine {
+		return nil, nil, results.UsageErr("--cluster %s is a %s cluster, but --engine %s was given; drop --engine (the cluster implies it) or name a %s cluster", cl.Name, cl.Engine, f.Engine, f.Engine)
+	}
+	return cl, app, nil
 }
 
 // Dir returns the results directory the run writes.
