@@ -94,18 +94,19 @@ func TestOptionsRefused(t *testing.T) {
 		spec cluster.Spec
 		want string
 	}{
-		{base(17), "allowed 1 to 16"},
+		{base(17), "--nodes 17: nodes=\"17\": out of range; allowed: int in [1, 16]"},
 		{cluster.Spec{Options: map[string]string{}}, "--scenario is required"},
-		{base(1, "workers", "4"), `unknown option "workers"; allowed: max_inflight`},
-		{base(1, OptBalance, "random"), "allowed: roundrobin, leastconn"},
-		{base(1, OptRequestTimeout, "0s"), "not positive"},
-		{base(1, OptCheck, "10ms"), "under 100ms"},
-		{base(1, OptMaxInFlight, "-1"), "negative"},
-		{base(1, OptMaxQueue, "-1"), "negative"},
+		{base(1, "workers", "4"), `they take: balance, cache_cluster`},
+		{base(1, "max_inflihgt", "4"), `(did you mean "max_inflight"?)`},
+		{base(1, OptBalance, "random"), "allowed: roundrobin|leastconn"},
+		{base(1, OptRequestTimeout, "0s"), "out of range; allowed: duration in [1ms, 1h0m0s]"},
+		{base(1, OptCheck, "10ms"), "out of range; allowed: duration in [100ms, 1m0s]"},
+		{base(1, OptMaxInFlight, "-1"), "out of range; allowed: int in [0, 1048576]"},
+		{base(1, OptMaxQueue, "-1"), "out of range"},
 		{base(1, OptMaxInFlight, "0", OptMaxQueue, "8"), "needs a bound on the requests at once"},
 		{base(1, "set.records.secret_file", "/x"), "sets it itself"},
 		{base(1, OptStore, "nosuch"), "the store"},
-		{cluster.Spec{Nodes: 1, Replicas: 1, Options: map[string]string{OptScenario: "records"}}, "store settings"},
+		{cluster.Spec{Nodes: 1, Replicas: 1, Options: map[string]string{OptScenario: "records"}}, `--replicas 1: app clusters take no option "replicas"`},
 	} {
 		if _, err := parseOptions(c.spec); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.spec.Options, err, c.want)

@@ -2,13 +2,12 @@ package apptier
 
 import (
 	"fmt"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/scalelab/scalelab/app"
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/setting"
 )
 
 // options are an app cluster's resolved settings.
@@ -29,24 +28,45 @@ type options struct {
 // MaxServers bounds an app cluster on one machine.
 const MaxServers = 16
 
+// Options declares what app clusters take: the servers (--servers), the
+// scenario they serve (--scenario), the store and cache clusters
+// (--cluster, --cache-cluster), each server's limits and the balancer's
+// settings, and the scenario settings of every server (--set KEY=VALUE,
+// option set.KEY).
+func (Provisioner) Options() cluster.Options {
+	return cluster.Options{
+		Specs: []setting.Spec{
+			cluster.NodesOption(2, MaxServers, "app servers behind the balancer"),
+			{Key: OptScenario, Kind: setting.String, Default: "", Description: "the web scenario the servers serve (records, mhealth), required"},
+			{Key: OptStore, Kind: setting.String, Default: "", Description: "the store cluster the servers use; \"\": a SQLite file of the app cluster's own"},
+			{Key: OptCache, Kind: setting.String, Default: "", Description: "the cache tier's cluster (redis, memcached) the servers cache in, with --set cache.mode=shared"},
+			{Key: OptMaxInFlight, Kind: setting.Int, Default: "16", Min: 0, Max: 1 << 20, Description: "requests each server works on at once"},
+			{Key: OptMaxQueue, Kind: setting.Int, Default: "0", Min: 0, Max: 1 << 20, Description: "requests each server lets wait for a worker (more: 503 at once); 0: unbounded"},
+			{Key: OptProcs, Kind: setting.Int, Default: "0", Min: 0, Max: 1024, Description: "GOMAXPROCS of each server; 0: the machine's CPUs"},
+			{Key: OptRequestTimeout, Kind: setting.Duration, Default: "30s", Min: 0.001, Max: 3600, Description: "each server's request timeout"},
+			{Key: OptBalance, Kind: setting.Enum, Default: "roundrobin", Allowed: []string{"roundrobin", "leastconn"}, Description: "how HAProxy picks a server"},
+			{Key: OptCheck, Kind: setting.Duration, Default: "1s", Min: 0.1, Max: 60, Description: "the balancer's health-check interval"},
+		},
+		Free: &cluster.Free{What: SetPrefix + "SCENARIO.KEY scenario settings of every server (--set SCENARIO.KEY=VALUE)", Takes: func(key string) bool {
+			return strings.HasPrefix(key, SetPrefix) && len(key) > len(SetPrefix)
+		}},
+	}
+}
+
 // parseOptions reads spec's options, saying what is wrong and what is
 // allowed.
 func parseOptions(spec cluster.Spec) (options, error) {
-	o := options{servers: spec.Nodes, maxInFlight: 16, timeout: 30 * time.Second, balance: "roundrobin", check: time.Second}
-	if o.servers == 0 {
-		o.servers = 2
+	r, err := cluster.Resolve(Provisioner{}, spec)
+	if err != nil {
+		return options{}, fmt.Errorf("app: %w", err)
 	}
-	if o.servers < 1 || o.servers > MaxServers {
-		return o, fmt.Errorf("app: --servers %d: allowed 1 to %d on one machine", o.servers, MaxServers)
-	}
-	if spec.Replicas > 0 || len(spec.Roles) > 0 || spec.Heap != "" {
-		return o, fmt.Errorf("app: --replicas, --roles and --heap are store settings; an app cluster takes --servers, --scenario, --cluster STORE and --set")
-	}
-	o.scenario = spec.Options[OptScenario]
+	o := options{servers: int(r.Get(cluster.OptNodes).Int()), scenario: r.Get(OptScenario).String(),
+		maxInFlight: int(r.Get(OptMaxInFlight).Int()), maxQueue: int(r.Get(OptMaxQueue).Int()), procs: int(r.Get(OptProcs).Int()),
+		timeout: r.Get(OptRequestTimeout).Duration(), balance: r.Get(OptBalance).String(), check: r.Get(OptCheck).Duration()}
 	if o.scenario == "" {
 		return o, fmt.Errorf("app: --scenario is required (a web scenario: records, mhealth)")
 	}
-	if name := spec.Options[OptStore]; name != "" {
+	if name := r.Get(OptStore).String(); name != "" {
 		st, err := cluster.Load(name)
 		if err != nil {
 			return o, fmt.Errorf("app: the store: %w", err)
@@ -56,64 +76,23 @@ func parseOptions(spec cluster.Spec) (options, error) {
 		}
 		o.store = st
 	}
-	if name := spec.Options[OptCache]; name != "" {
+	if name := r.Get(OptCache).String(); name != "" {
 		st, err := cluster.Load(name)
 		if err != nil {
 			return o, fmt.Errorf("app: the cache tier: %w", err)
 		}
 		o.cache = st
 	}
-	for k, v := range spec.Options {
-		var err error
-		switch {
-		case k == OptScenario || k == OptStore || k == OptCache:
-		case strings.HasPrefix(k, SetPrefix):
-			key := strings.TrimPrefix(k, SetPrefix)
-			if key == o.scenario+".secret_file" || key == o.scenario+".app" {
-				return o, fmt.Errorf("app: --set %s: the app cluster sets it itself", key)
-			}
-			o.sets = append(o.sets, key+"="+v)
-		case k == OptMaxInFlight:
-			o.maxInFlight, err = strconv.Atoi(v)
-			if err == nil && o.maxInFlight < 0 {
-				err = fmt.Errorf("negative")
-			}
-		case k == OptMaxQueue:
-			o.maxQueue, err = strconv.Atoi(v)
-			if err == nil && o.maxQueue < 0 {
-				err = fmt.Errorf("negative")
-			}
-		case k == OptProcs:
-			o.procs, err = strconv.Atoi(v)
-			if err == nil && o.procs < 0 {
-				err = fmt.Errorf("negative")
-			}
-		case k == OptRequestTimeout:
-			o.timeout, err = time.ParseDuration(v)
-			if err == nil && o.timeout <= 0 {
-				err = fmt.Errorf("not positive")
-			}
-		case k == OptCheck:
-			o.check, err = time.ParseDuration(v)
-			if err == nil && o.check < 100*time.Millisecond {
-				err = fmt.Errorf("under 100ms")
-			}
-		case k == OptBalance:
-			if v != "roundrobin" && v != "leastconn" {
-				err = fmt.Errorf("allowed: roundrobin, leastconn")
-			}
-			o.balance = v
-		default:
-			return o, fmt.Errorf("app: unknown option %q; allowed: %s, %s, %s, %s, %s, %s (and --set SCENARIO.KEY=VALUE)", k, OptMaxInFlight, OptMaxQueue, OptProcs, OptRequestTimeout, OptBalance, OptCheck)
+	for _, kv := range r.Free {
+		key := strings.TrimPrefix(kv[0], SetPrefix)
+		if key == o.scenario+".secret_file" || key == o.scenario+".app" {
+			return o, fmt.Errorf("app: --set %s: the app cluster sets it itself", key)
 		}
-		if err != nil {
-			return o, fmt.Errorf("app: --opt %s=%s: %w", k, v, err)
-		}
+		o.sets = append(o.sets, key+"="+kv[1])
 	}
 	if err := (app.Config{MaxInFlight: o.maxInFlight, MaxQueue: o.maxQueue}).Check(); err != nil {
 		return o, fmt.Errorf("app: --opt %s=%d, %s=%d: %w", OptMaxInFlight, o.maxInFlight, OptMaxQueue, o.maxQueue, err)
 	}
-	sort.Strings(o.sets)
 	return o, nil
 }
 

@@ -24,15 +24,18 @@ import (
 	"github.com/scalelab/scalelab/setting"
 )
 
-// Spec is what `scalelab cluster up` asks for.
+// Spec is what `scalelab cluster up` asks for. Its options are checked
+// against the provisioner's declarations (Options, Resolve): Nodes,
+// Replicas, Heap and Roles spell the options nodes, replicas, heap and
+// roles (zero: not given), Options holds the others (--opt key=value).
 type Spec struct {
 	Engine   string            // engine name
 	Name     string            // cluster name, unique on this machine
-	Nodes    int               // node count (servers); 0 means the provisioner's default
-	Replicas int               // read replicas (PostgreSQL) or replica count where it applies
-	Heap     string            // JVM heap per node, e.g. "1g"; "" for the default
-	Roles    []string          // optional per-node roles, e.g. cm,data,data
-	Options  map[string]string // engine-specific options (--opt key=value)
+	Nodes    int               // the nodes option (--nodes); 0: the provisioner's default
+	Replicas int               // the replicas option (--replicas); 0: not given
+	Heap     string            // the heap option (--heap); "": not given
+	Roles    []string          // the roles option (--roles), one entry per node
+	Options  map[string]string // the other options (--opt key=value)
 	// Limits confine each node (--cpus, --memory, --cpuset) in its own
 	// cgroup; zero: unconfined.
 	Limits cgroup.Limits
@@ -47,8 +50,11 @@ func (n Node) ClientAddress() string {
 	if n.Client != "" {
 		return n.Client
 	}
-	return net.JoinHostPort(n.Host, strconv.Itoa(n.Port))
+	return n.hostPort()
 }
+
+// hostPort is the node's own client address, Host:Port.
+func (n Node) hostPort() string { return net.JoinHostPort(n.Host, strconv.Itoa(n.Port)) }
 
 // Node is one process of a cluster.
 type Node struct {
@@ -115,6 +121,10 @@ type Provisioner interface {
 	Up(ctx context.Context, spec Spec, st *State) error
 	// Status reports each node's live status.
 	Status(ctx context.Context, st *State) ([]NodeStatus, error)
+	// Options declares the options its clusters take (options.go): what
+	// `cluster up ENGINE --help` and `scalelab list cluster ENGINE`
+	// print and Resolve checks.
+	Options() Options
 }
 
 // Downer is an optional capability: a provisioner that stops its nodes in

@@ -8,14 +8,18 @@ import (
 	"time"
 )
 
-// Launch starts a cluster as `scalelab cluster up` does: the state
-// directory and the state saved first (so that `cluster down` finds
+// Launch starts a cluster as `scalelab cluster up` does: spec's options
+// checked against the provisioner's declarations (nothing starts when one
+// is wrong), the state directory and the state saved first (so that `cluster down` finds
 // whatever a crash leaves), the nodes' cgroups, their own network and
 // emulated links when spec.Netns or links ask for them, the provisioner's
 // Up within timeout, the links applied, and the state saved with how long
 // it took to come up. On error, whatever started is stopped and the
 // directory removed.
 func Launch(ctx context.Context, prov Provisioner, spec Spec, st *State, links *Links, timeout time.Duration) error {
+	if _, err := Resolve(prov, spec); err != nil {
+		return err
+	}
 	if err := st.PrepareLimits(spec.Limits); err != nil {
 		return err
 	}

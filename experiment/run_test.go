@@ -16,6 +16,7 @@ import (
 	"github.com/scalelab/scalelab/experiment/stats"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/runner"
+	"github.com/scalelab/scalelab/setting"
 	"github.com/scalelab/scalelab/slo"
 )
 
@@ -46,6 +47,11 @@ func (sleepProvisioner) Status(ctx context.Context, st *cluster.State) ([]cluste
 		out = append(out, cluster.NodeStatus{Node: n, Alive: cluster.Alive(n.PID)})
 	}
 	return out, nil
+}
+
+func (sleepProvisioner) Options() cluster.Options {
+	return cluster.Options{Specs: []setting.Spec{cluster.NodesOption(1, 16, "sleep processes"),
+		{Key: "fail", Kind: setting.Enum, Default: "no", Allowed: []string{"yes", "no"}, Description: "fail the start"}}}
 }
 
 func init() { cluster.Register(sleepProvisioner{}) }

@@ -11,6 +11,7 @@ import (
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/experiment"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/setting"
 )
 
 // sleepProvisioner starts "memory" clusters of sleep processes, so that an
@@ -40,6 +41,11 @@ func (sleepProvisioner) Status(ctx context.Context, st *cluster.State) ([]cluste
 		out = append(out, cluster.NodeStatus{Node: n, Alive: cluster.Alive(n.PID)})
 	}
 	return out, nil
+}
+
+func (sleepProvisioner) Options() cluster.Options {
+	return cluster.Options{Specs: []setting.Spec{cluster.NodesOption(1, 16, "sleep processes"),
+		{Key: "fail", Kind: setting.Enum, Default: "no", Allowed: []string{"yes", "no"}, Description: "fail the start"}}}
 }
 
 func init() { cluster.Register(sleepProvisioner{}) }

@@ -107,7 +107,7 @@ func (s Spec) AllowedText() string {
 	return "string"
 }
 
-func trimFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+func trimFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 func secs(f float64) string { return time.Duration(f * float64(time.Second)).String() }
 
@@ -366,6 +366,10 @@ func Nearest(name string, candidates []string) string {
 	}
 	return best
 }
+
+// Distance is the edit distance of a and b, letter case ignored: how far
+// a user's word is from a known name.
+func Distance(a, b string) int { return distance(strings.ToLower(a), strings.ToLower(b)) }
 
 // distance is the Levenshtein edit distance of a and b.
 func distance(a, b string) int {

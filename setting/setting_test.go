@@ -50,7 +50,7 @@ func TestErrorsNameKeyValueAllowedAndNearest(t *testing.T) {
 		{"ycsb.workloud=c", ErrUnknownKey, []string{`"ycsb.workloud"`, `did you mean "ycsb.workload"`}},
 		{"ycsb.workload=g", ErrBadValue, []string{"ycsb.workload", `"g"`, "a|b|c|d|e|f"}},
 		{"ycsb.workload=A", ErrBadValue, []string{`did you mean "a"`}},
-		{"ycsb.records=0", ErrBadValue, []string{"out of range", "[1, 1e+09]"}},
+		{"ycsb.records=0", ErrBadValue, []string{"out of range", "[1, 1000000000]"}},
 		{"ycsb.records=ten", ErrBadValue, []string{"not an integer"}},
 		{"memory.error_rate=2", ErrBadValue, []string{"out of range"}},
 		{"memory.latency=fast", ErrBadValue, []string{"not a duration"}},

@@ -1,29 +1,59 @@
 package jvm
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
+
+	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/setting"
 )
 
 // heapRE is a JVM heap size as --heap takes it.
 var heapRE = regexp.MustCompile(`^[1-9][0-9]*[mMgG]$`)
 
-// Heap returns the heap of a node: given, else def; a size that the JVM
-// would not take is an error naming the form.
-func Heap(given, def string) (string, error) {
-	if given == "" {
-		given = def
-	}
-	if !heapRE.MatchString(given) {
-		return "", fmt.Errorf("--heap %q: give a size such as 512m or 1g", given)
-	}
-	return given, nil
+// The options every JVM node takes besides cluster's nodes and
+// exit_with_pid.
+const (
+	OptJVMOptions = "jvm_options"
+)
+
+// HeapOption declares the heap option (--heap): def unless given, a size
+// the JVM takes (-Xms and -Xmx).
+func HeapOption(def string) setting.Spec {
+	return setting.Spec{Key: cluster.OptHeap, Kind: setting.String, Default: def,
+		Description: "JVM heap per node, -Xms and -Xmx: a size such as 512m or 1g",
+		Check: func(v setting.Value) error {
+			if !heapRE.MatchString(v.String()) {
+				return errors.New("give a size such as 512m or 1g")
+			}
+			return nil
+		}}
 }
 
-// NodeOptions are the --opt options every JVM node takes.
+// NodeOptionSpecs declare the options every JVM node takes: the heap (def
+// unless given), extra JVM flags and exit_with_pid.
+func NodeOptionSpecs(def string) []setting.Spec {
+	return []setting.Spec{HeapOption(def),
+		{Key: OptJVMOptions, Kind: setting.String, Default: "",
+			Description: "extra JVM flags for every node, space-separated, e.g. \"-XX:+UseG1GC -Dfoo=1\"",
+			Check: func(v setting.Value) error {
+				for _, f := range strings.Fields(v.String()) {
+					if !strings.HasPrefix(f, "-") {
+						return fmt.Errorf("%q is not a JVM flag", f)
+					}
+				}
+				return nil
+			}},
+		cluster.ExitWithPIDOption(),
+	}
+}
+
+// NodeOptions are the options every JVM node takes.
 type NodeOptions struct {
+	// Heap is -Xms and -Xmx of each node.
+	Heap string
 	// ExitWithPID makes the node's watchdog stop it when that process
 	// exits (a test binary's nodes); 0: none.
 	ExitWithPID int
@@ -31,61 +61,19 @@ type NodeOptions struct {
 	JVMFlags []string
 }
 
-// ParseOption parses the option k=v into o when it is one of the options
-// every JVM node takes (exit_with_pid, jvm_options), and reports whether it
-// was.
-func (o *NodeOptions) ParseOption(k, v string) (bool, error) {
-	switch k {
-	case "exit_with_pid":
-		pid, err := strconv.Atoi(v)
-		if err != nil || pid <= 0 {
-			return true, fmt.Errorf("--opt exit_with_pid=%q: a process id expected", v)
-		}
-		o.ExitWithPID = pid
-	case "jvm_options":
-		o.JVMFlags = strings.Fields(v)
-		for _, f := range o.JVMFlags {
-			if !strings.HasPrefix(f, "-") {
-				return true, fmt.Errorf("--opt jvm_options=%q: %q is not a JVM flag", v, f)
-			}
-		}
-	default:
-		return false, nil
-	}
-	return true, nil
+// NodeOptionsOf reads the options NodeOptionSpecs declares from a
+// cluster's resolved options.
+func NodeOptionsOf(r *cluster.Resolved) NodeOptions {
+	return NodeOptions{Heap: r.Get(cluster.OptHeap).String(), ExitWithPID: int(r.Get(cluster.OptExitWithPID).Int()),
+		JVMFlags: strings.Fields(r.Get(OptJVMOptions).String())}
 }
 
 // Command starts a node's command line: the java binary, the heap, then
 // the flags of each group in order, then the extra flags of o.
-func (o *NodeOptions) Command(java, heap string, flags ...[]string) []string {
-	cmd := []string{java, "-Xms" + heap, "-Xmx" + heap}
+func (o *NodeOptions) Command(java string, flags ...[]string) []string {
+	cmd := []string{java, "-Xms" + o.Heap, "-Xmx" + o.Heap}
 	for _, f := range flags {
 		cmd = append(cmd, f...)
 	}
 	return append(cmd, o.JVMFlags...)
-}
-
-// ParseNodeOptions parses a cluster's --opt options: the ones every JVM
-// node takes into the result, the others through extra, which reports
-// whether it knows the key; an unknown key is an error naming what is
-// allowed (the common options and extraKeys).
-func ParseNodeOptions(opts map[string]string, engine string, extraKeys []string, extra func(k, v string) (bool, error)) (NodeOptions, error) {
-	var no NodeOptions
-	for k, v := range opts {
-		if ok, err := no.ParseOption(k, v); ok {
-			if err != nil {
-				return no, err
-			}
-			continue
-		}
-		ok, err := extra(k, v)
-		if err != nil {
-			return no, err
-		}
-		if !ok {
-			allowed := append([]string{"jvm_options", "exit_with_pid"}, extraKeys...)
-			return no, fmt.Errorf("--opt %s: unknown option; %s clusters take %s", k, engine, strings.Join(allowed, ", "))
-		}
-	}
-	return no, nil
 }

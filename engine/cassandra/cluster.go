@@ -14,6 +14,7 @@ import (
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/cluster/jvm"
+	"github.com/scalelab/scalelab/setting"
 	"github.com/scalelab/scalelab/wait"
 )
 
@@ -30,9 +31,8 @@ func init() { cluster.Register(&Provisioner{}) }
 // cassandra/cassandra login away (random password, no login, no
 // superuser).
 //
-// Options (--opt key=value): jvm_options="-XX:... -D..." adds JVM flags to
-// every node, exit_with_pid=PID stops the nodes when that process ends
-// (tests), num_tokens=N (default 8) sets the virtual nodes per node.
+// Its options (Options) are the nodes, the JVM's (heap, jvm_options,
+// exit_with_pid) and num_tokens.
 type Provisioner struct{}
 
 var _ cluster.Provisioner = (*Provisioner)(nil)
@@ -42,6 +42,18 @@ func (*Provisioner) Engine() string { return Name }
 
 // DefaultHeap is a node's JVM heap when --heap is not given.
 const DefaultHeap = "512m"
+
+// OptNumTokens is the option of the virtual nodes per node.
+const OptNumTokens = "num_tokens"
+
+// Options declares what rings take: --nodes (no replicas or roles: every
+// node holds data), the JVM's options and num_tokens.
+func (*Provisioner) Options() cluster.Options {
+	return cluster.Options{Specs: append([]setting.Spec{
+		cluster.NodesOption(1, MaxNodes, "nodes of the ring, node i on 127.0.0.i, every one holding data (the keyspace's replication is --set "+KeyReplication+"=N)"),
+		{Key: OptNumTokens, Kind: setting.Int, Default: "8", Min: 1, Max: 256, Description: "virtual nodes (tokens) per node"},
+	}, jvm.NodeOptionSpecs(DefaultHeap)...)}
+}
 
 // MaxNodes is the largest ring `cluster up` starts (one loopback address
 // per node).
@@ -91,38 +103,14 @@ func (p *Provisioner) Netns() bool { return true }
 // Up starts the nodes (the seed first), waits until every node is up and
 // normal, then sets authentication up.
 func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State) error {
-	nodes := spec.Nodes
-	if nodes == 0 {
-		nodes = 1
-	}
-	if nodes < 1 || nodes > MaxNodes {
-		return fmt.Errorf("--nodes %d: a cassandra ring has 1 to %d nodes", nodes, MaxNodes)
-	}
-	if spec.Replicas > 0 {
-		return fmt.Errorf("--replicas: cassandra rings have no read replicas; every node holds data (set the keyspace's replication with --set %s=N)", KeyReplication)
-	}
-	if len(spec.Roles) > 0 {
-		return fmt.Errorf("--roles: cassandra nodes are all alike; give --nodes N only")
-	}
-	heap, err := jvm.Heap(spec.Heap, DefaultHeap)
+	opts, err := cluster.Resolve(p, spec)
 	if err != nil {
 		return err
 	}
-	numTokens := 8
-	no, err := jvm.ParseNodeOptions(spec.Options, Name, []string{"num_tokens"}, func(k, v string) (bool, error) {
-		if k != "num_tokens" {
-			return false, nil
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 256 {
-			return true, fmt.Errorf("--opt num_tokens=%q: a number from 1 to 256 expected", v)
-		}
-		numTokens = n
-		return true, nil
-	})
-	if err != nil {
-		return err
-	}
+	nodes := int(opts.Get(cluster.OptNodes).Int())
+	numTokens := int(opts.Get(OptNumTokens).Int())
+	no := jvm.NodeOptionsOf(opts)
+	heap := no.Heap
 	java, version, err := JDK()
 	if err != nil {
 		return err
@@ -172,7 +160,7 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 		if err := os.WriteFile(filepath.Join(home, "logback.xml"), []byte(logbackXML), 0o600); err != nil {
 			return fmt.Errorf("node %s: %w", name, err)
 		}
-		cmd := no.Command(java, heap, jvmFlags, startFlags)
+		cmd := no.Command(java, jvmFlags, startFlags)
 		cmd = append(cmd,
 			"-Dcassandra.config=file://"+filepath.Join(home, "cassandra.yaml"),
 			"-Dcassandra.storagedir="+home,

@@ -17,8 +17,8 @@ import (
 
 // UpCluster starts a local cluster of spec with its engine's provisioner
 // in dir, for tests: named after the test binary's process when spec has
-// no name, with heap when spec has none, and with exit_with_pid so that
-// JVM nodes stop when the test binary exits. It records the start time in
+// no name, with heap when spec has none, and with exit_with_pid (where the
+// provisioner takes it) so that JVM nodes stop when the test binary exits. It records the start time in
 // Params["up_seconds"]. On error the state is returned too, for StopCluster.
 func UpCluster(dir string, spec cluster.Spec, heap string, timeout time.Duration) (*cluster.State, error) {
 	prov, err := cluster.Lookup(spec.Engine)
@@ -28,14 +28,16 @@ func UpCluster(dir string, spec cluster.Spec, heap string, timeout time.Duration
 	if spec.Name == "" {
 		spec.Name = strings.ReplaceAll(Name(), "_", "-")
 	}
-	if spec.Heap == "" {
+	if spec.Heap == "" && cluster.Declares(prov, cluster.OptHeap) {
 		spec.Heap = heap
 	}
 	opts := map[string]string{}
 	for k, v := range spec.Options {
 		opts[k] = v
 	}
-	opts["exit_with_pid"] = strconv.Itoa(os.Getpid())
+	if cluster.Declares(prov, cluster.OptExitWithPID) {
+		opts[cluster.OptExitWithPID] = strconv.Itoa(os.Getpid())
+	}
 	spec.Options = opts
 	st := &cluster.State{Name: spec.Name, Engine: spec.Engine, Created: time.Now().UTC(), Dir: dir, Params: map[string]string{}}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)

@@ -4,17 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"os/user"
-	"path/filepath"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/setting"
 )
 
 // Local servers: the binary and how to get it.
@@ -49,66 +45,46 @@ var (
 // Engine returns "memcached".
 func (Provisioner) Engine() string { return Name }
 
-// serverOption is a --opt of memcached clusters: the flag it sets, its
-// default and its range.
-type serverOption struct {
-	flag     string
-	def      int
-	min, max int
-	what     string
-}
+// The options memcached clusters take besides nodes.
+const (
+	OptMemoryMB       = "memory_mb"
+	OptThreads        = "threads"
+	OptMaxConnections = "max_connections"
+	OptEvictions      = "evictions"
+)
 
-// serverOptions are the --opt keys memcached clusters take.
-var serverOptions = map[string]serverOption{
-	"memory_mb":       {flag: "--memory-limit", def: 1024, min: 8, max: 1 << 20, what: "memory for items in MB (memcached allocates it as items come)"},
-	"threads":         {flag: "--threads", def: 4, min: 1, max: 256, what: "worker threads"},
-	"max_connections": {flag: "--conn-limit", def: 1024, min: 16, max: 1 << 20, what: "simultaneous connections"},
+// Options declares what memcached clusters take: one server, its memory,
+// threads and connections, and whether it evicts.
+func (Provisioner) Options() cluster.Options {
+	return cluster.Options{Specs: []setting.Spec{
+		cluster.SingleNode(Name),
+		{Key: OptMemoryMB, Kind: setting.Int, Default: "1024", Min: 8, Max: 1 << 20, Description: "memory for items in MB (memcached allocates it as items come; its --memory-limit)"},
+		{Key: OptThreads, Kind: setting.Int, Default: "4", Min: 1, Max: 256, Description: "worker threads (its --threads)"},
+		{Key: OptMaxConnections, Kind: setting.Int, Default: "1024", Min: 16, Max: 1 << 20, Description: "simultaneous connections (its --conn-limit)"},
+		{Key: OptEvictions, Kind: setting.Enum, Default: "on", Allowed: []string{"on", "off"},
+			Description: "on: a full server evicts the least recently used items; off: it refuses writes (SERVER_ERROR, classed rejected)"},
+	}}
 }
 
 // flags returns the server's command-line flags from spec's options (the
-// address, port and user are added by Up).
+// address, port and user are added by Up) and the options as cluster
+// params.
 func flags(spec cluster.Spec) ([]string, map[string]string, error) {
-	if spec.Nodes > 1 || spec.Replicas > 0 {
-		return nil, nil, errors.New("memcached clusters have one server (leave out --nodes and --replicas)")
+	opts, err := cluster.Resolve(Provisioner{}, spec)
+	if err != nil {
+		return nil, nil, err
 	}
-	if spec.Heap != "" || len(spec.Roles) > 0 {
-		return nil, nil, errors.New("memcached clusters take no --heap or --roles (use --opt memory_mb=N)")
+	out := []string{
+		"--memory-limit=" + opts.Get(OptMemoryMB).String(),
+		"--threads=" + opts.Get(OptThreads).String(),
+		"--conn-limit=" + opts.Get(OptMaxConnections).String(),
+	}
+	if opts.Get(OptEvictions).String() == "off" {
+		out = append(out, "--disable-evictions")
 	}
 	params := map[string]string{}
-	var out []string
-	names := make([]string, 0, len(serverOptions))
-	for k := range serverOptions {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for k := range spec.Options {
-		if _, ok := serverOptions[k]; !ok && k != "exit_with_pid" && k != "evictions" {
-			return nil, nil, fmt.Errorf("--opt %s: memcached clusters take %s and evictions=on|off", k, strings.Join(names, ", "))
-		}
-	}
-	for _, k := range names {
-		o := serverOptions[k]
-		v := o.def
-		if s, ok := spec.Options[k]; ok {
-			n, err := strconv.Atoi(s)
-			if err != nil || n < o.min || n > o.max {
-				return nil, nil, fmt.Errorf("--opt %s=%s: %s, an integer in [%d, %d]", k, s, o.what, o.min, o.max)
-			}
-			v = n
-		}
-		out = append(out, o.flag+"="+strconv.Itoa(v))
-		params[k] = strconv.Itoa(v)
-	}
-	switch ev := spec.Options["evictions"]; ev {
-	case "", "on":
-		params["evictions"] = "on"
-	case "off":
-		// a full server refuses writes (SERVER_ERROR, classed rejected)
-		// instead of evicting items a store still needs
-		out = append(out, "--disable-evictions")
-		params["evictions"] = "off"
-	default:
-		return nil, nil, fmt.Errorf("--opt evictions=%s: on (memcached evicts the least recently used items when full) or off (it refuses writes)", ev)
+	for _, k := range []string{OptMemoryMB, OptThreads, OptMaxConnections, OptEvictions} {
+		params[k] = opts.Get(k).String()
 	}
 	return out, params, nil
 }
@@ -156,89 +132,51 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	for k, v := range params {
 		st.Params[k] = v
 	}
-	if out, err := exec.CommandContext(ctx, bin, "-V").Output(); err == nil {
-		st.Params[ParamVersion] = strings.TrimSpace(string(out))
+	if v := cluster.ServerVersion(ctx, bin, "-V"); v != "" {
+		st.Params[ParamVersion] = v
 	}
 	st.Auth = "none: memcached runs without authentication (its ASCII authentication is experimental and gomemcache does not speak it); the server listens on 127.0.0.1 only (TCP, no UDP), so only this machine's users and processes reach it"
-	port, err := cluster.FreePort(cluster.Loopback)
+	node, err := server.Node(st)
 	if err != nil {
-		return fmt.Errorf("memcached: %w", err)
+		return err
 	}
-	node := cluster.Node{Name: "node1", Role: "server", Host: cluster.Loopback, Port: port, Ports: map[string]int{"memcached": port},
-		DataDir: filepath.Join(st.Dir, "node1"), LogFile: filepath.Join(st.Dir, "node1.log")}
 	if err := os.Mkdir(node.DataDir, 0o700); err != nil {
 		return fmt.Errorf("memcached: %w", err)
 	}
-	node.Cmd = append([]string{bin, "--listen=" + node.Host, "--port=" + strconv.Itoa(port), "--udp-port=0", "--protocol=ascii"}, opts...)
+	node.Cmd = append([]string{bin, "--listen=" + node.Host, "--port=" + strconv.Itoa(node.Port), "--udp-port=0", "--protocol=ascii"}, opts...)
 	if as != "" {
 		node.Cmd = append(node.Cmd, "--user="+as)
 		st.Params["os_user"] = as
 	}
-	pid, cg, err := st.StartNode(node.Name, node.Cmd, node.DataDir, node.LogFile, nil)
-	if err != nil {
-		return fmt.Errorf("memcached: %w", err)
-	}
-	node.PID, node.Cgroup = pid, cg
-	st.Nodes = append(st.Nodes, node)
-	if err := st.Save(); err != nil {
-		return err
-	}
-	addr := node.ClientAddress()
-	st.Target = "memcached://" + addr
-	if err := cluster.WaitNodes(ctx, st, "memcached at "+addr, 50*time.Millisecond, func() bool { return version(ctx, addr) == nil }); err != nil {
-		return fmt.Errorf("memcached: %w", err)
-	}
-	return nil
+	return server.Start(ctx, st, node, func(addr string) string { return "memcached://" + addr })
 }
 
-// version asks the server at addr for its statistics (2 s at most).
-func version(ctx context.Context, addr string) error {
-	_, err := Stats(ctx, addr, 2*time.Second, "")
-	return err
+// server is how the cluster package starts a memcached server, asks for
+// its facts and judges its health.
+var server = cluster.OneServer{
+	Engine: Name,
+	Answers: func(ctx context.Context, _ *cluster.State, addr string) error {
+		_, err := stats(ctx, nil, addr)
+		return err
+	},
+	Facts:    stats,
+	FactKeys: []string{"version", "curr_connections", "curr_items", "bytes", "limit_maxbytes", "evictions"},
+}
+
+// stats asks the server at addr for its statistics (2 s at most).
+func stats(ctx context.Context, _ *cluster.State, addr string) (map[string]string, error) {
+	return Stats(ctx, addr, 2*time.Second, "")
 }
 
 // Status reports whether the server runs and, from its statistics, its
 // version, connections, items and memory.
 func (Provisioner) Status(ctx context.Context, st *cluster.State) ([]cluster.NodeStatus, error) {
-	out := make([]cluster.NodeStatus, 0, len(st.Nodes))
-	for _, n := range st.Nodes {
-		ns := cluster.NodeStatus{Node: n, Alive: cluster.Alive(n.PID), Detail: map[string]string{}}
-		if ns.Alive {
-			stats, err := Stats(ctx, net.JoinHostPort(n.Host, strconv.Itoa(n.Port)), 2*time.Second, "")
-			if err != nil {
-				ns.Detail["error"] = err.Error()
-			}
-			for _, k := range []string{"version", "curr_connections", "curr_items", "bytes", "limit_maxbytes", "evictions"} {
-				if v, ok := stats[k]; ok {
-					ns.Detail[k] = v
-				}
-			}
-		}
-		out = append(out, ns)
-	}
-	return out, nil
+	return server.Status(ctx, st)
 }
 
 // Health is green when the server answers within 2 s, red when its
 // process runs but it does not answer, unreachable when its process is
 // gone.
 func (Provisioner) Health(ctx context.Context, st *cluster.State) (cluster.Health, error) {
-	h := cluster.Health{Status: cluster.Unreachable, Of: len(st.Nodes), Detail: map[string]string{}}
-	for _, n := range st.Nodes {
-		switch {
-		case !cluster.Alive(n.PID):
-			h.Detail[n.Name] = "down"
-		case version(ctx, net.JoinHostPort(n.Host, strconv.Itoa(n.Port))) != nil:
-			h.Detail[n.Name] = "not answering"
-			if h.Status == cluster.Unreachable {
-				h.Status = cluster.Red
-			}
-		default:
-			h.Nodes++
-		}
-	}
-	if h.Nodes == len(st.Nodes) && h.Nodes > 0 {
-		h.Status = cluster.Green
-	}
-	return h, nil
+	return server.Health(ctx, st)
 }

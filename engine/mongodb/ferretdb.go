@@ -15,6 +15,7 @@ import (
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine/postgres"
+	"github.com/scalelab/scalelab/setting"
 )
 
 // FerretDB is the name of the local clusters `scalelab cluster up
@@ -45,24 +46,26 @@ func (ferretProvisioner) Engine() string { return FerretDB }
 // Serves names the engine that uses these clusters.
 func (ferretProvisioner) Serves() string { return Name }
 
+// Options declares what ferretdb clusters take: one server and its
+// storage backend.
+func (ferretProvisioner) Options() cluster.Options {
+	return cluster.Options{Specs: []setting.Spec{
+		cluster.SingleNode(FerretDB),
+		{Key: cluster.OptBackend, Kind: setting.Enum, Default: "sqlite", Allowed: []string{"sqlite", "postgres", "postgresql"},
+			Description: "where FerretDB keeps the data: SQLite files, or a PostgreSQL server it starts (PLAIN authentication)"},
+		cluster.ExitWithPIDOption(),
+	}}
+}
+
 // Up starts the server (and its PostgreSQL with backend=postgresql).
 func (ferretProvisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State) error {
-	backend := spec.Options["backend"]
-	switch backend {
-	case "", "sqlite":
-		backend = "sqlite"
-	case "postgres", "postgresql":
+	opts, err := cluster.Resolve(ferretProvisioner{}, spec)
+	if err != nil {
+		return err
+	}
+	backend := opts.Get(cluster.OptBackend).String()
+	if backend == "postgres" {
 		backend = "postgresql"
-	default:
-		return fmt.Errorf("ferretdb: backend %q: allowed: sqlite, postgres", backend)
-	}
-	for k := range spec.Options {
-		if k != "backend" && k != "exit_with_pid" && k != "delete_on_exit" {
-			return fmt.Errorf("ferretdb: unknown option %q; allowed: backend=sqlite|postgres", k)
-		}
-	}
-	if spec.Nodes > 1 || spec.Replicas > 0 {
-		return fmt.Errorf("ferretdb: one server only (FerretDB v1 has no replica sets or sharding)")
 	}
 	bin, err := FerretDBPath(ctx)
 	if err != nil {
@@ -75,8 +78,8 @@ func (ferretProvisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.
 	}
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	cmd := []string{bin, "--listen", addr, "--backend", backend}
-	if pid := spec.Options["exit_with_pid"]; pid != "" {
-		cmd = append(cmd, "--exit-with-pid", pid)
+	if pid := opts.Get(cluster.OptExitWithPID).Int(); pid != 0 {
+		cmd = append(cmd, "--exit-with-pid", strconv.FormatInt(pid, 10))
 	}
 	st.Params["backend"] = backend
 	st.Target = "mongodb://" + addr + "/scalelab"

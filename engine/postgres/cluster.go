@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,6 +20,7 @@ import (
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/cluster/netns"
 	"github.com/scalelab/scalelab/cluster/sysuser"
+	"github.com/scalelab/scalelab/setting"
 )
 
 // Node roles in a local cluster's state.
@@ -105,37 +105,39 @@ type clusterConf struct {
 	settings [][2]string // baseSettings then --opt ones
 }
 
+// OptTLS is the option that turns TLS on.
+const OptTLS = "tls"
+
+// MaxReplicas is the most replicas `cluster up` starts on one machine.
+const MaxReplicas = 8
+
+// Options declares what these clusters take: --replicas (--nodes, when
+// given, is 1 + replicas), tls, and postgresql.conf settings.
+func (Provisioner) Options() cluster.Options {
+	reservedKeys := make([]string, 0, len(reserved))
+	for k := range reserved {
+		reservedKeys = append(reservedKeys, k)
+	}
+	return cluster.Options{
+		Specs: []setting.Spec{
+			cluster.NodesOption(1, 1+MaxReplicas, "servers: the primary and its replicas, 1 + --replicas (give --replicas instead)"),
+			{Key: cluster.OptReplicas, Kind: setting.Int, Default: "0", Min: 0, Max: MaxReplicas, Description: "streaming replicas of the primary, each readable"},
+			{Key: OptTLS, Kind: setting.Bool, Default: "off", Description: "TLS with a certificate of a CA the cluster generates (its file is the cluster param " + ParamCAFile + ")"},
+		},
+		Free: cluster.ConfigFree("postgresql.conf settings (fsync=off, shared_buffers=256MB)", settingName.MatchString, reservedKeys,
+			"clusters listen on loopback only, with passwords"),
+	}
+}
+
 func parseSpec(spec cluster.Spec) (*clusterConf, error) {
-	c := &clusterConf{replicas: spec.Replicas, settings: append([][2]string{}, baseSettings...)}
-	if spec.Nodes != 0 && spec.Nodes != 1+spec.Replicas {
-		return nil, fmt.Errorf("postgres clusters have one primary and --replicas N replicas; --nodes %d does not match (leave it out)", spec.Nodes)
+	opts, err := cluster.Resolve(Provisioner{}, spec)
+	if err != nil {
+		return nil, err
 	}
-	if spec.Heap != "" || len(spec.Roles) > 0 {
-		return nil, errors.New("postgres clusters take no --heap or --roles (use --opt shared_buffers=... and --replicas)")
-	}
-	keys := make([]string, 0, len(spec.Options))
-	for k := range spec.Options {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v := spec.Options[k]
-		switch {
-		case k == "tls":
-			switch v {
-			case "on", "true":
-				c.tls = true
-			case "off", "false":
-			default:
-				return nil, fmt.Errorf("--opt tls=%q: allowed on|off", v)
-			}
-		case reserved[k]:
-			return nil, fmt.Errorf("--opt %s: scalelab sets %s itself (clusters listen on loopback only, with passwords)", k, k)
-		case !settingName.MatchString(k):
-			return nil, fmt.Errorf("--opt %s: not a PostgreSQL setting name (--opt takes tls=on or postgresql.conf settings such as fsync=off, shared_buffers=256MB)", k)
-		default:
-			c.settings = append(c.settings, [2]string{k, v})
-		}
+	c := &clusterConf{replicas: int(opts.Get(cluster.OptReplicas).Int()), tls: opts.Get(OptTLS).Bool(),
+		settings: append(append([][2]string{}, baseSettings...), opts.Free...)}
+	if opts.Given(cluster.OptNodes) && int(opts.Get(cluster.OptNodes).Int()) != 1+c.replicas {
+		return nil, fmt.Errorf("postgres clusters have one primary and --replicas N replicas; --nodes %d does not match (leave it out)", opts.Get(cluster.OptNodes).Int())
 	}
 	return c, nil
 }

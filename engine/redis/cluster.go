@@ -4,18 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/cluster/sysuser"
+	"github.com/scalelab/scalelab/setting"
 )
 
 // Local servers: the binary and how to get it.
@@ -54,15 +52,14 @@ var (
 // Engine returns "redis".
 func (Provisioner) Engine() string { return Name }
 
-// baseConfig is written to every server's redis.conf before the --opt
-// directives: loopback only, a password, protected mode, no persistence
-// (a load test's data is thrown away with the cluster), logging to
-// stdout (the node's log file).
+// baseConfig is written to every server's redis.conf before the options:
+// loopback only, a password, protected mode, no persistence snapshots (a
+// load test's data is thrown away with the cluster), logging to stdout
+// (the node's log file).
 var baseConfig = [][2]string{
 	{"protected-mode", "yes"},
 	{"daemonize", "no"},
 	{"save", `""`},
-	{"appendonly", "no"},
 	{"logfile", `""`},
 	{"loglevel", "notice"},
 	{"databases", "16"},
@@ -70,48 +67,59 @@ var baseConfig = [][2]string{
 	{"tcp-backlog", "511"},
 }
 
-// reserved are directives --opt may not change: they keep the server on
-// loopback, behind its password, in its own directory.
-var reserved = map[string]bool{
-	"bind": true, "port": true, "requirepass": true, "protected-mode": true, "dir": true, "daemonize": true,
-	"logfile": true, "include": true, "unixsocket": true, "unixsocketperm": true, "pidfile": true, "user": true,
-	"aclfile": true, "masterauth": true, "masteruser": true, "replicaof": true, "slaveof": true, "tls-port": true,
-	"enable-debug-command": true, "enable-module-command": true, "loadmodule": true, "dbfilename": true, "appenddirname": true,
+// reserved are directives the options may not change: they keep the
+// server on loopback, behind its password, in its own directory.
+var reserved = []string{
+	"bind", "port", "requirepass", "protected-mode", "dir", "daemonize",
+	"logfile", "include", "unixsocket", "unixsocketperm", "pidfile", "user",
+	"aclfile", "masterauth", "masteruser", "replicaof", "slaveof", "tls-port",
+	"enable-debug-command", "enable-module-command", "loadmodule", "dbfilename", "appenddirname",
 }
 
 var directiveName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 
-// config returns the directives of a server: baseConfig, then the --opt
-// ones; it refuses reserved directives, names that are not directives and
-// values on several lines.
+// The declared options: the redis.conf directives a cache tier is tuned
+// by.
+const (
+	OptMaxMemory       = "maxmemory"
+	OptMaxMemoryPolicy = "maxmemory-policy"
+	OptAppendOnly      = "appendonly"
+	OptIOThreads       = "io-threads"
+)
+
+// Options declares what redis clusters take: one server, the directives a
+// cache tier is tuned by, and any other redis.conf directive.
+func (Provisioner) Options() cluster.Options {
+	return cluster.Options{
+		Specs: []setting.Spec{
+			cluster.SingleNode(Name),
+			{Key: OptMaxMemory, Kind: setting.Size, Default: "0", Description: "memory for data (e.g. 256mb, 1gb); 0: no limit"},
+			{Key: OptMaxMemoryPolicy, Kind: setting.Enum, Default: "noeviction",
+				Allowed:     []string{"noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"},
+				Description: "what a full server does: refuse writes (noeviction) or evict keys"},
+			{Key: OptAppendOnly, Kind: setting.Bool, Default: "no", Description: "append-only file persistence of every write"},
+			{Key: OptIOThreads, Kind: setting.Int, Default: "1", Min: 1, Max: 128, Description: "threads for network I/O"},
+		},
+		Free: cluster.ConfigFree("redis.conf directives (hz=100, lazyfree-lazy-eviction=yes)", directiveName.MatchString, reserved,
+			"the server listens on loopback only, with a password"),
+	}
+}
+
+// config returns the directives of a server: baseConfig, the declared
+// options, then the other redis.conf directives given.
 func config(spec cluster.Spec) ([][2]string, error) {
-	if spec.Nodes > 1 || spec.Replicas > 0 {
-		return nil, errors.New("redis clusters have one server (leave out --nodes and --replicas)")
+	opts, err := cluster.Resolve(Provisioner{}, spec)
+	if err != nil {
+		return nil, err
 	}
-	if spec.Heap != "" || len(spec.Roles) > 0 {
-		return nil, errors.New("redis clusters take no --heap or --roles (use --opt maxmemory=1gb)")
-	}
+	yesNo := map[bool]string{true: "yes", false: "no"}
 	conf := append([][2]string{}, baseConfig...)
-	keys := make([]string, 0, len(spec.Options))
-	for k := range spec.Options {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v := spec.Options[k]
-		switch {
-		case k == "exit_with_pid": // tests' option for JVM nodes; tests stop these servers themselves
-		case reserved[k]:
-			return nil, fmt.Errorf("--opt %s: scalelab sets %s itself (the server listens on loopback only, with a password)", k, k)
-		case !directiveName.MatchString(k):
-			return nil, fmt.Errorf("--opt %s: not a redis.conf directive name (such as maxmemory=1gb, maxmemory-policy=allkeys-lru, appendonly=yes, io-threads=2)", k)
-		case strings.ContainsAny(v, "\r\n"):
-			return nil, fmt.Errorf("--opt %s: the value is on several lines", k)
-		default:
-			conf = append(conf, [2]string{k, v})
-		}
-	}
-	return conf, nil
+	conf = append(conf,
+		[2]string{OptMaxMemory, strconv.FormatInt(opts.Get(OptMaxMemory).Int(), 10)},
+		[2]string{OptMaxMemoryPolicy, opts.Get(OptMaxMemoryPolicy).String()},
+		[2]string{OptAppendOnly, yesNo[opts.Get(OptAppendOnly).Bool()]},
+		[2]string{OptIOThreads, strconv.FormatInt(opts.Get(OptIOThreads).Int(), 10)})
+	return append(conf, opts.Free...), nil
 }
 
 // Binary returns the redis-server binary: $SCALELAB_REDIS_SERVER, else
@@ -146,8 +154,8 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	if ou != nil {
 		st.Params[ParamOSUser] = ou.Name()
 	}
-	if out, err := exec.CommandContext(ctx, bin, "--version").Output(); err == nil {
-		st.Params[ParamVersion] = strings.TrimSpace(string(out))
+	if v := cluster.ServerVersion(ctx, bin, "--version"); v != "" {
+		st.Params[ParamVersion] = v
 	}
 	st.User, st.SecretFile = "default", filepath.Join(st.Dir, "password")
 	pw, err := cluster.NewSecret(st.SecretFile)
@@ -155,12 +163,10 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 		return fmt.Errorf("redis: %w", err)
 	}
 	st.Auth = "requirepass: a generated password for the default user (in the secret file); loopback only, protected mode"
-	port, err := cluster.FreePort(cluster.Loopback)
+	node, err := server.Node(st)
 	if err != nil {
-		return fmt.Errorf("redis: %w", err)
+		return err
 	}
-	node := cluster.Node{Name: "node1", Role: "server", Host: cluster.Loopback, Port: port, Ports: map[string]int{"redis": port},
-		DataDir: filepath.Join(st.Dir, "node1"), LogFile: filepath.Join(st.Dir, "node1.log")}
 	if err := ou.Mkdir(node.DataDir); err != nil {
 		return fmt.Errorf("redis: %w", err)
 	}
@@ -170,7 +176,7 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 		fmt.Fprintf(&b, "%s %s\n", d[0], d[1])
 		st.Params[ParamConfig+d[0]] = d[1]
 	}
-	fmt.Fprintf(&b, "bind %s\nport %d\ndir %s\nrequirepass %s\n", node.Host, port, node.DataDir, pw)
+	fmt.Fprintf(&b, "bind %s\nport %d\ndir %s\nrequirepass %s\n", node.Host, node.Port, node.DataDir, pw)
 	confFile := filepath.Join(node.DataDir, "redis.conf")
 	if err := os.WriteFile(confFile, []byte(b.String()), 0o600); err != nil {
 		return fmt.Errorf("redis: write %s: %w", confFile, err)
@@ -179,21 +185,7 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 		return fmt.Errorf("redis: %w", err)
 	}
 	node.Cmd = ou.Wrap([]string{bin, confFile})
-	pid, cg, err := st.StartNode(node.Name, node.Cmd, node.DataDir, node.LogFile, nil)
-	if err != nil {
-		return fmt.Errorf("redis: %w", err)
-	}
-	node.PID, node.Cgroup = pid, cg
-	st.Nodes = append(st.Nodes, node)
-	if err := st.Save(); err != nil {
-		return err
-	}
-	addr := node.ClientAddress()
-	st.Target = Target{Addr: addr}.Redacted()
-	if err := cluster.WaitNodes(ctx, st, "redis at "+addr, 50*time.Millisecond, func() bool { return ping(ctx, addr, pw) == nil }); err != nil {
-		return fmt.Errorf("redis: %w", err)
-	}
-	return nil
+	return server.Start(ctx, st, node, func(addr string) string { return Target{Addr: addr}.Redacted() })
 }
 
 // serverUser is the system user the server runs as when scalelab is
@@ -221,38 +213,37 @@ func ping(ctx context.Context, addr, password string) error {
 	return c.Close()
 }
 
+// server is how the cluster package starts a Redis server, asks for its
+// facts and judges its health.
+var server = cluster.OneServer{
+	Engine: Name,
+	Answers: func(ctx context.Context, st *cluster.State, addr string) error {
+		pw, err := st.Password()
+		if err != nil {
+			return err
+		}
+		return ping(ctx, addr, pw)
+	},
+	Facts:    nodeInfo,
+	FactKeys: []string{"redis_version", "connected_clients", "used_memory_human", "maxmemory_human", "db0"},
+}
+
 // Status reports whether the server runs and, from INFO, its version,
 // clients, memory and keys.
 func (Provisioner) Status(ctx context.Context, st *cluster.State) ([]cluster.NodeStatus, error) {
-	pw, err := st.Password()
+	return server.Status(ctx, st)
+}
+
+// nodeInfo reads INFO from the server at addr (2 s at most).
+func nodeInfo(ctx context.Context, st *cluster.State, addr string) (map[string]string, error) {
+	password, err := st.Password()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]cluster.NodeStatus, 0, len(st.Nodes))
-	for _, n := range st.Nodes {
-		ns := cluster.NodeStatus{Node: n, Alive: cluster.Alive(n.PID), Detail: map[string]string{}}
-		if ns.Alive {
-			fields, err := nodeInfo(ctx, n, pw)
-			if err != nil {
-				ns.Detail["error"] = err.Error()
-			}
-			for _, k := range []string{"redis_version", "connected_clients", "used_memory_human", "maxmemory_human", "db0"} {
-				if v, ok := fields[k]; ok {
-					ns.Detail[k] = v
-				}
-			}
-		}
-		out = append(out, ns)
-	}
-	return out, nil
-}
-
-// nodeInfo reads INFO from a node (2 s at most).
-func nodeInfo(ctx context.Context, n cluster.Node, password string) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	o := Options{PoolSize: 1, Timeout: 2 * time.Second, ConnectTimeout: 2 * time.Second}
-	c, err := Connect(ctx, Target{Addr: net.JoinHostPort(n.Host, strconv.Itoa(n.Port)), Password: password}, o)
+	c, err := Connect(ctx, Target{Addr: addr, Password: password}, o)
 	if err != nil {
 		return nil, err
 	}
@@ -264,26 +255,5 @@ func nodeInfo(ctx context.Context, n cluster.Node, password string) (map[string]
 // 2 s, red when its process runs but it does not answer, unreachable when
 // its process is gone.
 func (Provisioner) Health(ctx context.Context, st *cluster.State) (cluster.Health, error) {
-	h := cluster.Health{Status: cluster.Unreachable, Of: len(st.Nodes), Detail: map[string]string{}}
-	pw, err := st.Password()
-	if err != nil {
-		return h, err
-	}
-	for _, n := range st.Nodes {
-		switch {
-		case !cluster.Alive(n.PID):
-			h.Detail[n.Name] = "down"
-		case ping(ctx, net.JoinHostPort(n.Host, strconv.Itoa(n.Port)), pw) != nil:
-			h.Detail[n.Name] = "not answering"
-			if h.Status == cluster.Unreachable {
-				h.Status = cluster.Red
-			}
-		default:
-			h.Nodes++
-		}
-	}
-	if h.Nodes == len(st.Nodes) && h.Nodes > 0 {
-		h.Status = cluster.Green
-	}
-	return h, nil
+	return server.Health(ctx, st)
 }

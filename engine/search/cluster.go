@@ -16,6 +16,7 @@ import (
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/cluster/jvm"
+	"github.com/scalelab/scalelab/setting"
 )
 
 func init() {
@@ -36,9 +37,8 @@ func init() {
 // one node must be cm. The cluster's target lists every node but dedicated
 // cluster managers, which clients should not load.
 //
-// Options (--opt key=value): jvm_options="-XX:... -D..." adds JVM flags to
-// every node, exit_with_pid=PID stops the nodes when that process ends
-// (tests), delete_on_exit=true removes a node's directory when it stops.
+// Its options (Options) are the nodes and their roles, the JVM's (heap,
+// jvm_options, exit_with_pid) and delete_on_exit.
 type Provisioner struct {
 	engine string
 }
@@ -47,6 +47,31 @@ var _ cluster.Provisioner = (*Provisioner)(nil)
 
 // Engine returns the engine name.
 func (p *Provisioner) Engine() string { return p.engine }
+
+// OptDeleteOnExit is the option that removes a node's directory when it
+// stops.
+const OptDeleteOnExit = "delete_on_exit"
+
+// MaxNodes is the largest cluster `cluster up` starts on one machine.
+const MaxNodes = 16
+
+// Options declares what these clusters take: --nodes and --roles, the
+// JVM's options and delete_on_exit.
+func (p *Provisioner) Options() cluster.Options {
+	return cluster.Options{Specs: append([]setting.Spec{
+		cluster.NodesOption(1, MaxNodes, "nodes (default: one per --roles entry, else 1)"),
+		{Key: cluster.OptRoles, Kind: setting.String, Default: "",
+			Description: "per-node roles, comma-separated, '+' joins several: cm (cluster-manager eligible), data, ingest, coord, all (the default: cm+data+ingest), e.g. cm,data,data",
+			Check: func(v setting.Value) error {
+				if v.String() == "" {
+					return nil
+				}
+				_, err := parseRoles(0, strings.Split(v.String(), ","))
+				return err
+			}},
+		{Key: OptDeleteOnExit, Kind: setting.Bool, Default: "false", Description: "remove a node's directory when it stops"},
+	}, jvm.NodeOptionSpecs(DefaultHeap)...)}
+}
 
 // DefaultHeap is the JVM heap of a node when --heap is not given.
 const DefaultHeap = "512m"
@@ -148,29 +173,17 @@ func (p *Provisioner) Netns() bool { return true }
 // Up starts the nodes and waits until the cluster is green with every node.
 func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State) error {
 	d := distributions[p.engine]
+	opts, err := cluster.Resolve(p, spec)
+	if err != nil {
+		return err
+	}
 	roles, err := parseRoles(spec.Nodes, spec.Roles)
 	if err != nil {
 		return err
 	}
-	heap, err := jvm.Heap(spec.Heap, DefaultHeap)
-	if err != nil {
-		return err
-	}
-	deleteOnExit := false
-	no, err := jvm.ParseNodeOptions(spec.Options, p.engine, []string{"delete_on_exit"}, func(k, v string) (bool, error) {
-		if k != "delete_on_exit" {
-			return false, nil
-		}
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return true, fmt.Errorf("--opt delete_on_exit=%q: true or false expected", v)
-		}
-		deleteOnExit = b
-		return true, nil
-	})
-	if err != nil {
-		return err
-	}
+	no := jvm.NodeOptionsOf(opts)
+	heap := no.Heap
+	deleteOnExit := opts.Get(OptDeleteOnExit).Bool()
 	java, version, err := d.JDK()
 	if err != nil {
 		return err
@@ -224,7 +237,7 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 		if err := os.MkdirAll(filepath.Join(home, "tmp"), 0o700); err != nil {
 			return fmt.Errorf("node %s: %w", name, err)
 		}
-		cmd := no.Command(java, heap, commonJVMFlags, d.jvmFlags)
+		cmd := no.Command(java, commonJVMFlags, d.jvmFlags)
 		cmd = append(cmd, "-Djava.io.tmpdir="+filepath.Join(home, "tmp"), "-cp", cp, d.mainClass, "--home", home)
 		if no.ExitWithPID > 0 {
 			cmd = append(cmd, "--exit-with-pid", strconv.Itoa(no.ExitWithPID))

@@ -193,6 +193,7 @@ func helpCmd(root *cobra.Command) *cobra.Command {
 			if target == root && len(args) > 0 {
 				return unknownSub(root, args[0])
 			}
+			_ = target.ParseFlags(rest) // `help cluster up redis`: the help of redis clusters
 			printHelp(target, c.OutOrStdout())
 			return nil
 		},

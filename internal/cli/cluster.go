@@ -78,7 +78,10 @@ func clusterUpCmd() *cobra.Command {
 ENGINE is one of: %s.
 'cluster up app' starts the app tier of a web scenario: --servers scalelab serve processes behind
 HAProxy, on the store cluster --cluster STORE (default: a SQLite file of its own) and the cache
-cluster --cache-cluster CACHE (with --set cache.mode=shared).`, strings.Join(cluster.Provisioners(), ", ")),
+cluster --cache-cluster CACHE (with --set cache.mode=shared).
+Each engine's clusters take options of their own (--opt KEY=VALUE; some have flags of their own too):
+'cluster up ENGINE --help' lists them with their defaults and allowed values. A wrong key or value is
+refused before anything starts.`, strings.Join(cluster.Provisioners(), ", ")),
 		Example: `  scalelab cluster up postgres --name pg1 --replicas 2
   scalelab cluster up opensearch --name os3 --nodes 3 --heap 1g
   scalelab cluster up postgres --name pg --cpus 0.5 --memory 1g
@@ -97,12 +100,12 @@ cluster --cache-cluster CACHE (with --set cache.mode=shared).`, strings.Join(clu
 	}
 	addGroup(c, "Cluster", func(fs *pflag.FlagSet) {
 		fs.StringVar(&f.name, "name", "", "cluster name (required)")
-		fs.IntVar(&f.nodes, "nodes", 0, "number of nodes (default: the engine's)")
-		fs.IntVar(&f.replicas, "replicas", 0, "read replicas (postgres)")
-		fs.StringVar(&f.heap, "heap", "", "JVM heap per node, e.g. 1g")
-		fs.StringVar(&f.roles, "roles", "", "per-node roles, comma-separated, e.g. cm,data,data")
-		fs.StringVar(&f.backend, "backend", "", "storage backend (ferretdb: sqlite or postgres)")
-		fs.StringArrayVar(&f.opts, "opt", nil, "engine-specific option `KEY=VALUE` (repeatable), e.g. memory_mb=512 (memcached); app: max_inflight=16, procs=1, request_timeout=30s, balance=roundrobin|leastconn, check_interval=1s")
+		fs.IntVar(&f.nodes, "nodes", 0, "number of nodes: the option nodes (default: the engine's)")
+		fs.IntVar(&f.replicas, "replicas", 0, "read replicas: the option replicas (postgres)")
+		fs.StringVar(&f.heap, "heap", "", "JVM heap per node, e.g. 1g: the option heap (opensearch, elasticsearch, cassandra)")
+		fs.StringVar(&f.roles, "roles", "", "per-node roles, comma-separated, e.g. cm,data,data: the option roles (opensearch, elasticsearch)")
+		fs.StringVar(&f.backend, "backend", "", "storage backend: the option backend (ferretdb: sqlite or postgres)")
+		fs.StringArrayVar(&f.opts, "opt", nil, "an option of ENGINE's clusters `KEY=VALUE` (repeatable), e.g. memory_mb=512 (memcached); 'cluster up ENGINE --help' lists them")
 		fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "how long to wait for the cluster to become healthy")
 	})
 	addGroup(c, "Resources per node or app server (a cgroup each)", func(fs *pflag.FlagSet) {
@@ -145,7 +148,7 @@ func clusterUp(ctx context.Context, engArg string, f *upFlags, stdout, stderr io
 			return usageErr("cluster up: %v", err)
 		}
 		if *scen != "" || *servers != 0 || *store != "" || *cacheCl != "" || len(sets) > 0 {
-			return usageErr("cluster up: --scenario, --servers, --cluster, --cache-cluster and --set are for `cluster up app` (the app tier); a %s cluster takes --nodes, --replicas and --opt", pos[0])
+			return usageErr("cluster up: --scenario, --servers, --cluster, --cache-cluster and --set are for `cluster up app` (the app tier); a %s cluster takes the options 'cluster up %s --help' lists", pos[0], pos[0])
 		}
 	}
 	if *name == "" {
@@ -153,9 +156,6 @@ func clusterUp(ctx context.Context, engArg string, f *upFlags, stdout, stderr io
 	}
 	if err := cluster.CheckName(*name); err != nil {
 		return usageErr("cluster up: %v", err)
-	}
-	if *nodes < 0 || *nodes > 16 || *replicas < 0 || *replicas > 8 {
-		return usageErr("cluster up: --nodes must be in [1, 16] and --replicas in [0, 8] on one machine")
 	}
 	if _, err := cluster.Load(*name); err == nil {
 		return usageErr("cluster up: a cluster named %q exists; `scalelab cluster down %s` first", *name, *name)
@@ -176,12 +176,15 @@ func clusterUp(ctx context.Context, engArg string, f *upFlags, stdout, stderr io
 		spec.Options[k] = v
 	}
 	if *backend != "" {
-		spec.Options["backend"] = *backend
+		spec.Options[cluster.OptBackend] = *backend
 	}
 	if tiered {
 		if err := appSpec(&spec, *scen, *store, *cacheCl, *servers, sets); err != nil {
 			return err
 		}
+	}
+	if _, err := cluster.Resolve(prov, spec); err != nil {
+		return usageErr("cluster up %s: %v", pos[0], err)
 	}
 	st := &cluster.State{Name: *name, Engine: engName, Created: time.Now().UTC(), Dir: cluster.Dir(*name), Params: map[string]string{}}
 	if engName != pos[0] {

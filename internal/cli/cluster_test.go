@@ -10,6 +10,7 @@ import (
 
 	"github.com/scalelab/scalelab/apptier"
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/setting"
 )
 
 // sleepProvisioner is a test provisioner for the memory engine whose nodes
@@ -42,6 +43,11 @@ func (sleepProvisioner) Status(ctx context.Context, st *cluster.State) ([]cluste
 		out = append(out, cluster.NodeStatus{Node: n, Alive: cluster.Alive(n.PID)})
 	}
 	return out, nil
+}
+
+func (sleepProvisioner) Options() cluster.Options {
+	return cluster.Options{Specs: []setting.Spec{cluster.NodesOption(1, 16, "sleep processes"),
+		{Key: "fail", Kind: setting.Enum, Default: "no", Allowed: []string{"yes", "no"}, Description: "fail the start"}}}
 }
 
 func init() { cluster.Register(sleepProvisioner{}) }

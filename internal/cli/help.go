@@ -69,6 +69,12 @@ func choices(c *cobra.Command, name string, values ...string) {
 	})
 }
 
+// argsHelp adds to the help of a command (by its path) what depends on its
+// arguments: `cluster up ENGINE --help` lists ENGINE's cluster options.
+var argsHelp = map[string]func(w io.Writer, args []string){
+	"cluster up": clusterUpHelp,
+}
+
 // printHelp writes c's help: usage, description, subcommands, flags by
 // group with their defaults and allowed values, and examples.
 func printHelp(c *cobra.Command, w io.Writer) {
@@ -105,6 +111,9 @@ func printHelp(c *cobra.Command, w io.Writer) {
 		}
 	}
 	printFlagGroups(w, c)
+	if more := argsHelp[path(c)]; more != nil {
+		more(w, c.Flags().Args())
+	}
 	if c.Example != "" {
 		fmt.Fprintf(w, "\nExamples:\n%s\n", strings.TrimRight(c.Example, "\n"))
 	}

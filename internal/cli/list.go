@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/load"
 	"github.com/scalelab/scalelab/runner"
@@ -18,14 +19,16 @@ import (
 func listCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list [WHAT [NAME]]",
-		Short: "list scenarios, engines, load models and settings",
+		Short: "list scenarios, engines, load models, settings and cluster options",
 		Long: `Lists what this build offers, readable at 100 columns: scenarios and the engines each supports,
-engines, load models and their flags, and every setting (type, default, allowed values,
-description). WHAT is one of: scenarios, engines, models, settings; NAME narrows the settings to
-one engine or scenario.`,
+engines, load models and their flags, every setting (type, default, allowed values,
+description), and the engines that start local clusters. WHAT is one of: scenarios, engines,
+models, settings, clusters; NAME narrows the settings to one engine or scenario, and the clusters
+to the options of one engine's clusters (cluster up ENGINE --opt KEY=VALUE).`,
 		Example: `  scalelab list                      # everything
   scalelab list scenarios            # scenarios and the engines each supports
-  scalelab list settings postgres    # only the settings of one engine or scenario`,
+  scalelab list settings postgres    # only the settings of one engine or scenario
+  scalelab list cluster memcached    # the options of memcached clusters`,
 		Args: cobra.ArbitraryArgs,
 		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 			switch {
@@ -33,6 +36,8 @@ one engine or scenario.`,
 				return listSections, cobra.ShellCompDirectiveNoFileComp
 			case len(args) == 1 && strings.HasPrefix(args[0], "setting"):
 				return append(engine.Names(), scenario.Names()...), cobra.ShellCompDirectiveNoFileComp
+			case len(args) == 1 && strings.HasPrefix(args[0], "cluster"):
+				return cluster.Provisioners(), cobra.ShellCompDirectiveNoFileComp
 			}
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
@@ -41,7 +46,7 @@ one engine or scenario.`,
 }
 
 // listSections are the WHAT arguments of `scalelab list`.
-var listSections = []string{"scenarios", "engines", "models", "settings"}
+var listSections = []string{"scenarios", "engines", "models", "settings", "clusters"}
 
 // list prints scenarios, engines, load models and settings, all of them
 // or the section (and, for settings, the engine or scenario) asked for.
@@ -51,7 +56,7 @@ func list(args []string, w io.Writer) error {
 	case 0:
 	case 1, 2:
 		what = args[0]
-		if what == "scenario" || what == "engine" || what == "model" || what == "setting" {
+		if what == "scenario" || what == "engine" || what == "model" || what == "setting" || what == "cluster" {
 			what += "s"
 		}
 		if !contains(listSections, what) {
@@ -62,8 +67,8 @@ func list(args []string, w io.Writer) error {
 			return usageErr("%s", msg)
 		}
 		if len(args) == 2 {
-			if what != "settings" {
-				return usageErr("list %s takes no NAME; only 'list settings NAME' narrows to an engine or scenario", what)
+			if what != "settings" && what != "clusters" {
+				return usageErr("list %s takes no NAME; 'list settings NAME' narrows to an engine or scenario, 'list cluster ENGINE' to the options of its clusters", what)
 			}
 			name = args[1]
 		}
@@ -100,7 +105,12 @@ func list(args []string, w io.Writer) error {
 		}
 	}
 	if all || what == "settings" {
-		return listSettings(w, name, all)
+		if err := listSettings(w, name, all); err != nil {
+			return err
+		}
+	}
+	if all || what == "clusters" {
+		return listClusters(w, name, all)
 	}
 	return nil
 }
@@ -148,24 +158,7 @@ func listSettings(w io.Writer, name string, all bool) error {
 		}
 		fmt.Fprintf(w, "\n%s %s\n", o.kind, o.name)
 		for _, sp := range o.specs {
-			def := sp.Default
-			if def == "" {
-				def = `""`
-			}
-			head := fmt.Sprintf("%s (%s, default %s", sp.Key, sp.Kind, def)
-			if a := sp.AllowedText(); a != "" && a != "-" {
-				head += "; " + a
-			}
-			head += ")"
-			for i, line := range wrap(head, helpWidth-4) {
-				if i > 0 {
-					line = "  " + line
-				}
-				fmt.Fprintln(w, "  "+line)
-			}
-			for _, line := range wrap(sp.Description, helpWidth-6) {
-				fmt.Fprintln(w, "      "+line)
-			}
+			writeSpec(w, sp)
 		}
 	}
 	return nil
