@@ -254,7 +254,11 @@ func (v *validator) combinations(combos []*Combination) {
 	s := v.s
 	for _, c := range combos {
 		if c.Cluster != nil && available(c.Engine) {
-			if _, err := cluster.ForEngine(c.Engine); err != nil {
+			prov, err := cluster.ForEngine(c.Engine)
+			if err == nil { // the cluster's options, as its provisioner declares them
+				_, err = cluster.Resolve(prov, cluster.Spec{Nodes: c.Cluster.Nodes, Replicas: c.Cluster.Replicas, Heap: c.Cluster.Heap, Roles: c.Cluster.Roles, Options: c.Cluster.Options})
+			}
+			if err != nil {
 				v.d.errAt(c.pos, "combination "+c.Label, "%v", err)
 				continue
 			}
