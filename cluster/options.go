@@ -84,6 +84,10 @@ type Resolved struct {
 	Free [][2]string
 }
 
+// common are the keys that mean the same to every provisioner: never a
+// free key of one that does not declare them.
+var common = map[string]bool{OptNodes: true, OptReplicas: true, OptHeap: true, OptRoles: true, OptBackend: true, OptExitWithPID: true}
+
 // ErrBadOption is wrapped by every error about a cluster option: a key the
 // provisioner does not take, or a value its declaration refuses.
 var ErrBadOption = errors.New("bad cluster option")
@@ -96,14 +100,15 @@ var ErrBadOption = errors.New("bad cluster option")
 func Resolve(p Provisioner, spec Spec) (*Resolved, error) {
 	decl := p.Options()
 	r := &Resolved{Set: setting.NewSet(decl.Specs...)}
-	set := func(key, raw, spelled string) error {
+	// set sets key; a key the fields spell (field) is never a free one
+	set := func(key, raw, spelled string, field bool) error {
 		if decl.has(key) {
 			if err := r.SetValue(key, raw); err != nil {
 				return fmt.Errorf("%w: %s: %v", ErrBadOption, spelled, strings.TrimPrefix(err.Error(), setting.ErrBadValue.Error()+": "))
 			}
 			return nil
 		}
-		if decl.Free != nil && decl.Free.Takes(key) && !decl.typo(key) {
+		if decl.Free != nil && !field && !common[key] && decl.Free.Takes(key) && !decl.typo(key) {
 			if decl.Free.Check != nil {
 				if err := decl.Free.Check(key, raw); err != nil {
 					return fmt.Errorf("%w: %s: %v", ErrBadOption, spelled, err)
@@ -115,23 +120,23 @@ func Resolve(p Provisioner, spec Spec) (*Resolved, error) {
 		return decl.unknown(p.Engine(), key, spelled)
 	}
 	if spec.Nodes != 0 {
-		if err := set(OptNodes, strconv.Itoa(spec.Nodes), fmt.Sprintf("--nodes %d", spec.Nodes)); err != nil {
+		if err := set(OptNodes, strconv.Itoa(spec.Nodes), fmt.Sprintf("--nodes %d", spec.Nodes), true); err != nil {
 			return nil, err
 		}
 	}
 	if spec.Replicas != 0 {
-		if err := set(OptReplicas, strconv.Itoa(spec.Replicas), fmt.Sprintf("--replicas %d", spec.Replicas)); err != nil {
+		if err := set(OptReplicas, strconv.Itoa(spec.Replicas), fmt.Sprintf("--replicas %d", spec.Replicas), true); err != nil {
 			return nil, err
 		}
 	}
 	if spec.Heap != "" {
-		if err := set(OptHeap, spec.Heap, "--heap "+spec.Heap); err != nil {
+		if err := set(OptHeap, spec.Heap, "--heap "+spec.Heap, true); err != nil {
 			return nil, err
 		}
 	}
 	if len(spec.Roles) > 0 {
 		roles := strings.Join(spec.Roles, ",")
-		if err := set(OptRoles, roles, "--roles "+roles); err != nil {
+		if err := set(OptRoles, roles, "--roles "+roles, true); err != nil {
 			return nil, err
 		}
 	}
@@ -141,7 +146,7 @@ func Resolve(p Provisioner, spec Spec) (*Resolved, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if err := set(k, spec.Options[k], "--opt "+k+"="+spec.Options[k]); err != nil {
+		if err := set(k, spec.Options[k], "--opt "+k+"="+spec.Options[k], false); err != nil {
 			return nil, err
 		}
 	}

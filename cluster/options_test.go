@@ -67,6 +67,8 @@ func TestResolveRefuses(t *testing.T) {
 		{true, Spec{Options: map[string]string{"maxmemroy": "1g"}}, []string{`(did you mean "maxmemory"?)`, "and kv.conf directives (hz=10)"}},
 		{true, Spec{Options: map[string]string{"tsl": "on"}}, []string{`(did you mean "tls"?)`}},
 		{true, Spec{Options: map[string]string{"Bad Name": "1"}}, []string{`no option "Bad Name"`}},
+		{true, Spec{Heap: "1g"}, []string{`no option "heap"`}},
+		{true, Spec{Options: map[string]string{"replicas": "1"}}, []string{`no option "replicas"`}},
 		{true, Spec{Options: map[string]string{"bind": "0.0.0.0"}}, []string{"scalelab sets bind itself (loopback only)"}},
 		{true, Spec{Options: map[string]string{"hz": "10\nbind 0.0.0.0"}}, []string{"on several lines"}},
 	} {
