@@ -37,6 +37,33 @@ func flagsOf(p cluster.Provisioner) map[string]string {
 	return flagSpelled
 }
 
+// declaredBy names the provisioners whose clusters take the option key.
+func declaredBy(key string) []string {
+	var names []string
+	for _, n := range cluster.Provisioners() {
+		if p, err := cluster.Lookup(n); err == nil && cluster.Declares(p, key) {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// allowedOf returns the values the provisioners allow for the enum
+// option key, each once, in the order declared.
+func allowedOf(key string) []string {
+	var out []string
+	for _, n := range declaredBy(key) {
+		p, _ := cluster.Lookup(n)
+		sp, _ := p.Options().Spec(key)
+		for _, a := range sp.Allowed {
+			if !contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
 // writeSpec prints one setting: its key, kind, default and allowed values
 // on a line, its description wrapped under it.
 func writeSpec(w io.Writer, sp setting.Spec) {
@@ -162,7 +189,11 @@ func clusterOptionsMarkdown(provs []cluster.Provisioner) string {
 			if sp.Default == "" {
 				def = `""`
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", key, sp.Kind, def, strings.ReplaceAll(sp.AllowedText(), "|", `\|`), strings.ReplaceAll(sp.Description, "|", `\|`))
+			allowed := strings.ReplaceAll(sp.AllowedText(), "|", `\|`)
+			if sp.Kind == setting.String {
+				allowed = "text"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", key, sp.Kind, def, allowed, strings.ReplaceAll(sp.Description, "|", `\|`))
 		}
 		if o.Free != nil {
 			fmt.Fprintf(&b, "\nAny other key: %s, passed on as given.\n", o.Free.What)
