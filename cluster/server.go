@@ -15,6 +15,11 @@ import (
 type OneServer struct {
 	// Engine names the server in errors and waits ("redis").
 	Engine string
+	// Binary is the server's program on PATH ("redis-server"), BinaryEnv
+	// the environment variable that names another, Package Debian's
+	// package that installs it, NotFound the error a miss wraps.
+	Binary, BinaryEnv, Package string
+	NotFound                   error
 	// Answers returns nil when the server at addr answers a request of
 	// its protocol; it returns within a few seconds.
 	Answers func(ctx context.Context, st *State, addr string) error
@@ -24,6 +29,22 @@ type OneServer struct {
 	Facts    func(ctx context.Context, st *State, addr string) (map[string]string, error)
 	FactKeys []string
 }
+
+// InstallHint says how to get the server.
+func (s OneServer) InstallHint() string {
+	return fmt.Sprintf("install it with `make setup` or `apt-get update && apt-get install -y %s` (Debian's), or point %s at a %s binary", s.Package, s.BinaryEnv, s.Binary)
+}
+
+// FindBinary returns the server's program: $BinaryEnv, else Binary on
+// PATH, else Debian's /usr/bin/Binary; the error wraps NotFound and says
+// how to install it.
+func (s OneServer) FindBinary() (string, error) {
+	return FindBinary(s.NotFound, s.BinaryEnv, s.Binary, s.InstallHint(), "/usr/bin")
+}
+
+// ParamVersion is the cluster param holding the server's version, as it
+// prints it.
+const ParamVersion = "version"
 
 // Node returns the cluster's node1: role server, on a free loopback port
 // (by the purpose Engine in Ports), with its data directory (not made
@@ -103,12 +124,10 @@ func (s OneServer) Health(ctx context.Context, st *State) (Health, error) {
 	return h, nil
 }
 
-// ServerVersion returns what bin prints with args (such as --version),
-// trimmed, or "" when it fails.
-func ServerVersion(ctx context.Context, bin string, args ...string) string {
-	out, err := exec.CommandContext(ctx, bin, args...).Output()
-	if err != nil {
-		return ""
+// RecordVersion sets st's ParamVersion to what bin prints with args (such
+// as --version), when it prints it.
+func RecordVersion(ctx context.Context, st *State, bin string, args ...string) {
+	if out, err := exec.CommandContext(ctx, bin, args...).Output(); err == nil {
+		st.Params[ParamVersion] = strings.TrimSpace(string(out))
 	}
-	return strings.TrimSpace(string(out))
 }

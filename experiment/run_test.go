@@ -51,7 +51,8 @@ func (sleepProvisioner) Status(ctx context.Context, st *cluster.State) ([]cluste
 
 func (sleepProvisioner) Options() cluster.Options {
 	return cluster.Options{Specs: []setting.Spec{cluster.NodesOption(1, 16, "sleep processes"),
-		{Key: "fail", Kind: setting.Enum, Default: "no", Allowed: []string{"yes", "no"}, Description: "fail the start"}}}
+		{Key: "fail", Kind: setting.Enum, Default: "no", Allowed: []string{"yes", "no"}, Description: "fail the start"},
+		{Key: cluster.OptHeap, Kind: setting.String, Description: "recorded, not used"}}}
 }
 
 func init() { cluster.Register(sleepProvisioner{}) }

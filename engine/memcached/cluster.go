@@ -13,15 +13,11 @@ import (
 	"github.com/scalelab/scalelab/setting"
 )
 
-// Local servers: the binary and how to get it.
+// Local servers: the binary and the user it runs as.
 const (
 	// BinaryEnv names a memcached binary to use instead of the one on
 	// PATH.
 	BinaryEnv = "SCALELAB_MEMCACHED"
-	// InstallHint says how to get the server.
-	InstallHint = "install it with `make setup` or `apt-get update && apt-get install -y memcached` (Debian's memcached), or point " + BinaryEnv + " at a memcached binary"
-	// ParamVersion is the cluster param holding `memcached -V`.
-	ParamVersion = "version"
 	// SystemUser runs the server when scalelab runs as root (memcached
 	// refuses root without -u); Debian's memcached package creates it.
 	SystemUser = "memcache"
@@ -92,9 +88,7 @@ func flags(spec cluster.Spec) ([]string, map[string]string, error) {
 // Binary returns the memcached binary: $SCALELAB_MEMCACHED, else
 // memcached on PATH, else Debian's /usr/bin/memcached; the error wraps
 // ErrNoServer and says how to install it.
-func Binary() (string, error) {
-	return cluster.FindBinary(ErrNoServer, BinaryEnv, "memcached", InstallHint, "/usr/bin")
-}
+func Binary() (string, error) { return server.FindBinary() }
 
 // runAs returns the user memcached switches to when scalelab runs as root
 // (memcached refuses to run as root without -u): SystemUser, else nobody.
@@ -132,9 +126,7 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	for k, v := range params {
 		st.Params[k] = v
 	}
-	if v := cluster.ServerVersion(ctx, bin, "-V"); v != "" {
-		st.Params[ParamVersion] = v
-	}
+	cluster.RecordVersion(ctx, st, bin, "-V")
 	st.Auth = "none: memcached runs without authentication (its ASCII authentication is experimental and gomemcache does not speak it); the server listens on 127.0.0.1 only (TCP, no UDP), so only this machine's users and processes reach it"
 	node, err := server.Node(st)
 	if err != nil {

@@ -16,15 +16,11 @@ import (
 	"github.com/scalelab/scalelab/setting"
 )
 
-// Local servers: the binary and how to get it.
+// Local servers: the binary, and the params of their clusters.
 const (
 	// BinaryEnv names a redis-server binary to use instead of the one on
 	// PATH.
 	BinaryEnv = "SCALELAB_REDIS_SERVER"
-	// InstallHint says how to get the server.
-	InstallHint = "install it with `make setup` or `apt-get update && apt-get install -y redis-server` (Debian's Redis), or point " + BinaryEnv + " at a redis-server binary"
-	// ParamVersion is the cluster param holding `redis-server --version`.
-	ParamVersion = "version"
 	// ParamConfig is the prefix of the cluster params holding the
 	// configuration directives scalelab wrote.
 	ParamConfig = "config."
@@ -125,9 +121,7 @@ func config(spec cluster.Spec) ([][2]string, error) {
 // Binary returns the redis-server binary: $SCALELAB_REDIS_SERVER, else
 // redis-server on PATH, else Debian's /usr/bin/redis-server; the error
 // wraps ErrNoServer and says how to install it.
-func Binary() (string, error) {
-	return cluster.FindBinary(ErrNoServer, BinaryEnv, "redis-server", InstallHint, "/usr/bin")
-}
+func Binary() (string, error) { return server.FindBinary() }
 
 // Up writes the server's redis.conf (0600: it holds the password) in its
 // own directory, starts it detached on a free loopback port and returns
@@ -154,9 +148,7 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	if ou != nil {
 		st.Params[ParamOSUser] = ou.Name()
 	}
-	if v := cluster.ServerVersion(ctx, bin, "--version"); v != "" {
-		st.Params[ParamVersion] = v
-	}
+	cluster.RecordVersion(ctx, st, bin, "--version")
 	st.User, st.SecretFile = "default", filepath.Join(st.Dir, "password")
 	pw, err := cluster.NewSecret(st.SecretFile)
 	if err != nil {
@@ -216,7 +208,7 @@ func ping(ctx context.Context, addr, password string) error {
 // server is how the cluster package starts a Redis server, asks for its
 // facts and judges its health.
 var server = cluster.OneServer{
-	Engine: Name,
+	Engine: Name, Binary: "redis-server", BinaryEnv: BinaryEnv, Package: "redis-server", NotFound: ErrNoServer,
 	Answers: func(ctx context.Context, st *cluster.State, addr string) error {
 		pw, err := st.Password()
 		if err != nil {
