@@ -126,3 +126,118 @@ func TestClusterCommands(t *testing.T) {
 		}
 	}
 }
+
+// Every provisioner's options show in `cluster up ENGINE --help`, `help
+// cluster up ENGINE` and `list cluster ENGINE`, each with its default and
+// what it allows; `list cluster` names every provisioner.
+func TestClusterOptionsListed(t *testing.T) {
+	ctx := context.Background()
+	code, all, _ := run(t, ctx, "list", "cluster")
+	if code != 0 || !strings.Contains(all, "CLUSTERS") {
+		t.Fatalf("list cluster: exit %d\n%s", code, all)
+	}
+	for _, name := range cluster.Provisioners() {
+		p, _ := cluster.Lookup(name)
+		if !strings.Contains(all, "\n  "+name+"\n") {
+			t.Errorf("list cluster lacks %s:\n%s", name, all)
+		}
+		for _, args := range [][]string{{"cluster", "up", name, "--help"}, {"help", "cluster", "up", name}, {"list", "cluster", name}} {
+			code, out, errs := run(t, ctx, args...)
+			if code != 0 || !strings.Contains(out, "Options of "+name+" clusters (--opt KEY=VALUE") {
+				t.Errorf("%v: exit %d, no options of %s\n%s%s", args, code, name, out, errs)
+				continue
+			}
+			o := p.Options()
+			for _, k := range o.Keys() {
+				sp, _ := o.Spec(k)
+				if !strings.Contains(out, "\n  "+k+" ("+sp.Kind.String()+", default ") || !strings.Contains(out, sp.AllowedText()) {
+					t.Errorf("%v: option %s (%s) missing:\n%s", args, k, sp.AllowedText(), out)
+				}
+			}
+			if o.Free != nil && !strings.Contains(strings.Join(strings.Fields(out), " "), o.Free.What) {
+				t.Errorf("%v: the free keys (%s) are not said:\n%s", args, o.Free.What, out)
+			}
+		}
+	}
+	if code, out, _ := run(t, ctx, "cluster", "up", "--help"); code != 0 || !strings.Contains(out, "'scalelab cluster up ENGINE --help'") {
+		t.Errorf("cluster up --help does not say where the options are:\n%s", out)
+	}
+	if code, _, errs := run(t, ctx, "list", "cluster", "redsi"); code != ExitUsage || !strings.Contains(errs, `did you mean "redis"?`) {
+		t.Errorf("list cluster redsi: exit %d %s", code, errs)
+	}
+}
+
+// A wrong option key or value is refused before anything starts: exit 2,
+// what was wrong, what is allowed, the nearest key, no cluster directory.
+func TestClusterUpBadOptions(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("SCALELAB_HOME", home)
+	ctx := context.Background()
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"memcached", "--opt", "memroy_mb=64"}, []string{`memcached clusters take no option "memroy_mb" (did you mean "memory_mb"?)`, "scalelab list cluster memcached"}},
+		{[]string{"memcached", "--opt", "memory_mb=4"}, []string{`memory_mb="4": out of range; allowed: int in [8, 1048576]`}},
+		{[]string{"memcached", "--opt", "evictions=maybe"}, []string{"allowed: on|off"}},
+		{[]string{"memcached", "--replicas", "1"}, []string{`--replicas 1: memcached clusters take no option "replicas"`}},
+		{[]string{"redis", "--nodes", "2"}, []string{`--nodes 2: nodes="2": out of range; allowed: int in [1, 1]`}},
+		{[]string{"redis", "--opt", "maxmemory-policy=allkeys-lur"}, []string{`(did you mean "allkeys-lru"?)`}},
+		{[]string{"redis", "--opt", "requirepass=x"}, []string{"scalelab sets requirepass itself"}},
+		{[]string{"postgres", "--opt", "tsl=on"}, []string{`(did you mean "tls"?)`, "postgresql.conf settings"}},
+		{[]string{"postgres", "--replicas", "9"}, []string{"allowed: int in [0, 8]"}},
+		{[]string{"postgres", "--heap", "1g"}, []string{`postgres clusters take no option "heap"`}},
+		{[]string{"cassandra", "--opt", "num_tokens=0"}, []string{"allowed: int in [1, 256]"}},
+		{[]string{"opensearch", "--heap", "1gb"}, []string{`heap="1gb": give a size such as 512m or 1g`}},
+		{[]string{"elasticsearch", "--roles", "data,data"}, []string{"at least one node must be cm"}},
+		{[]string{"ferretdb", "--backend", "mysql"}, []string{"allowed: sqlite|postgres|postgresql"}},
+		{[]string{"app", "--scenario", "records", "--opt", "balanse=leastconn"}, []string{`(did you mean "balance"?)`}},
+	} {
+		args := append([]string{"cluster", "up", c.args[0], "--name", "bad"}, c.args[1:]...)
+		code, _, errs := run(t, ctx, args...)
+		if code != ExitUsage {
+			t.Errorf("%v: exit %d, want 2: %s", c.args, code, errs)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errs, w) {
+				t.Errorf("%v: %q lacks %q", c.args, errs, w)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, "clusters")); !os.IsNotExist(err) {
+		t.Errorf("a refused cluster up left %s behind (%v)", filepath.Join(home, "clusters"), err)
+	}
+}
+
+// The cluster document lists every provisioner's options as they are
+// declared (SCALELAB_UPDATE_DOCS=1 rewrites the list).
+func TestClusterDocOptions(t *testing.T) {
+	const file = "../../docs/clusters.md"
+	const begin, end = "<!-- cluster options: begin -->\n", "<!-- cluster options: end -->"
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
+	if i < 0 || j < i {
+		t.Fatalf("%s: no %q ... %q section", file, begin, end)
+	}
+	var provs []cluster.Provisioner
+	for _, name := range cluster.Provisioners() {
+		p, _ := cluster.Lookup(name)
+		if _, test := p.(sleepProvisioner); !test {
+			provs = append(provs, p)
+		}
+	}
+	want := clusterOptionsMarkdown(provs)
+	if got := doc[i+len(begin) : j]; got != want {
+		if os.Getenv("SCALELAB_UPDATE_DOCS") != "" {
+			if err := os.WriteFile(file, []byte(doc[:i+len(begin)]+want+doc[j:]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Errorf("%s lists other cluster options than the provisioners declare; SCALELAB_UPDATE_DOCS=1 go test ./internal/cli -run TestClusterDocOptions rewrites it. Want:\n%s", file, want)
+	}
+}
