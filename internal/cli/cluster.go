@@ -129,6 +129,7 @@ refused before anything starts.`, strings.Join(cluster.Provisioners(), ", ")),
 	_ = c.RegisterFlagCompletionFunc("cluster", completeClusters)
 	_ = c.RegisterFlagCompletionFunc("cache-cluster", completeClusters)
 	_ = c.RegisterFlagCompletionFunc("set", completeSetting)
+	_ = c.RegisterFlagCompletionFunc("opt", completeClusterOption)
 	return c
 }
 

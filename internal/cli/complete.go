@@ -96,7 +96,25 @@ func completeFirstCluster(c *cobra.Command, args []string, s string) ([]string, 
 // completeSetting completes --set: a key (then its "="), and after
 // "KEY=" the values an enum or boolean setting allows.
 func completeSetting(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	specs := allSettings()
+	return completeKeyValue(allSettings(), toComplete)
+}
+
+// completeClusterOption completes `cluster up ENGINE --opt KEY=VALUE`
+// from the options ENGINE's clusters declare.
+func completeClusterOption(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) == 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	p, err := cluster.Lookup(args[0])
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return completeKeyValue(p.Options().Specs, toComplete)
+}
+
+// completeKeyValue completes KEY=VALUE from specs: the keys (with their
+// descriptions), then a key's allowed values.
+func completeKeyValue(specs []setting.Spec, toComplete string) ([]string, cobra.ShellCompDirective) {
 	if key, _, ok := strings.Cut(toComplete, "="); ok {
 		for _, sp := range specs {
 			if sp.Key != key {

@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/scalelab/scalelab/apptier"
+	"github.com/scalelab/scalelab/cluster"
+	"github.com/spf13/cobra"
 )
 
 // docCommands returns the scalelab command lines in the shell blocks of a
@@ -119,9 +123,46 @@ func TestDocExamplesParse(t *testing.T) {
 					t.Errorf("%s:%d: %q: %v", file, line, strings.Join(words, " "), err)
 				}
 			}
+			if path(c) == "cluster up" && len(c.Flags().Args()) == 1 {
+				if err := docClusterOptions(c); err != nil {
+					t.Errorf("%s:%d: %q: %v", file, line, strings.Join(words, " "), err)
+				}
+			}
 		}
 	}
 	if total < 50 {
 		t.Errorf("found %d scalelab commands in the docs; the extraction is broken", total)
 	}
+}
+
+// docClusterOptions checks the options a documented `cluster up ENGINE`
+// gives (--opt and the flags that spell options) against what ENGINE's
+// clusters declare.
+func docClusterOptions(c *cobra.Command) error {
+	p, err := cluster.Lookup(c.Flags().Arg(0))
+	if err != nil {
+		return err
+	}
+	spec := cluster.Spec{Options: map[string]string{}}
+	opts, _ := c.Flags().GetStringArray("opt")
+	for _, o := range opts {
+		k, v, _ := strings.Cut(o, "=")
+		spec.Options[k] = v
+	}
+	if _, app := p.(cluster.Tiered); app {
+		spec.Nodes, _ = c.Flags().GetInt("servers")
+		spec.Options[apptier.OptScenario], _ = c.Flags().GetString("scenario")
+	} else {
+		spec.Nodes, _ = c.Flags().GetInt("nodes")
+		spec.Replicas, _ = c.Flags().GetInt("replicas")
+		spec.Heap, _ = c.Flags().GetString("heap")
+		if r, _ := c.Flags().GetString("roles"); r != "" {
+			spec.Roles = strings.Split(r, ",")
+		}
+		if b, _ := c.Flags().GetString("backend"); b != "" {
+			spec.Options[cluster.OptBackend] = b
+		}
+	}
+	_, err = cluster.Resolve(p, spec)
+	return err
 }
