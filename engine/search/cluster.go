@@ -177,7 +177,15 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 	if err != nil {
 		return err
 	}
-	roles, err := parseRoles(spec.Nodes, spec.Roles)
+	nodes := 0 // one per role then, else 1
+	if opts.Given(cluster.OptNodes) {
+		nodes = int(opts.Get(cluster.OptNodes).Int())
+	}
+	var roleList []string
+	if r := opts.Get(cluster.OptRoles).String(); r != "" {
+		roleList = strings.Split(r, ",")
+	}
+	roles, err := parseRoles(nodes, roleList)
 	if err != nil {
 		return err
 	}
