@@ -129,7 +129,7 @@ func TestAppTierBehindHAProxy(t *testing.T) {
 		{[]string{"cluster", "up", "app", "--name", "w2"}, "--scenario is required"},
 		{[]string{"cluster", "up", "app", "--name", "w2", "--scenario", "records", "--set", "records.eager=maybe"}, "records.eager"},
 		{[]string{"cluster", "up", "app", "--name", "w2", "--scenario", "records", "--cluster", "web"}, "is an app cluster"},
-		{[]string{"cluster", "up", "app", "--name", "w2", "--scenario", "records", "--opt", "balance=random"}, "allowed: roundrobin, leastconn"},
+		{[]string{"cluster", "up", "app", "--name", "w2", "--scenario", "records", "--opt", "balance=random"}, "allowed: roundrobin|leastconn"},
 		{[]string{"cluster", "up", "postgres", "--name", "w2", "--servers", "2"}, "are for `cluster up app`"},
 	} {
 		if code, _, errs := run(t, ctx, c.args...); code != ExitUsage || !strings.Contains(errs, c.says) {
