@@ -146,7 +146,7 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 // server is how the cluster package starts a memcached server, asks for
 // its facts and judges its health.
 var server = cluster.OneServer{
-	Engine: Name,
+	Engine: Name, Binary: "memcached", BinaryEnv: BinaryEnv, Package: "memcached", NotFound: ErrNoServer,
 	Answers: func(ctx context.Context, _ *cluster.State, addr string) error {
 		_, err := stats(ctx, nil, addr)
 		return err
