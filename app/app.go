@@ -176,6 +176,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer func() { <-s.sem }()
+		if ctx.Err() != nil {
+			// its client went, or its time ran out, while it waited: the
+			// work is no one's any more
+			http.Error(sw, "request abandoned while it waited for a worker", http.StatusServiceUnavailable)
+			return
+		}
 	}
 	s.h.ServeHTTP(sw, r.WithContext(ctx))
 }
