@@ -2,9 +2,11 @@ package study
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/scalelab/scalelab/results"
@@ -223,4 +225,40 @@ func scaleText(name, expDir string, ex *results.Experiment) string {
 		parts = append(parts, fmt.Sprintf("%s %s %s at %s", t, nodes, unit, strings.Join(ls, " or ")))
 	}
 	return name + ": " + strings.Join(parts, "; ")
+}
+
+// LoadAvg is the host's load averages over 1, 5 and 15 minutes
+// (/proc/loadavg); nil where the system does not say.
+func LoadAvg() []float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return nil
+	}
+	return parseLoadAvg(string(b))
+}
+
+// parseLoadAvg reads the first three fields of /proc/loadavg.
+func parseLoadAvg(s string) []float64 {
+	f := strings.Fields(s)
+	if len(f) < 3 {
+		return nil
+	}
+	out := make([]float64, 3)
+	for i := range out {
+		v, err := strconv.ParseFloat(f[i], 64)
+		if err != nil {
+			return nil
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// loadAvgText is an experiment's load averages at its start and end.
+func loadAvgText(re RunExperiment) string {
+	if len(re.LoadStart) != 3 || len(re.LoadEnd) != 3 {
+		return ""
+	}
+	return fmt.Sprintf("load average (1, 5, 15 min) %g, %g, %g at the start, %g, %g, %g at the end",
+		re.LoadStart[0], re.LoadStart[1], re.LoadStart[2], re.LoadEnd[0], re.LoadEnd[1], re.LoadEnd[2])
 }

@@ -112,3 +112,23 @@ func TestScaleAndLoad(t *testing.T) {
 		}
 	}
 }
+
+func TestParseLoadAvg(t *testing.T) {
+	t.Parallel()
+	got := parseLoadAvg("19.17 10.64 7.07 20/256 1094\n")
+	if len(got) != 3 || got[0] != 19.17 || got[1] != 10.64 || got[2] != 7.07 {
+		t.Errorf("parseLoadAvg = %v", got)
+	}
+	for _, bad := range []string{"", "1.0 2.0", "x 1 2 3/4 5"} {
+		if got := parseLoadAvg(bad); got != nil {
+			t.Errorf("parseLoadAvg(%q) = %v, want nil", bad, got)
+		}
+	}
+	re := RunExperiment{LoadStart: []float64{9.5, 7, 5.25}, LoadEnd: []float64{19.17, 10.64, 7.07}}
+	if s := loadAvgText(re); s != "load average (1, 5, 15 min) 9.5, 7, 5.25 at the start, 19.17, 10.64, 7.07 at the end" {
+		t.Errorf("loadAvgText = %q", s)
+	}
+	if s := loadAvgText(RunExperiment{}); s != "" {
+		t.Errorf("without load averages: %q", s)
+	}
+}

@@ -319,7 +319,15 @@ func (p *Page) Facts() [][2]string {
 	}
 	var loads []string
 	for _, l := range p.Load {
-		loads = append(loads, l.String())
+		s := l.String()
+		for _, re := range p.Record.Experiments {
+			if re.Name == l.Experiment {
+				if la := loadAvgText(re); la != "" {
+					s += "; " + la
+				}
+			}
+		}
+		loads = append(loads, s)
 	}
 	return [][2]string{
 		{"study", p.Record.Study.ID + " " + p.Record.Study.Name},
