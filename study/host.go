@@ -163,7 +163,8 @@ type tierScale struct {
 
 // scaleText says at which CPU share each tier's nodes ran in an
 // experiment's runs (the limits their telemetry recorded), e.g.
-// "store 2 nodes at 0.25 cores each; app 1 to 4 nodes at 0.25 cores each".
+// "app 1 to 4 nodes at 0.25 cores each; generator 1 node with no CPU
+// limit; store 2 nodes at 0.25 cores each".
 func scaleText(name, expDir string, ex *results.Experiment) string {
 	tiers := map[string]*tierScale{}
 	runsOf(expDir, ex, func(_ *results.CombinationResult, run *results.Run) {
@@ -217,12 +218,12 @@ func scaleText(name, expDir string, ex *results.Experiment) string {
 		var ls []string
 		for _, l := range ts.limits {
 			if l == 0 {
-				ls = append(ls, "no CPU limit")
+				ls = append(ls, "with no CPU limit")
 			} else {
-				ls = append(ls, fmt.Sprintf("%g cores each", l))
+				ls = append(ls, fmt.Sprintf("at %g cores each", l))
 			}
 		}
-		parts = append(parts, fmt.Sprintf("%s %s %s at %s", t, nodes, unit, strings.Join(ls, " or ")))
+		parts = append(parts, fmt.Sprintf("%s %s %s %s", t, nodes, unit, strings.Join(ls, " or ")))
 	}
 	return name + ": " + strings.Join(parts, "; ")
 }

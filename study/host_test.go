@@ -98,7 +98,7 @@ func TestScaleAndLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Scale) != 1 || p.Scale[0] != "e: app 1 to 2 nodes at 0.25 cores each; generator 1 node at no CPU limit; store 1 node at 0.25 cores each" {
+	if len(p.Scale) != 1 || p.Scale[0] != "e: app 1 to 2 nodes at 0.25 cores each; generator 1 node with no CPU limit; store 1 node at 0.25 cores each" {
 		t.Errorf("scale %q", p.Scale)
 	}
 	l := p.Load[0]
