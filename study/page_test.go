@@ -126,3 +126,29 @@ func TestBuildTopologyAndDisagreement(t *testing.T) {
 		t.Errorf("unmeasured row: %+v", o)
 	}
 }
+
+// TestReferenceBaseline: `reference: {levels: {}}` (the baseline) stays
+// the baseline through study.json, also as a record that dropped the
+// empty levels reads it back; a reference naming only an operation keeps
+// the measure's levels.
+func TestReferenceBaseline(t *testing.T) {
+	t.Parallel()
+	one, two := []float64{100, 102, 98}, []float64{150, 152, 149}
+	f := Finding{ID: "servers", Finding: "f", Setup: "s", Source: "Table 9", About: "2 servers / 1", Expect: Higher,
+		Measure: &Selector{Experiment: "e", Levels: map[string]string{"servers": "2"}, Op: "(all)", Metric: "throughput"}}
+	for name, ref := range map[string]*Selector{"empty levels": {Levels: map[string]string{}}, "levels dropped": {}} {
+		f.Reference = ref
+		p, err := Build(synthStudy(t, one, two, nil, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := p.Rows[0]
+		if r.Reference == nil || r.Reference.Label != "servers=1" || r.Measure.Label != "servers=2" {
+			t.Errorf("%s: measure %+v against reference %+v; want servers=2 against the baseline servers=1", name, r.Measure, r.Reference)
+		}
+	}
+	f.Reference = &Selector{Op: "read"}
+	if got := f.Ref(); got.Levels["servers"] != "2" || got.Op != "read" {
+		t.Errorf("a reference of another operation: %+v", got)
+	}
+}
