@@ -60,6 +60,7 @@ type Server struct {
 	codes   map[int]int64
 	served  atomic.Int64
 	waiting atomic.Int64 // requests queued for a worker
+	busy    atomic.Int64 // requests queued or being handled
 	shed    atomic.Int64 // requests answered 503 because the queue was full
 }
 
@@ -134,6 +135,12 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // asks whether the process serves, not whether it has a worker free.
 const HealthPath = "/healthz"
 
+// HeaderInFlight is the header of a HealthPath answer that counts the
+// requests the server is handling or has queued at that moment (health
+// checks and metrics not counted): zero once a run's requests are done,
+// including those whose client has gone.
+const HeaderInFlight = "X-In-Flight"
+
 // MetricsPath serves the process's figures in Prometheus' text format
 // (process_cpu_seconds_total, process_resident_memory_bytes,
 // go_sched_gomaxprocs_threads and the Go runtime's), outside the bound on
@@ -151,6 +158,7 @@ var processMetrics = func() http.Handler {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == HealthPath {
 		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set(HeaderInFlight, strconv.FormatInt(s.busy.Load(), 10))
 		_, _ = io.WriteString(w, "ok\n")
 		return
 	}
@@ -158,6 +166,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		processMetrics.ServeHTTP(w, r)
 		return
 	}
+	s.busy.Add(1)
+	defer s.busy.Add(-1)
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 	defer cancel()
 	sw := &statusWriter{ResponseWriter: w}
@@ -176,6 +186,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer func() { <-s.sem }()
+		if ctx.Err() != nil {
+			// its client went, or its time ran out, while it waited: the
+			// work is no one's any more
+			http.Error(sw, "request abandoned while it waited for a worker", http.StatusServiceUnavailable)
+			return
+		}
 	}
 	s.h.ServeHTTP(sw, r.WithContext(ctx))
 }
@@ -205,6 +221,9 @@ func (s *Server) acquire(ctx context.Context, w http.ResponseWriter) bool {
 		return false
 	}
 }
+
+// InFlight is the number of requests queued or being handled now.
+func (s *Server) InFlight() int64 { return s.busy.Load() }
 
 // Queued is the number of requests waiting for a worker now.
 func (s *Server) Queued() int64 { return s.waiting.Load() }

@@ -67,14 +67,16 @@ type balancerConfig struct {
 // frontend on loopback, the app servers health-checked at app.HealthPath
 // (down after 2 failed checks, up after 2 good ones), a connection that
 // fails is retried on another server (option redispatch; requests that
-// reached a server are never replayed), and an admin stats socket that
-// only root can open.
+// reached a server are never replayed), a request whose client has gone is
+// aborted on the server too (option abortonclose: the backlog of a run
+// that ended is not worked off during the next one), and an admin stats
+// socket that only root can open.
 func haproxyConfig(c balancerConfig) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# written by scalelab cluster up app; scalelab cluster down removes it\n")
 	fmt.Fprintf(&b, "global\n  maxconn 4000\n  stats socket %s mode 600 level admin\n  stats timeout 10s\n\n", c.Socket)
 	server := c.Timeout + 10*time.Second
-	fmt.Fprintf(&b, "defaults\n  mode http\n  option http-keep-alive\n  option redispatch\n  retries 2\n")
+	fmt.Fprintf(&b, "defaults\n  mode http\n  option http-keep-alive\n  option redispatch\n  option abortonclose\n  retries 2\n")
 	fmt.Fprintf(&b, "  timeout connect 2s\n  timeout client 2m\n  timeout server %dms\n  timeout http-keep-alive 2m\n  timeout queue %dms\n\n", server.Milliseconds(), server.Milliseconds())
 	fmt.Fprintf(&b, "frontend web\n  bind %s\n  default_backend app\n\n", c.Listen)
 	fmt.Fprintf(&b, "backend app\n  balance %s\n  option httpchk GET %s\n  http-check expect status 200\n", c.Algorithm, app.HealthPath)

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -84,6 +85,28 @@ func (p *Plan) appStats(ctx context.Context) ([]apptier.ServerStats, error) {
 		return nil, nil
 	}
 	return apptier.Stats(ctx, p.app.Params[apptier.ParamSocket])
+}
+
+// waitAppIdle waits, after the load, until the app servers have finished
+// the run's requests (those whose client has gone too): the audit's
+// read-back and the next run's data load then see every write the run's
+// requests made, none landing later. The wait is bounded by the servers'
+// request timeout and a margin (apptier.IdleWait) and announced after a
+// few seconds; what is left then is a warning in run.json.
+func (p *Plan) waitAppIdle(ctx context.Context, doc *results.Run, stderr io.Writer) {
+	if p.app == nil {
+		return
+	}
+	limit := apptier.IdleWait(p.app)
+	left, err := apptier.WaitIdle(ctx, p.app, limit, func(n int64) {
+		fmt.Fprintf(stderr, "waiting for the app servers to finish the run's %d requests still in flight (up to %s)\n", n, limit)
+	})
+	switch {
+	case err != nil:
+		doc.Warnings = append(doc.Warnings, fmt.Sprintf("app servers: could not wait for the run's requests to finish: %v", err))
+	case left > 0:
+		doc.Warnings = append(doc.Warnings, fmt.Sprintf("app servers: %d of the run's requests were still in flight %s after the load; their writes may land after the run", left, limit))
+	}
 }
 
 // recordApp adds the app tier to run.json: its servers and settings, and

@@ -479,6 +479,7 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	}
 	appBefore, appErr := p.appStats(ctx)
 	status, err := p.measure(ctx, aud.wrap(wl, classifiers(conn, tiers)), st, obs, telemetrySources(conn, tiers))
+	p.waitAppIdle(ctx, doc, stderr)
 	p.recordApp(ctx, doc, appBefore, appErr)
 	if err != nil {
 		aud.close()

@@ -50,6 +50,10 @@ type Page struct {
 	Rows   []Row
 	// Servers are the store versions the runs measured ("engine version").
 	Servers []string
+	// Scale says, per experiment, at which CPU share each tier's nodes
+	// ran (scaleText); Load is what the host's CPUs did in its runs.
+	Scale []string
+	Load  []HostLoad
 }
 
 // Build reads a study results directory (study.json and each
@@ -74,6 +78,8 @@ func Build(dir string) (*Page, error) {
 			failed[re.Name] = fmt.Sprintf("experiment %s %s: %s", re.Name, re.Status, firstLine(re.Error, re.Status))
 		}
 		p.servers(filepath.Join(dir, re.Dir), ex)
+		p.Scale = append(p.Scale, scaleText(re.Name, filepath.Join(dir, re.Dir), ex))
+		p.Load = append(p.Load, hostLoad(re.Name, filepath.Join(dir, re.Dir), ex))
 	}
 	for i := range rec.Study.Findings {
 		f := &rec.Study.Findings[i]
@@ -104,18 +110,7 @@ func Build(dir string) (*Page, error) {
 			continue
 		}
 		row.Outcome = Decide(f, row.Measure.Values, row.Reference.Values)
-		for _, fig := range []*Figure{row.Measure, row.Reference} {
-			if fig.Runs == 0 || 2*fig.HostSaturated <= fig.Runs {
-				continue
-			}
-			if f.Topology {
-				row.Outcome.Verdict = NotReproducible
-				row.Outcome.Reason = fmt.Sprintf("the host's CPUs saturated in %d of %d runs of %s: the machine, not the topology, decided this row (%s)", fig.HostSaturated, fig.Runs, fig.Label, row.Outcome.Reason)
-			} else {
-				row.Outcome.Reason += fmt.Sprintf("; the host's CPUs were busy in %d of %d runs of %s", fig.HostSaturated, fig.Runs, fig.Label)
-			}
-			break
-		}
+		hostRule(f, row.Measure, row.Reference, &row.Outcome)
 		if row.Outcome.Verdict == Disagrees || row.Outcome.Verdict == NotReproducible {
 			row.Explanation = explain(&row)
 		}
@@ -174,17 +169,21 @@ func figure(dir string, rec *Record, exps map[string]*results.Experiment, sel Se
 		}
 		fig.Runs++
 		run, err := results.Read(filepath.Join(expDir, ref.Dir))
-		if err != nil || run.Telemetry == nil || run.Telemetry.Saturated == nil {
+		if err != nil || run.Telemetry == nil {
 			continue
 		}
-		sat := run.Telemetry.Saturated
-		what := fmt.Sprintf("%s %s %s", sat.Tier, sat.Node, sat.Resource)
-		if sat.Tier == "host" {
-			fig.HostSaturated++
-			what = "the host's CPUs"
+		var found []string
+		if sat := run.Telemetry.Saturated; sat != nil && sat.Resource != "host" {
+			found = append(found, fmt.Sprintf("%s %s %s", sat.Tier, sat.Node, sat.Resource))
 		}
-		if !slices.Contains(fig.Saturation, what) {
-			fig.Saturation = append(fig.Saturation, what)
+		if HostSaturated(run.Telemetry) {
+			fig.HostSaturated++
+			found = append(found, "the host's CPUs")
+		}
+		for _, what := range found {
+			if !slices.Contains(fig.Saturation, what) {
+				fig.Saturation = append(fig.Saturation, what)
+			}
 		}
 	}
 	return fig, nil
@@ -288,7 +287,7 @@ func (r *Row) MeasuredText() string {
 func (p *Page) Notes() []string {
 	return []string{
 		"Absolute times are not comparable with the study's: its hardware, versions and network differ. The verdicts compare directions and ratios, with Welch's test at the 5 % level on the runs' values.",
-		fmt.Sprintf("Every tier ran on this one machine of %d cores: where the study's nodes were separate machines, a row says so, and a row whose runs saturated the host is not reproducible here.", p.Record.Host.CPUs),
+		fmt.Sprintf("Every tier ran on this one machine of %d cores, scaled down: each node held to a fixed CPU share (its cgroup limit, under \"scale\"), so that N nodes have N shares as the study's N machines had. A row whose host saturated (the runs' mean host CPU at %.0f %% of its cores or more, every process of the machine counted) says so; it is not reproducible here when it compares topologies, or when only one of its sides ran on a saturated host.", p.Record.Host.CPUs, 100*HostBusyShare),
 	}
 }
 
@@ -318,6 +317,18 @@ func (p *Page) Facts() [][2]string {
 		s += fmt.Sprintf(": %s, %d runs", e.Status, e.Runs)
 		exps = append(exps, s)
 	}
+	var loads []string
+	for _, l := range p.Load {
+		s := l.String()
+		for _, re := range p.Record.Experiments {
+			if re.Name == l.Experiment {
+				if la := loadAvgText(re); la != "" {
+					s += "; " + la
+				}
+			}
+		}
+		loads = append(loads, s)
+	}
 	return [][2]string{
 		{"study", p.Record.Study.ID + " " + p.Record.Study.Name},
 		{"profile", p.Record.Profile},
@@ -325,6 +336,8 @@ func (p *Page) Facts() [][2]string {
 		{"machine", machine},
 		{"versions", versions},
 		{"experiments", strings.Join(exps, "; ")},
+		{"scale", strings.Join(p.Scale, " | ")},
+		{"host load", strings.Join(loads, " | ")},
 		{"command", strings.Join(p.Record.Command, " ")},
 		{"results", filepath.Base(filepath.Clean(p.Dir)) + ": study.json, and each experiment's experiment.json and runs/*/run.json"},
 	}

@@ -30,6 +30,17 @@ func writeJSON(t *testing.T, dir, name string, v any) {
 // 2-server runs, the saturation telemetry found.
 func synthStudy(t *testing.T, one, two []float64, sat *results.Saturated, f Finding) string {
 	t.Helper()
+	var tel *results.Telemetry
+	if sat != nil {
+		tel = &results.Telemetry{Saturated: sat}
+	}
+	return synthStudyTel(t, one, two, nil, tel, f)
+}
+
+// synthStudyTel is synthStudy with each side's runs' telemetry given
+// (nil: none).
+func synthStudyTel(t *testing.T, one, two []float64, telOne, telTwo *results.Telemetry, f Finding) string {
+	t.Helper()
 	dir := t.TempDir()
 	st := Study{ID: "901", Name: "synth", Title: "T", Question: "Q", Setup: "S",
 		Experiments: []Experiment{{Name: "e", Example: "e.yaml", Profiles: map[string]string{"quick": "", "full": ""}}}, Findings: []Finding{f}}
@@ -43,9 +54,7 @@ func synthStudy(t *testing.T, one, two []float64, sat *results.Saturated, f Find
 			rd := filepath.Join("runs", id, "r"+string(rune('1'+r)))
 			c.Runs = append(c.Runs, results.RunRef{Repeat: r + 1, Dir: rd, Measured: true})
 			run := results.Run{Engine: "postgres", Server: &results.Server{Version: "15.1"}}
-			if i == 1 && sat != nil {
-				run.Telemetry = &results.Telemetry{Saturated: sat}
-			}
+			run.Telemetry = []*results.Telemetry{telOne, telTwo}[i]
 			writeJSON(t, filepath.Join(dir, "e", rd), results.RunFile, run)
 		}
 		ex.Combinations = append(ex.Combinations, c)
@@ -56,7 +65,8 @@ func synthStudy(t *testing.T, one, two []float64, sat *results.Saturated, f Find
 }
 
 // TestBuildTopologyAndDisagreement: a topology row whose host saturated
-// is not reproducible here and says so; a disagreement carries what the
+// is not reproducible here and says so, as is a row whose one side alone
+// ran on a saturated host; a disagreement carries what the
 // data shows (the ratios and the saturated tier); the page names the
 // store's version.
 func TestBuildTopologyAndDisagreement(t *testing.T) {
@@ -85,8 +95,8 @@ func TestBuildTopologyAndDisagreement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := p.Rows[0].Outcome; o.Verdict != Agrees || !strings.Contains(o.Reason, "busy in 3 of 3 runs") {
-		t.Errorf("a row that compares no topology keeps its verdict and notes the host: %+v", o)
+	if o := p.Rows[0].Outcome; o.Verdict != NotReproducible || !strings.Contains(o.Reason, "saturated in 3 of 3 runs of servers=2 but in 0 of 3 runs of servers=1") {
+		t.Errorf("a row whose one side alone ran on a saturated host: %+v", o)
 	}
 
 	opposite := row
@@ -114,5 +124,31 @@ func TestBuildTopologyAndDisagreement(t *testing.T) {
 	}
 	if o := p.Rows[0].Outcome; o.Verdict != NotReproducible || !strings.Contains(o.Reason, "experiment e has no results") {
 		t.Errorf("unmeasured row: %+v", o)
+	}
+}
+
+// TestReferenceBaseline: `reference: {levels: {}}` (the baseline) stays
+// the baseline through study.json, also as a record that dropped the
+// empty levels reads it back; a reference naming only an operation keeps
+// the measure's levels.
+func TestReferenceBaseline(t *testing.T) {
+	t.Parallel()
+	one, two := []float64{100, 102, 98}, []float64{150, 152, 149}
+	f := Finding{ID: "servers", Finding: "f", Setup: "s", Source: "Table 9", About: "2 servers / 1", Expect: Higher,
+		Measure: &Selector{Experiment: "e", Levels: map[string]string{"servers": "2"}, Op: "(all)", Metric: "throughput"}}
+	for name, ref := range map[string]*Selector{"empty levels": {Levels: map[string]string{}}, "levels dropped": {}} {
+		f.Reference = ref
+		p, err := Build(synthStudy(t, one, two, nil, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := p.Rows[0]
+		if r.Reference == nil || r.Reference.Label != "servers=1" || r.Measure.Label != "servers=2" {
+			t.Errorf("%s: measure %+v against reference %+v; want servers=2 against the baseline servers=1", name, r.Measure, r.Reference)
+		}
+	}
+	f.Reference = &Selector{Op: "read"}
+	if got := f.Ref(); got.Levels["servers"] != "2" || got.Op != "read" {
+		t.Errorf("a reference of another operation: %+v", got)
 	}
 }

@@ -50,6 +50,11 @@ type RunExperiment struct {
 	Error   string  `json:"error,omitempty"`
 	Runs    int     `json:"runs"`
 	Seconds float64 `json:"seconds"`
+	// LoadStart and LoadEnd are the host's load averages (1, 5 and 15
+	// minutes) when the experiment started and ended: the machine's
+	// other work beside the runs' own telemetry.
+	LoadStart []float64 `json:"loadavg_start,omitempty"`
+	LoadEnd   []float64 `json:"loadavg_end,omitempty"`
 }
 
 // RunOptions control a study run.
@@ -142,8 +147,10 @@ func Run(ctx context.Context, st *Study, o RunOptions) (*Record, string, error) 
 		re := &rec.Experiments[i]
 		fmt.Fprintf(o.Stderr, "study %s: experiment %d/%d %s (%s%s), about %d runs; %s\n", st.ID, i+1, len(plan), p.e.Name, re.File, profileText(re.Profile), p.runs, eta(o.Now().Sub(start), done, total))
 		t0 := o.Now()
+		re.LoadStart = LoadAvg()
 		res, err := experiment.Run(ctx, p.spec, experiment.Options{Out: filepath.Join(dir, re.Dir), Repeats: re.Repeats, Stdout: io.Discard, Stderr: o.Stderr, Args: o.Args})
 		re.Seconds = o.Now().Sub(t0).Seconds()
+		re.LoadEnd = LoadAvg()
 		re.Exit = results.ExitCode(err)
 		re.Status = "ok"
 		if res != nil {

@@ -58,10 +58,14 @@ type Published struct {
 // combination (the factors' levels given; every factor not given at its
 // first level), the operation ("(all)" for the totals) and the statistic.
 type Selector struct {
-	Experiment string            `yaml:"experiment,omitempty" json:"experiment,omitempty"`
-	Levels     map[string]string `yaml:"levels,omitempty" json:"levels,omitempty"`
-	Op         string            `yaml:"op,omitempty" json:"op,omitempty"`
-	Metric     string            `yaml:"metric,omitempty" json:"metric,omitempty"`
+	Experiment string `yaml:"experiment,omitempty" json:"experiment,omitempty"`
+	// Levels pick the combination: the factors named at these levels,
+	// every other factor at its first level ({} : the baseline). Kept in
+	// JSON when empty, so that a study.json says "the baseline" as the
+	// study file did.
+	Levels map[string]string `yaml:"levels,omitempty" json:"levels"`
+	Op     string            `yaml:"op,omitempty" json:"op,omitempty"`
+	Metric string            `yaml:"metric,omitempty" json:"metric,omitempty"`
 }
 
 // Finding is one row of the study page.
@@ -116,8 +120,14 @@ func (f *Finding) Ref() Selector {
 	if f.Reference.Experiment != "" {
 		r.Experiment = f.Reference.Experiment
 	}
-	if f.Reference.Levels != nil {
+	switch {
+	case f.Reference.Levels != nil:
 		r.Levels = f.Reference.Levels
+	case f.Reference.Experiment == "" && f.Reference.Op == "" && f.Reference.Metric == "":
+		// a reference with nothing of its own is the baseline, as
+		// `reference: {levels: {}}` reads back from a study.json written
+		// before empty levels were kept
+		r.Levels = map[string]string{}
 	}
 	if f.Reference.Op != "" {
 		r.Op = f.Reference.Op
