@@ -17,6 +17,7 @@ import (
 func TestThrowawayCache(t *testing.T) {
 	t.Parallel()
 	for _, scen := range []string{"ycsb", "social", "mhealth"} {
+		var plainStale float64
 		for _, lose := range []bool{false, true} {
 			dir := filepath.Join(t.TempDir(), "out")
 			args := []string{"run", scen, "--engine", "memory", "--cache", "throwawaycache", "--users", "4",
@@ -35,11 +36,19 @@ func TestThrowawayCache(t *testing.T) {
 				t.Errorf("%s, lose_deletes=%v: exit %d, cache report %v\n%s\n%s", scen, lose, code, c, out, errs)
 				continue
 			}
-			if !lose && (code != 0 || stale != 0) {
-				t.Errorf("%s: exit %d, %v stale reads from a cache that drops what is written\n%s", scen, code, stale, errs)
+			if !lose {
+				// cache-aside's own race (a read fills the cache with
+				// what it read before a concurrent write dropped the
+				// key) leaves a rare stale read with 4 users; it is
+				// counted, as it should be, but stays rare
+				plainStale = stale
+				if code != 0 || stale > (hits+misses)/1000 {
+					t.Errorf("%s: exit %d, %v stale reads in %v reads from a cache that drops what is written\n%s", scen, code, stale, hits+misses, errs)
+				}
+				continue
 			}
-			if lose && stale <= 0 {
-				t.Errorf("%s: a cache that loses its invalidations served no counted stale read (exit %d)", scen, code)
+			if stale <= 10*max(plainStale, 1) {
+				t.Errorf("%s: a cache that loses its invalidations served %v counted stale reads, against %v with one that keeps them (exit %d)", scen, stale, plainStale, code)
 			}
 		}
 	}
