@@ -35,10 +35,6 @@ type Config struct {
 	Settings *setting.Set   // resolved settings (engine and scenario keys)
 	Dir      string         // the run's results directory
 	Cluster  *cluster.State // set with --cluster: a local cluster scalelab started
-	// Processors, for a ProcessorShare engine: how many statements may
-	// run at once when the store's own setting leaves it open (0: the
-	// engine's default).
-	Processors int
 }
 
 // Conn is an open connection to a store. Scenarios use its optional

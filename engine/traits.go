@@ -42,14 +42,3 @@ func trait[T any](name string, says func(T) bool) bool {
 	t, ok := e.(T)
 	return ok && says(t)
 }
-
-// ProcessorShare is an optional capability of an embedded Engine whose
-// statements run on the scalelab process's own processors for as long as
-// they take (SQLite, compiled to Go): opened with Config.Processors set,
-// it runs at most that many statements at once. An open load model's
-// generator, given one processor more than that, then keeps a processor
-// the store's statements cannot take, and wakes its sessions on time
-// however busy the store is (docs/load-models.md).
-type ProcessorShare interface {
-	ShareProcessors() bool
-}

@@ -248,7 +248,7 @@ func (p *Plan) record(doc *results.Run, wl scenario.Workload, ops []string, m *m
 				late += s.Late
 			}
 			if frac := float64(late) / float64(ls.Count); frac > 0.01 {
-				doc.Warnings = append(doc.Warnings, lagWarning(frac, doc.Process, doc.Telemetry, p.generatorCores(), workersNeeded(p.model, summaries)))
+				doc.Warnings = append(doc.Warnings, lagWarning(frac, doc.Process, doc.Telemetry, runtime.GOMAXPROCS(0), workersNeeded(p.model, summaries)))
 			}
 		}
 	}

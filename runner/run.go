@@ -46,8 +46,6 @@ type Plan struct {
 	stderr   io.Writer
 	// auditCounts reads the audit's counts for the live figures (live.go)
 	auditCounts func() audit.LiveCounts
-	// cores is how many processors the process may use (procs.go)
-	cores int
 }
 
 // DefaultEngine is the engine of a run that names neither --engine nor
@@ -426,7 +424,6 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	finish := st.finish
 
 	cfg := p.engineConfig(doc)
-	defer p.shareProcessors(&cfg)()
 	conn, err := p.eng.Open(ctx, cfg)
 	if err != nil {
 		code := results.ExitUnfinished

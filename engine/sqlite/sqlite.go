@@ -61,10 +61,6 @@ func (*Engine) ProcessLocal(target string) bool { return target == "" }
 // library), whatever the target file.
 func (*Engine) Embedded() bool { return true }
 
-// ShareProcessors reports that SQLite's statements run on scalelab's own
-// processors (engine.ProcessorShare).
-func (*Engine) ShareProcessors() bool { return true }
-
 // FileTarget reports that the store is the file the target names.
 func (*Engine) FileTarget() bool { return true }
 
@@ -85,7 +81,7 @@ func (*Engine) Settings() []setting.Spec {
 		{Key: KeyCacheSize, Kind: setting.Size, Default: "64MiB", Min: 0, Max: 1 << 40,
 			Description: "PRAGMA cache_size, per connection (page cache limit)"},
 		{Key: KeyMaxConns, Kind: setting.Int, Default: "0", Min: 0, Max: 4096,
-			Description: "connection pool size; 0 means 4 x GOMAXPROCS (at least 4), or one per processor under an open load model (phases, rate), whose generator keeps a processor of its own: SQLite reads in parallel but writes one at a time"},
+			Description: "connection pool size; 0 means 4 x GOMAXPROCS (at least 4): SQLite reads in parallel but writes one at a time"},
 	}
 }
 
@@ -138,11 +134,7 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 	if path == "" {
 		path = filepath.Join(cfg.Dir, DefaultFile)
 	}
-	o := optionsFrom(cfg.Settings)
-	if o.MaxConns <= 0 && cfg.Processors > 0 {
-		o.MaxConns = cfg.Processors
-	}
-	return OpenFile(ctx, path, o)
+	return OpenFile(ctx, path, optionsFrom(cfg.Settings))
 }
 
 var _ engine.TargetChecker = (*Engine)(nil)
