@@ -28,10 +28,7 @@ func TestKill9DuringFaultThenAudit(t *testing.T) {
 	t.Setenv("SCALELAB_HOME", home)
 	bin := buildBinary(t)
 	ctx := context.Background()
-	if code, _, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgcrash", "--replicas", "1"); code != 0 {
-		t.Fatalf("cluster up: %d %s", code, errs)
-	}
-	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "pgcrash") })
+	upCluster(t, "postgres", "pgcrash", "--replicas", "1")
 	dir := filepath.Join(t.TempDir(), "r")
 	cmd := exec.Command(bin, "run", "logs", "--cluster", "pgcrash", "--duration", "60s", "--users", "4", "--set", "logs.records=2000",
 		"--fault", "kill:node2@1s", "--out", dir, "--progress", "off")
