@@ -14,6 +14,7 @@ import (
 	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/engine/redis/redistest"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/scenario/scenariotest"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -21,20 +22,7 @@ import (
 // the cache tier, or nil) and loads it.
 func cached(t *testing.T, tier *scenario.Tier, assignments ...string) *Workload {
 	t.Helper()
-	e := openEngine(t, "memory", assignments...)
-	env := scenario.Env{Engine: "memory", Conn: e.conn, Settings: e.set, Seed: 42}
-	if tier != nil {
-		env.Tiers = map[string]scenario.Tier{scenario.RoleCache: *tier}
-	}
-	wl, err := (&Scenario{}).Open(context.Background(), env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { wl.Close() })
-	if err := wl.Load(context.Background(), 2, func(int64) {}); err != nil {
-		t.Fatal(err)
-	}
-	return wl.(*Workload)
+	return scenariotest.Cached[*Workload](t, &Scenario{}, tier, assignments...)
 }
 
 // cacheFigures returns the report's "cache" section, checking that it has
