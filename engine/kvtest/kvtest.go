@@ -70,6 +70,39 @@ func Basics(t testing.TB, c engine.Cacher) engine.KV {
 	return kv
 }
 
+// SharedNamespace opens namespace ns of c twice, fresh then joining it,
+// and checks that each handle sees the key the other set ("k1" from a,
+// "k2" from b, with a ttl of a minute). It returns both handles.
+func SharedNamespace(t testing.TB, c engine.Cacher, ns string) (a, b engine.KV) {
+	t.Helper()
+	ctx := context.Background()
+	a = Open(t, c, ns, true)
+	b = Open(t, c, ns, false)
+	if err := a.Set(ctx, "k1", []byte("from a"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Set(ctx, "k2", []byte("from b"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	MustGet(t, b, "k1", "from a")
+	MustGet(t, a, "k2", "from b")
+	return a, b
+}
+
+// FreshHides opens namespace ns of c fresh (a new generation) and checks
+// that it hides the earlier generation's "k1" and "k2"; it then sets "k1"
+// to "new" in it and returns it.
+func FreshHides(t testing.TB, c engine.Cacher, ns string) engine.KV {
+	t.Helper()
+	fresh := Open(t, c, ns, true)
+	MustMiss(t, fresh, "k1")
+	MustMiss(t, fresh, "k2")
+	if err := fresh.Set(context.Background(), "k1", []byte("new"), 0); err != nil {
+		t.Fatal(err)
+	}
+	return fresh
+}
+
 // Expires checks that "soon", set with ttl, is there at once and then
 // goes within 5 s (polled every poll), while "forever", set without a ttl,
 // stays.

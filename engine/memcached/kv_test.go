@@ -58,16 +58,7 @@ func TestKV(t *testing.T) {
 func TestKVGenerations(t *testing.T) {
 	ctx := context.Background()
 	c := open(t)
-	a := kvtest.Open(t, c, "gen", true)
-	b := kvtest.Open(t, c, "gen", false)
-	if err := a.Set(ctx, "k1", []byte("from a"), 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Set(ctx, "k2", []byte("from b"), time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	kvtest.MustGet(t, b, "k1", "from a")
-	kvtest.MustGet(t, a, "k2", "from b")
+	a, _ := kvtest.SharedNamespace(t, c, "gen")
 	other, err := memcached.Connect(ctx, strings.Split(strings.TrimPrefix(memcachedtest.Server(t).Target, "memcached://"), ","), c.Options())
 	if err != nil {
 		t.Fatal(err)
@@ -75,12 +66,7 @@ func TestKVGenerations(t *testing.T) {
 	defer other.Close()
 	kvtest.MustGet(t, kvtest.Open(t, other, "gen", false), "k1", "from a")
 
-	fresh := kvtest.Open(t, c, "gen", true)
-	kvtest.MustMiss(t, fresh, "k1")
-	kvtest.MustMiss(t, fresh, "k2")
-	if err := fresh.Set(ctx, "k1", []byte("new"), 0); err != nil {
-		t.Fatal(err)
-	}
+	kvtest.FreshHides(t, c, "gen")
 	kvtest.MustGet(t, kvtest.Open(t, other, "gen", false), "k1", "new")
 	kvtest.MustGet(t, a, "k1", "from a") // the old generation's handle keeps its own
 }

@@ -56,16 +56,7 @@ func TestKV(t *testing.T) {
 func TestKVGenerations(t *testing.T) {
 	ctx := context.Background()
 	c := open(t)
-	a := kvtest.Open(t, c, "gen", true)
-	b := kvtest.Open(t, c, "gen", false)
-	if err := a.Set(ctx, "k1", []byte("from a"), 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Set(ctx, "k2", []byte("from b"), time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	kvtest.MustGet(t, b, "k1", "from a")
-	kvtest.MustGet(t, a, "k2", "from b")
+	a, _ := kvtest.SharedNamespace(t, c, "gen")
 
 	cl := c.Client()
 	base := c.Options().Prefix + "kv:gen:"
@@ -87,9 +78,7 @@ func TestKVGenerations(t *testing.T) {
 	if err := cl.Set(ctx, newer, "x", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	fresh := kvtest.Open(t, c, "gen", true)
-	kvtest.MustMiss(t, fresh, "k1")
-	kvtest.MustMiss(t, fresh, "k2")
+	kvtest.FreshHides(t, c, "gen")
 	if n := count(fmt.Sprintf("%s%d:*", base, gen)); n != 0 {
 		t.Errorf("%d keys of the replaced generation are left on the server", n)
 	}
@@ -98,9 +87,6 @@ func TestKVGenerations(t *testing.T) {
 	}
 	// the old handles' keys are gone with their generation
 	kvtest.MustMiss(t, a, "k1")
-	if err := fresh.Set(ctx, "k1", []byte("new"), 0); err != nil {
-		t.Fatal(err)
-	}
 	kvtest.MustGet(t, kvtest.Open(t, c, "gen", false), "k1", "new")
 }
 
