@@ -5,8 +5,11 @@ package scenariotest
 
 import (
 	"context"
+	"path/filepath"
+	"sync"
 	"testing"
 
+	"github.com/scalelab/scalelab/audit"
 	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/scenario"
 )
@@ -72,4 +75,47 @@ func Cached[W scenario.Workload](t testing.TB, sc scenario.Scenario, tier *scena
 	w := MustOpen[W](t, sc, env)
 	MustLoad(t, w, 2)
 	return w
+}
+
+// AuditedSessions runs users sessions of w at once (session u with seed
+// seed+u), each for at most ops operations, with their writes logged to a
+// history file as a run logs them. An operation's error fails t and ends
+// its session unless tolerated (nil: none is) says it may happen. It
+// returns the history read back and the file's path.
+func AuditedSessions(t testing.TB, w scenario.Workload, users, ops int, seed uint64, tolerated func(error) bool) (*audit.History, string) {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "history.log")
+	hw, err := audit.Create(path, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for u := range users {
+		wg.Go(func() {
+			s := w.NewSession(uint64(u), seed+uint64(u))
+			l := hw.Log(uint64(u))
+			s.(scenario.Audited).SetWriteLog(l)
+			for range ops {
+				if _, ok := s.Next(); !ok {
+					return
+				}
+				err := s.Do(ctx)
+				l.Done(err)
+				if err != nil && (tolerated == nil || !tolerated(err)) {
+					t.Errorf("session %d: %v", u, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := hw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h, err := audit.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, path
 }
