@@ -3,23 +3,27 @@ package cli
 import (
 	"errors"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// startMemoryRun starts `bin run ycsb` on the memory engine (1 ms a call,
-// 100 records, a minute, no progress line) writing into dir, with extra
-// arguments, for a test that stops it midway.
-func startMemoryRun(t *testing.T, bin, dir string, extra ...string) *exec.Cmd {
+// killedMemoryRun builds the binary, starts `scalelab run ycsb` on the
+// memory engine (1 ms a call, 100 records, a minute, no progress line)
+// with extra arguments, and kills it with SIGKILL once series.csv holds 6
+// measured rows. It returns the run's directory.
+func killedMemoryRun(t *testing.T, extra ...string) string {
 	t.Helper()
+	dir := filepath.Join(t.TempDir(), "killed")
 	args := append([]string{"run", "ycsb", "--engine", "memory", "--duration", "1m", "--set", "memory.latency=1ms",
 		"--set", "ycsb.records=100", "--out", dir, "--progress", "off"}, extra...)
-	cmd := exec.Command(bin, args...)
+	cmd := exec.Command(buildBinary(t), args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	return cmd
+	killWhenReady(t, cmd, time.Minute, 0, measuredAtLeast(t, dir, 6))
+	return dir
 }
 
 // errFewIntervals is what measuredAtLeast reports until the run has written

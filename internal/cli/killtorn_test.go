@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/scalelab/scalelab/results"
 )
@@ -21,10 +20,7 @@ func TestReportAfterKill9TornLines(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	t.Parallel()
-	bin := buildBinary(t)
-	dir := filepath.Join(t.TempDir(), "killed")
-	cmd := startMemoryRun(t, bin, dir, "--set", "memory.error_rate=0.05")
-	killWhenReady(t, cmd, time.Minute, 0, measuredAtLeast(t, dir, 6))
+	dir := killedMemoryRun(t, "--set", "memory.error_rate=0.05")
 	counts := seriesCounts(t, dir) // the whole lines, before the tear
 	// A kill in the middle of a write leaves the start of a line.
 	for file, torn := range map[string]string{

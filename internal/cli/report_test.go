@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/scalelab/scalelab/results"
 )
@@ -22,11 +21,7 @@ func TestReportAfterKill9(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	t.Parallel()
-	bin := buildBinary(t)
-	dir := filepath.Join(t.TempDir(), "killed")
-	cmd := startMemoryRun(t, bin, dir, "--warmup", "1s", "--set", "memory.error_rate=0.02")
-	// wait for measured intervals, then kill it hard
-	killWhenReady(t, cmd, time.Minute, 0, measuredAtLeast(t, dir, 6))
+	dir := killedMemoryRun(t, "--warmup", "1s", "--set", "memory.error_rate=0.02")
 	if r := readRun(t, dir); r.Status != results.StatusRunning {
 		t.Fatalf("after kill -9 run.json says %s, want running", r.Status)
 	}
