@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/apptier"
+	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/cluster/cgroup"
 	"github.com/scalelab/scalelab/engine/memcached"
 	"github.com/scalelab/scalelab/engine/postgres"
@@ -66,4 +67,15 @@ func upCluster(t *testing.T, engineName, name string, args ...string) string {
 		t.Fatalf("cluster up %s: exit %d\n%s\n%s", engineName, code, out, errs)
 	}
 	return out
+}
+
+// upLoadedCluster is upCluster that also returns the cluster's state.
+func upLoadedCluster(t *testing.T, engineName, name string, args ...string) (*cluster.State, string) {
+	t.Helper()
+	out := upCluster(t, engineName, name, args...)
+	st, err := cluster.Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, out
 }

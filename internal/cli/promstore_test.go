@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/cluster/cgroup"
 	"github.com/scalelab/scalelab/promsource/promtest"
 	"github.com/scalelab/scalelab/results"
@@ -31,11 +30,7 @@ func TestStoreSaturatedFromPrometheus(t *testing.T) {
 	needPostgres(t)
 	needCgroupLimits(t)
 	t.Setenv("SCALELAB_HOME", t.TempDir())
-	upCluster(t, "postgres", "pgprom", "--cpus", "0.2", "--memory", "512m")
-	st, err := cluster.Load("pgprom")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, _ := upLoadedCluster(t, "postgres", "pgprom", "--cpus", "0.2", "--memory", "512m")
 	node := st.Nodes[0]
 	// the machine is shared: the store's group comes first, so that its
 	// quota, not the other work, is its limit

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/cluster/cgroup"
 	"github.com/scalelab/scalelab/results"
 )
@@ -25,11 +24,7 @@ func TestCPULimitSaturates(t *testing.T) {
 	needCgroupLimits(t)
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	ctx := context.Background()
-	upCluster(t, "postgres", "pgcap", "--cpus", "0.1", "--memory", "512m")
-	st, err := cluster.Load("pgcap")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, _ := upLoadedCluster(t, "postgres", "pgcap", "--cpus", "0.1", "--memory", "512m")
 	g, err := cgroup.Open(st.Nodes[0].Cgroup)
 	if err != nil {
 		t.Fatalf("node cgroup %q: %v", st.Nodes[0].Cgroup, err)
