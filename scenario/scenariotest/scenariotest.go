@@ -5,11 +5,14 @@ package scenariotest
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
 	"github.com/scalelab/scalelab/audit"
+	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/scenario"
 )
@@ -118,4 +121,30 @@ func AuditedSessions(t testing.TB, w scenario.Workload, users, ops int, seed uin
 		t.Fatal(err)
 	}
 	return h, path
+}
+
+// CacheReport returns the "cache" section of w's report, failing t unless
+// it has every figure of cache.Stats.Report and the extra keys.
+func CacheReport(t testing.TB, w scenario.Reporter, extra ...string) map[string]any {
+	t.Helper()
+	r, _ := w.Report()["cache"].(map[string]any)
+	want := append(slices.Collect(maps.Keys(cache.NewStats().Report(cache.Local, ""))), extra...)
+	for _, k := range want {
+		if _, ok := r[k]; !ok {
+			t.Fatalf("report %v has no %s", r, k)
+		}
+	}
+	return r
+}
+
+// NextOp prepares the next operation of s that is op (named name), trying
+// at most 1000.
+func NextOp(t testing.TB, s scenario.Session, op int, name string) {
+	t.Helper()
+	for range 1000 {
+		if got, ok := s.Next(); ok && got == op {
+			return
+		}
+	}
+	t.Fatalf("no %s in 1000 operations", name)
 }

@@ -22,17 +22,11 @@ func cachedWorkload(t *testing.T, tier *scenario.Tier, assignments ...string) *W
 	return scenariotest.Cached[*Workload](t, &Scenario{}, tier, assignments...)
 }
 
-// figures returns the report's cache section.
+// figures returns the report's cache section, checking that it has every
+// figure of cache.Stats and social's own.
 func figures(t *testing.T, w *Workload) map[string]any {
 	t.Helper()
-	r, _ := w.Report()["cache"].(map[string]any)
-	for _, k := range []string{"mode", "engine", "hits", "misses", "hit_rate", "stale_reads", "by_operation", "per_second",
-		"write_policy", "ttl", "invalidations", "fill_errors", "invalidate_errors"} {
-		if _, ok := r[k]; !ok {
-			t.Fatalf("report %v has no %s", r, k)
-		}
-	}
-	return r
+	return scenariotest.CacheReport(t, w, "write_policy", "ttl", "invalidations", "fill_errors", "invalidate_errors")
 }
 
 // step prepares the next operation of s that is op and does it.
@@ -47,12 +41,7 @@ func step(t *testing.T, s *Session, op int) {
 // prepare prepares the next operation of s that is op.
 func prepare(t *testing.T, s *Session, op int) {
 	t.Helper()
-	for range 1000 {
-		if got, ok := s.Next(); ok && got == op {
-			return
-		}
-	}
-	t.Fatalf("no %s in 1000 operations", operationNames[op])
+	scenariotest.NextOp(t, s, op, operationNames[op])
 }
 
 // TestCacheProfiles: profile reads through a local cache, one session at

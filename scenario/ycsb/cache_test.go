@@ -3,7 +3,6 @@ package ycsb
 import (
 	"context"
 	"errors"
-	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -29,15 +28,7 @@ func cached(t *testing.T, tier *scenario.Tier, assignments ...string) *Workload 
 // every key of cache.Stats.Report and ycsb's own.
 func cacheFigures(t *testing.T, w *Workload) map[string]any {
 	t.Helper()
-	r, _ := w.Report()["cache"].(map[string]any)
-	want := append(slices.Collect(maps.Keys(cache.NewStats().Report(cache.Local, ""))),
-		"write_policy", "ttl", "invalidations", "fill_errors", "invalidate_errors")
-	for _, k := range want {
-		if _, ok := r[k]; !ok {
-			t.Fatalf("report %v has no %s", r, k)
-		}
-	}
-	return r
+	return scenariotest.CacheReport(t, w, "write_policy", "ttl", "invalidations", "fill_errors", "invalidate_errors")
 }
 
 // runOps runs n operations of each session in turn, one at a time.
@@ -58,12 +49,7 @@ func runOps(t *testing.T, n int, sessions ...*Session) {
 // next prepares the next operation of s that is op.
 func next(t *testing.T, s *Session, op int) {
 	t.Helper()
-	for range 1000 {
-		if got, ok := s.Next(); ok && got == op {
-			return
-		}
-	}
-	t.Fatalf("no %s in 1000 operations", operationNames[op])
+	scenariotest.NextOp(t, s, op, operationNames[op])
 }
 
 // TestCacheNoConcurrentWriter: with no writer running beside a read
