@@ -20,25 +20,14 @@ func TestLimitTimeoutAndShutdown(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
 	started := make(chan struct{}, 4)
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		started <- struct{}{}
-		if r.URL.Path == "/hold" {
-			<-release
-		}
-		w.Write([]byte("done"))
-	})
+	h := holdHandler(started, release)
 	s := New(h, Config{MaxInFlight: 1, RequestTimeout: 300 * time.Millisecond})
 	if err := s.Listen("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
 	get := func(path string) (int, string) {
-		resp, err := http.Get(s.URL() + path)
-		if err != nil {
-			return 0, err.Error()
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		code, body, _ := getFrom(http.DefaultClient, s.URL()+path)
+		return code, body
 	}
 	var wg sync.WaitGroup
 	var holdCode int
@@ -78,28 +67,14 @@ func TestFullQueueAnswers503AtOnce(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
 	started := make(chan struct{}, 4)
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		started <- struct{}{}
-		if r.URL.Path == "/hold" {
-			<-release
-		}
-		w.Write([]byte("done"))
-	})
+	h := holdHandler(started, release)
 	s := New(h, Config{MaxInFlight: 1, MaxQueue: 1, RequestTimeout: time.Minute})
 	if err := s.Listen("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Shutdown(context.Background())
 	client := &http.Client{Timeout: 20 * time.Second}
-	get := func(path string) (int, string, http.Header) {
-		resp, err := client.Get(s.URL() + path)
-		if err != nil {
-			return 0, err.Error(), nil
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b), resp.Header
-	}
+	get := func(path string) (int, string, http.Header) { return getFrom(client, s.URL()+path) }
 	var wg sync.WaitGroup
 	codes := make([]int, 2)
 	wg.Add(2)
@@ -170,4 +145,28 @@ func TestMetricsPath(t *testing.T) {
 	if s.Served() != 0 {
 		t.Errorf("served %d, want the metrics request uncounted", s.Served())
 	}
+}
+
+// holdHandler answers "done", sending on started as each request begins
+// and holding requests for /hold until release is closed.
+func holdHandler(started chan<- struct{}, release <-chan struct{}) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started <- struct{}{}
+		if r.URL.Path == "/hold" {
+			<-release
+		}
+		w.Write([]byte("done"))
+	})
+}
+
+// getFrom GETs url with c and returns the status, the body and the
+// headers; a failed request gives status 0 and the error as the body.
+func getFrom(c *http.Client, url string) (int, string, http.Header) {
+	resp, err := c.Get(url)
+	if err != nil {
+		return 0, err.Error(), nil
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
 }

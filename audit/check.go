@@ -200,6 +200,16 @@ func Check(ctx context.Context, h *History, rb ReadBacker, cfg CheckConfig) (*re
 
 // readBack calls rb, retrying failures after a growing pause.
 func readBack(ctx context.Context, rb ReadBacker, ids []int64, present []bool, retries int) error {
+	return withRetries(ctx, retries, fmt.Sprintf("%d items from %d", len(ids), ids[0]), func() error {
+		clear(present)
+		return rb.ReadBack(ctx, ids, present)
+	})
+}
+
+// withRetries calls read until it succeeds, at most retries times more
+// after a pause that grows with each try (try² × 250 ms). Its error names
+// what was read and the last failure, also when ctx ends a pause.
+func withRetries(ctx context.Context, retries int, what string, read func() error) error {
 	var err error
 	for try := 0; try <= retries; try++ {
 		if try > 0 {
@@ -207,19 +217,18 @@ func readBack(ctx context.Context, rb ReadBacker, ids []int64, present []bool, r
 			select {
 			case <-ctx.Done():
 				t.Stop()
-				return fmt.Errorf("read back items %d..: %w (after %v)", ids[0], ctx.Err(), err)
+				return fmt.Errorf("read back %s: %w (after %v)", what, ctx.Err(), err)
 			case <-t.C:
 			}
 		}
-		clear(present)
-		if err = rb.ReadBack(ctx, ids, present); err == nil {
+		if err = read(); err == nil {
 			return nil
 		}
 		if ctx.Err() != nil {
 			break
 		}
 	}
-	return fmt.Errorf("read back %d items from %d: %w", len(ids), ids[0], err)
+	return fmt.Errorf("read back %s: %w", what, err)
 }
 
 // plan sends the written items in batches of at most size ids of one

@@ -203,25 +203,9 @@ func readRegisters(ctx context.Context, keys []regKey, rr RegisterReader, cfg Ch
 
 // readVersions calls rr, retrying failures after a growing pause.
 func readVersions(ctx context.Context, rr RegisterReader, keys, versions []int64, retries int) error {
-	var err error
-	for try := 0; try <= retries; try++ {
-		if try > 0 {
-			t := time.NewTimer(time.Duration(try*try) * 250 * time.Millisecond)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return fmt.Errorf("read back registers %d..: %w (after %v)", keys[0], ctx.Err(), err)
-			case <-t.C:
-			}
-		}
-		if err = rr.ReadVersions(ctx, keys, versions); err == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return fmt.Errorf("read back %d registers from %d: %w", len(keys), keys[0], err)
+	return withRetries(ctx, retries, fmt.Sprintf("%d registers from %d", len(keys), keys[0]), func() error {
+		return rr.ReadVersions(ctx, keys, versions)
+	})
 }
 
 // dropForeign takes out of bad the registers another segment of a divided

@@ -17,22 +17,12 @@ secs=${1:-20}
 rounds=${2:-3}
 command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || { echo "no haproxy: run make setup (apt-get install -y haproxy)" >&2; exit 2; }
 go build -o bin/scalelab ./cmd/scalelab
-out=$(mktemp -d /tmp/scalelab-app.XXXXXX)
-export SCALELAB_HOME="$out/home"
-cleanup() {
-  bin/scalelab cluster down benchweb >/dev/null 2>&1 || true
-  bin/scalelab cluster down benchpg >/dev/null 2>&1 || true
-  rm -rf "$out"
-}
-trap cleanup EXIT
-echo "machine: $(nproc) CPUs,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(free -g | awk '/Mem:/{print $2}') GiB; $(go version)"
+. bench/lib.sh
+bench_dir app home
+bench_cluster benchweb
+bench_cluster benchpg
+machine "$(go version)"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-field() { # field FILE PYTHON-EXPRESSION-ON-r
-  python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"
-}
-sl_run() { # scalelab run ..., quiet unless it fails
-  bin/scalelab run "$@" --progress off >"$out/run.txt" 2>&1 || { cat "$out/run.txt" >&2; exit 1; }
-}
 bin/scalelab cluster up postgres --name benchpg >/dev/null
 small="--set records.providers=2000 --set records.patients=1000 --set records.think_page=0s --set records.think_form=0s"
 

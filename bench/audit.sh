@@ -13,13 +13,9 @@ cd "$(dirname "$0")/.."
 reps=${1:-3}
 ops=${2:-3000000}
 go build -o bin/scalelab ./cmd/scalelab
-out=$(mktemp -d /tmp/scalelab-bench.XXXXXX)
-trap 'rm -rf "$out"' EXIT
-echo "machine: $(nproc) CPUs,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(free -g | awk '/Mem:/{print $2}') GiB; load average $(cut -d' ' -f1-3 /proc/loadavg); $(go version)"
-
-field() { # field FILE PYTHON-EXPRESSION-ON-r
-  python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"
-}
+. bench/lib.sh
+bench_dir bench
+machine "$(load_average)" "$(go version)"
 
 echo
 echo "== 1. history writes"

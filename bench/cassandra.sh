@@ -20,28 +20,15 @@ heap=${HEAP:-768m}
 users=${USERS:-16}
 records=${RECORDS:-50000}
 make -s build java >/dev/null
-out=$(mktemp -d /tmp/scalelab-bench-cassandra.XXXXXX)
-export SCALELAB_HOME="$out/home"
-clusters=()
-cleanup() {
-  for c in "${clusters[@]}"; do bin/scalelab cluster down "$c" >/dev/null 2>&1 || true; done
-  rm -rf "$out"
-}
-trap cleanup EXIT
-echo "machine: $(nproc) CPUs,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(free -g | awk '/Mem:/{print $2}') GiB; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+. bench/lib.sh
+bench_dir bench-cassandra home
+machine "$(load_average)"
 echo "cassandra, heap $heap per node, $users users, ${secs}s per run (5 s warm-up), $records records loaded per configuration, QUORUM"
-
-field() { # field FILE PYTHON-EXPRESSION-ON-r
-  python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"
-}
 
 run() { # run NAME CLUSTER ARGS...
   local name=$1 cl=$2
   shift 2
-  if ! bin/scalelab run logs --engine cassandra --cluster "$cl" --progress off --out "$out/$cl-$name" "$@" >"$out/$cl-$name.log" 2>&1; then
-    cat "$out/$cl-$name.log" >&2
-    exit 1
-  fi
+  quiet "$out/$cl-$name.log" bin/scalelab run logs --engine cassandra --cluster "$cl" --progress off --out "$out/$cl-$name" "$@"
 }
 
 line() { # line RUN-DIR OP LABEL
@@ -52,13 +39,7 @@ for nodes in 1 3; do
   cl="bench$nodes"
   echo
   echo "== $nodes node(s), heap $heap each, replication factor $nodes"
-  clusters+=("$cl")
-  start=$(date +%s.%N)
-  if ! bin/scalelab cluster up cassandra --name "$cl" --nodes "$nodes" --heap "$heap" >"$out/$cl-up.log" 2>&1; then
-    cat "$out/$cl-up.log" >&2
-    exit 1
-  fi
-  python3 -c "import sys,time; print('cluster up: %.1f s' % (time.time() - float(sys.argv[1])))" "$start"
+  timed_up cassandra "$cl" --nodes "$nodes" --heap "$heap"
   for ix in on off tables; do
     arm=(--set logs.indexes=$ix)
     if [ "$ix" = tables ]; then arm=(--set logs.indexes=off --set logs.query_tables=true); fi
@@ -76,5 +57,4 @@ for nodes in 1 3; do
     line "$out/$cl-count$ix" logs.count_c "count_c"
   done
   bin/scalelab cluster down "$cl" >/dev/null
-  clusters=()
 done

@@ -15,13 +15,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-20}
 go build -o bin/scalelab ./cmd/scalelab
-out=$(mktemp -d /tmp/scalelab-bench.XXXXXX)
-trap 'rm -rf "$out"' EXIT
-echo "machine: $(nproc) CPUs,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(free -g | awk '/Mem:/{print $2}') GiB; $(go version)"
-
-field() { # field FILE PYTHON-EXPRESSION-ON-r
-  python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"
-}
+. bench/lib.sh
+bench_dir bench
+machine "$(go version)"
 
 echo
 echo "== 1. null engine, ycsb C, closed, 16 users, ${secs}s"

@@ -18,9 +18,9 @@ if [ -z "$bin" ]; then
   go build -o bin/scalelab ./cmd/scalelab || exit 1
   bin=bin/scalelab
 fi
-out=$(mktemp -d /tmp/scalelab-interrupt.XXXXXX)
-trap 'rm -rf "$out"' EXIT
-echo "machine: $(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+. bench/lib.sh
+bench_dir interrupt
+machine "$(load_average)"
 args=(run ycsb --engine null --set ycsb.workload=a --users 16 --duration 60s --progress off)
 if [ -n "${AUDIT:-}" ]; then
   args+=(--audit="$AUDIT")

@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 make -s build java >/dev/null
 out=$(mktemp -d /tmp/scalelab-bench-logs.XXXXXX)
 export SCALELAB_HOME="$out/home"
-echo "machine: $(nproc) CPUs,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(free -g | awk '/Mem:/{print $2}') GiB; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+. bench/lib.sh
+machine "$(load_average)"
 start=$(date +%s)
 bin/scalelab experiment run examples/logs-stores.yaml --out "$out/results" "$@"
 echo "took $(( $(date +%s) - start )) s; results in $out/results"

@@ -8,15 +8,11 @@ cd "$(dirname "$0")/.."
 secs=${1:-30}
 users=${2:-8}
 go build -o bin/scalelab ./cmd/scalelab
-export SCALELAB_HOME=$(mktemp -d /tmp/scalelab-bench-mhealth.XXXXXX)
-out="$SCALELAB_HOME/results"
-cleanup() {
-  bin/scalelab cluster down mhos >/dev/null 2>&1 || true
-  bin/scalelab cluster down mhpg >/dev/null 2>&1 || true
-  rm -rf "$SCALELAB_HOME"
-}
-trap cleanup EXIT
-echo "machine: $(nproc) CPUs,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(free -g | awk '/Mem:/{print $2}') GiB"
+. bench/lib.sh
+bench_dir bench-mhealth home
+bench_cluster mhos
+bench_cluster mhpg
+machine
 
 row() { # row LABEL RESULTS_DIR
   python3 - "$1" "$2" <<'PY'

@@ -12,15 +12,11 @@ rounds=${2:-3}
 users=${3:-4}
 go build -o bin/scalelab ./cmd/scalelab
 make -s ferretdb
-out=$(mktemp -d /tmp/scalelab-mongodb.XXXXXX)
-export SCALELAB_HOME="$out/home"
-cleanup() {
-  bin/scalelab cluster down fdb >/dev/null 2>&1 || true
-  bin/scalelab cluster down pg >/dev/null 2>&1 || true
-  rm -rf "$out"
-}
-trap cleanup EXIT
-echo "machine: $(nproc) CPUs,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(free -g | awk '/Mem:/{print $2}') GiB; $(go version)"
+. bench/lib.sh
+bench_dir mongodb home
+bench_cluster fdb
+bench_cluster pg
+machine "$(go version)"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 bin/scalelab cluster up ferretdb --name fdb >/dev/null
 bin/scalelab cluster up postgres --name pg >/dev/null

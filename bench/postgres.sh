@@ -22,12 +22,11 @@ for b in pgbench psql initdb; do
   [ -x "$PG_BIN/$b" ] || { echo "no $PG_BIN/$b: run make setup (apt-get install -y postgresql)" >&2; exit 2; }
 done
 go build -o bin/scalelab ./cmd/scalelab
-out=$(mktemp -d /tmp/scalelab-pgbench.XXXXXX)
-export SCALELAB_HOME="$out/home"
+. bench/lib.sh
+bench_dir pgbench home
 name=bench
-cleanup() { bin/scalelab cluster down "$name" >/dev/null 2>&1 || true; rm -rf "$out"; }
-trap cleanup EXIT
-echo "machine: $(nproc) CPUs,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(free -g | awk '/Mem:/{print $2}') GiB; $(go version); $("$PG_BIN/postgres" --version)"
+bench_cluster "$name"
+machine "$(go version)" "$("$PG_BIN/postgres" --version)"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 bin/scalelab cluster up postgres --name "$name" >"$out/up.txt"
@@ -37,12 +36,6 @@ export PGHOST=127.0.0.1 PGPORT=$port PGUSER=scalelab PGDATABASE=scalelab
 PGPASSWORD=$(cat "$SCALELAB_HOME/clusters/$name/password")
 export PGPASSWORD PGOPTIONS="-c client_min_messages=warning"
 psql() { "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 "$@"; }
-sl_run() { # scalelab run ..., quiet unless it fails
-  bin/scalelab run "$@" --progress off >"$out/run.txt" 2>&1 || { cat "$out/run.txt" >&2; exit 1; }
-}
-field() { # field FILE PYTHON-EXPRESSION-ON-r
-  python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"
-}
 echo "server: $target, $(psql -Atc "SELECT 'shared_buffers ' || current_setting('shared_buffers') || ', fsync ' || current_setting('fsync') || ', synchronous_commit ' || current_setting('synchronous_commit')")"
 
 echo

@@ -19,29 +19,16 @@ users=${USERS:-16}
 records=${RECORDS:-100000}
 engine=${ENGINE:-opensearch}
 make -s build java >/dev/null
-out=$(mktemp -d /tmp/scalelab-bench-search.XXXXXX)
-export SCALELAB_HOME="$out/home"
-clusters=()
-cleanup() {
-  for c in "${clusters[@]}"; do bin/scalelab cluster down "$c" >/dev/null 2>&1 || true; done
-  rm -rf "$out"
-}
-trap cleanup EXIT
-echo "machine: $(nproc) CPUs,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(free -g | awk '/Mem:/{print $2}') GiB; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+. bench/lib.sh
+bench_dir bench-search home
+machine "$(load_average)"
 echo "engine $engine, heap $heap per node, $users users, ${secs}s per run (5 s warm-up), $records records loaded per run"
-
-field() { # field FILE PYTHON-EXPRESSION-ON-r
-  python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"
-}
 
 run() { # run NAME CLUSTER SHARDS ARGS...
   local name=$1 cl=$2 shards=$3
   shift 3
-  if ! bin/scalelab run logs --engine "$engine" --cluster "$cl" --progress off --out "$out/$cl-$name" \
-    --set logs.records="$records" --set "$engine.shards=$shards" --set "$engine.replicas=0" "$@" >"$out/$cl-$name.log" 2>&1; then
-    cat "$out/$cl-$name.log" >&2
-    exit 1
-  fi
+  quiet "$out/$cl-$name.log" bin/scalelab run logs --engine "$engine" --cluster "$cl" --progress off --out "$out/$cl-$name" \
+    --set logs.records="$records" --set "$engine.shards=$shards" --set "$engine.replicas=0" "$@"
 }
 
 # configurations: nodes:shards. The log study used 1 shard on one node and
@@ -52,13 +39,7 @@ for nodes in 1 3; do
   cl="bench$nodes"
   echo
   echo "== $nodes node(s), heap $heap each"
-  clusters+=("$cl")
-  start=$(date +%s.%N)
-  if ! bin/scalelab cluster up "$engine" --name "$cl" --nodes "$nodes" --heap "$heap" >"$out/$cl-up.log" 2>&1; then
-    cat "$out/$cl-up.log" >&2
-    exit 1
-  fi
-  python3 -c "import sys,time; print('cluster up: %.1f s' % (time.time() - float(sys.argv[1])))" "$start"
+  timed_up "$engine" "$cl" --nodes "$nodes" --heap "$heap"
   shard_counts="6"
   [ "$nodes" -eq 1 ] && shard_counts="1 6"
   for shards in $shard_counts; do
@@ -73,5 +54,4 @@ for nodes in 1 3; do
     field "$out/$cl-fresh$shards/run.json" "(lambda f, w: 'freshness (default 1 s refresh): %d probes, %d failed; delay mean %.0f ms, min %.0f, max %.0f; polls mean %.1f; probe writes %.0f/s' % (f['probes'], f['failed_probes'], f['delay_ms']['mean'], f['delay_ms']['min'], f['delay_ms']['max'], f['polls']['mean'], w))(r['scenario_report']['freshness'], 10000 / (r['summary']['logs.freshness_write']['mean_ms'] / 1000))"
   done
   bin/scalelab cluster down "$cl" >/dev/null
-  clusters=()
 done

@@ -14,9 +14,9 @@ ops=${1:-250000}
 users=${USERS:-8}
 engine=${ENGINE:-sqlite}
 make -s build >/dev/null
-out=$(mktemp -d /tmp/scalelab-bench-social.XXXXXX)
-trap 'rm -rf "$out"' EXIT
-echo "machine: $(nproc) CPUs,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(free -g | awk '/Mem:/{print $2}') GiB; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+. bench/lib.sh
+bench_dir bench-social
+machine "$(load_average)"
 echo "social on $engine: 50,000 users, $ops operations, $users users (closed, no think time)"
 printf '%-6s %-8s %9s %10s %9s %9s %9s %9s %8s\n' mix keys load_s ops/s read_p50 read_p99 upd_p50 upd_p99 friends
 for mix in d1 d2; do

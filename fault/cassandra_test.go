@@ -61,13 +61,10 @@ func TestKillCassandraNode(t *testing.T) {
 	t.Parallel()
 	st := startRing(t)
 	publish(t, st)
-	dir := filepath.Join(t.TempDir(), "r")
-	code, stdout, stderr := runCLI(t, "run", "logs", "--engine", "cassandra", "--cluster", st.Name,
+	_, r, dir := runInto(t, "run", "logs", "--engine", "cassandra", "--cluster", st.Name,
 		"--duration", "24s", "--users", "4", "--set", "logs.records=2000",
 		"--set", "cassandra.read_consistency=QUORUM", "--set", "cassandra.write_consistency=QUORUM",
-		"--fault", "kill:node3@4s", "--out", dir, "--progress", "off")
-	t.Logf("scalelab run: exit %d\n%s\n%s", code, stdout, stderr)
-	r := readRun(t, dir)
+		"--fault", "kill:node3@4s")
 	if r.Status != results.StatusOK {
 		t.Fatalf("run status %s, exit %d: %s %v", r.Status, r.ExitCode, r.Error, r.Failures)
 	}
@@ -83,13 +80,7 @@ func TestKillCassandraNode(t *testing.T) {
 	if rc == nil || rc.TimeToHealthyS == nil || rc.TimedOut || !strings.HasPrefix(rc.Health, "green, 2 of 3") {
 		t.Fatalf("recovery %+v", rc)
 	}
-	down := false
-	for _, e := range r.Events {
-		down = down || e.Kind == results.EventNodeDown && e.Node == "node3"
-	}
-	if !down {
-		t.Errorf("no node_down event for node3 in %+v", r.Events)
-	}
+	wantNodeDown(t, r, "node3")
 	checkAudit(t, r)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +13,10 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/engine/postgres"
+	"github.com/scalelab/scalelab/engine/postgres/pgtest"
 	"github.com/scalelab/scalelab/internal/cli"
+	"github.com/scalelab/scalelab/internal/testenv"
 	"github.com/scalelab/scalelab/results"
 )
 
@@ -190,4 +194,50 @@ func TestFaultsEndToEnd(t *testing.T) {
 			t.Errorf("report.html lacks %q", want)
 		}
 	}
+}
+
+// startPostgres starts a PostgreSQL cluster of a primary and replicas
+// (pgtest's fast settings) named name, stopped when t ends, and publishes
+// it for --cluster.
+func startPostgres(t *testing.T, replicas int, name string) *cluster.State {
+	t.Helper()
+	c, err := pgtest.Start(replicas, pgtest.FastSettings)
+	if errors.Is(err, postgres.ErrNoBinaries) {
+		testenv.Unavailable(t, "postgres", err, "apt-get install -y postgresql")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	if name != "" {
+		c.State.Name = name
+	}
+	publish(t, c.State)
+	return c.State
+}
+
+// runInto runs `scalelab ARGS --out DIR --progress off` into a new
+// directory, logs what it printed and returns its exit code, run.json and
+// the directory.
+func runInto(t *testing.T, args ...string) (int, *results.Run, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "r")
+	code, stdout, stderr := runCLI(t, append(args, "--out", dir, "--progress", "off")...)
+	t.Logf("scalelab run: exit %d\n%s\n%s", code, stdout, stderr)
+	return code, readRun(t, dir), dir
+}
+
+// wantNodeDown fails t unless r has a node_down event of node.
+func wantNodeDown(t *testing.T, r *results.Run, node string) {
+	t.Helper()
+	for _, e := range r.Events {
+		if e.Kind == results.EventNodeDown && e.Node == node {
+			return
+		}
+	}
+	t.Errorf("no node_down event for %s in %+v", node, r.Events)
 }

@@ -1,15 +1,10 @@
 package fault_test
 
 import (
-	"github.com/scalelab/scalelab/internal/testenv"
-
-	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/scalelab/scalelab/engine/postgres"
-	"github.com/scalelab/scalelab/engine/postgres/pgtest"
 	"github.com/scalelab/scalelab/results"
 )
 
@@ -20,26 +15,11 @@ import (
 // replica is not restarted); the audit loses nothing.
 func TestKillPostgresReplica(t *testing.T) {
 	t.Parallel()
-	c, err := pgtest.Start(1, pgtest.FastSettings)
-	if errors.Is(err, postgres.ErrNoBinaries) {
-		testenv.Unavailable(t, "postgres", err, "apt-get install -y postgresql")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	publish(t, c.State)
-	dir := filepath.Join(t.TempDir(), "r")
-	code, stdout, stderr := runCLI(t, "run", "logs", "--engine", "postgres", "--cluster", c.State.Name,
+	st := startPostgres(t, 1, "")
+	_, r, _ := runInto(t, "run", "logs", "--engine", "postgres", "--cluster", st.Name,
 		"--duration", "8s", "--users", "4", "--set", "logs.records=2000",
 		"--set", "postgres.read_from=replicas", "--set", "postgres.ryw_window=0s",
-		"--fault", "kill:node2@3s", "--out", dir, "--progress", "off")
-	t.Logf("scalelab run: exit %d\n%s\n%s", code, stdout, stderr)
-	r := readRun(t, dir)
+		"--fault", "kill:node2@3s")
 	if r.Status != results.StatusOK {
 		t.Fatalf("run status %s, exit %d: %s %v", r.Status, r.ExitCode, r.Error, r.Failures)
 	}
@@ -67,13 +47,7 @@ func TestKillPostgresReplica(t *testing.T) {
 	if rc == nil || rc.TimeToHealthyS == nil || rc.TimedOut || !strings.HasPrefix(rc.Health, "green, 1 of 2") {
 		t.Fatalf("recovery %+v", rc)
 	}
-	down := false
-	for _, e := range r.Events {
-		down = down || e.Kind == results.EventNodeDown && e.Node == "node2"
-	}
-	if !down {
-		t.Errorf("no node_down event for node2 in %+v", r.Events)
-	}
+	wantNodeDown(t, r, "node2")
 	checkAudit(t, r)
 }
 
@@ -83,27 +57,11 @@ func TestKillPostgresReplica(t *testing.T) {
 // version of its last acknowledged update: 0 lost.
 func TestKillPostgresReplicaUpdates(t *testing.T) {
 	t.Parallel()
-	c, err := pgtest.Start(1, pgtest.FastSettings)
-	if errors.Is(err, postgres.ErrNoBinaries) {
-		testenv.Unavailable(t, "postgres", err, "apt-get install -y postgresql")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	c.State.Name = "pgupdates"
-	publish(t, c.State)
-	dir := filepath.Join(t.TempDir(), "r")
-	code, stdout, stderr := runCLI(t, "run", "ycsb", "--cluster", c.State.Name,
+	st := startPostgres(t, 1, "pgupdates")
+	code, r, _ := runInto(t, "run", "ycsb", "--cluster", st.Name,
 		"--duration", "8s", "--users", "4", "--set", "ycsb.workload=a", "--set", "ycsb.records=2000",
 		"--set", "postgres.read_from=replicas", "--set", "postgres.ryw_window=0s",
-		"--fault", "kill:node2@3s", "--out", dir, "--progress", "off")
-	t.Logf("scalelab run: exit %d\n%s\n%s", code, stdout, stderr)
-	r := readRun(t, dir)
+		"--fault", "kill:node2@3s")
 	if r.Engine != postgres.Name {
 		t.Errorf("engine %q: --cluster should imply postgres", r.Engine)
 	}
@@ -132,28 +90,12 @@ func TestKillPostgresReplicaUpdates(t *testing.T) {
 // nothing.
 func TestRestartPostgresFast(t *testing.T) {
 	t.Parallel()
-	c, err := pgtest.Start(0, pgtest.FastSettings)
-	if errors.Is(err, postgres.ErrNoBinaries) {
-		testenv.Unavailable(t, "postgres", err, "apt-get install -y postgresql")
+	st := startPostgres(t, 0, "pgrestart")
+	if st.Nodes[0].StopSignal != "INT" {
+		t.Fatalf("node stop signal %q, want INT (fast shutdown)", st.Nodes[0].StopSignal)
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	c.State.Name = "pgrestart"
-	publish(t, c.State)
-	if c.State.Nodes[0].StopSignal != "INT" {
-		t.Fatalf("node stop signal %q, want INT (fast shutdown)", c.State.Nodes[0].StopSignal)
-	}
-	dir := filepath.Join(t.TempDir(), "r")
-	code, stdout, stderr := runCLI(t, "run", "logs", "--cluster", c.State.Name, "--duration", "8s", "--users", "4",
-		"--set", "logs.records=2000", "--fault", "restart:node1@2s", "--out", dir, "--progress", "off")
-	t.Logf("scalelab run: exit %d\n%s\n%s", code, stdout, stderr)
-	r := readRun(t, dir)
+	_, r, _ := runInto(t, "run", "logs", "--cluster", st.Name, "--duration", "8s", "--users", "4",
+		"--set", "logs.records=2000", "--fault", "restart:node1@2s")
 	if len(r.Faults) != 1 {
 		t.Fatalf("faults %+v", r.Faults)
 	}

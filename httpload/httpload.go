@@ -18,7 +18,6 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -315,20 +314,6 @@ func firstLine(s string) string {
 		s = s[:160] + "..."
 	}
 	return s
-}
-
-// Codes sorts status counts for printing: "200 x12, 303 x4".
-func Codes(m map[string]int64) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s x%d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
 }
 
 // Base checks an application URL (http or https with a host).

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/metrics"
+	"github.com/scalelab/scalelab/results"
 )
 
 // TestUserCookiesTokensAndCodes: a user keeps the cookie a page set and
@@ -62,10 +63,10 @@ func TestUserCookiesTokensAndCodes(t *testing.T) {
 	if _, err := u.Get(ctx, "slow", "/slow"); metrics.ClassOf(err) != metrics.Timeout {
 		t.Errorf("timeout: %v (class %s)", err, metrics.ClassOf(err))
 	}
-	if got := Codes(c.ByOp("form_post")); got != "303 x1, 403 x1" {
+	if got := results.ResponseCounts(c.ByOp("form_post")); got != "303 x1, 403 x1" {
 		t.Errorf("form_post codes %q", got)
 	}
-	if got := Codes(c.ByOp("slow")); got != "timeout x1" {
+	if got := results.ResponseCounts(c.ByOp("slow")); got != "timeout x1" {
 		t.Errorf("slow codes %q", got)
 	}
 	secs, _ := c.Report()["per_second"].([]Second)

@@ -2,10 +2,8 @@ package load
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/scalelab/scalelab/metrics"
-	"github.com/scalelab/scalelab/scenario"
 )
 
 // Closed is the closed model: Users virtual users, each running sessions
@@ -51,58 +49,9 @@ func (c *Closed) run(r *Run) {
 }
 
 func (c *Closed) user(r *Run, id int) {
-	rec := c.recs[id]
+	u := userLoop{r: r, rec: c.recs[id], think: c.Think, workers: len(c.recs), stride: uint64(c.Users)}
+	defer u.stopTimer()
 	// User id of this segment is user seg.Global(id) of the whole test:
 	// its choices and sessions are that user's.
-	global := r.opt.Segment.Global(uint64(id))
-	rng := r.rng(global)
-	base := r.coll.Base()
-	ctx := r.opCtx
-	sessID := global
-	sess := r.wl.NewSession(sessID, r.sessionSeed(sessID))
-	th, _ := sess.(scenario.Thinker)
-	comp := newComposite(sess)
-	var timer *time.Timer
-	var budget int64
-	last := metrics.Now()
-	for !r.stopped.Load() {
-		if budget == 0 {
-			if budget = r.claim(len(c.recs)); budget == 0 {
-				return
-			}
-		}
-		op, ok := sess.Next()
-		if !ok {
-			sessID += uint64(c.Users)
-			sess = r.wl.NewSession(sessID, r.sessionSeed(sessID))
-			th, _ = sess.(scenario.Thinker)
-			comp = newComposite(sess)
-			continue
-		}
-		start := last
-		if d := thinkFor(th, c.Think, rng); d > 0 {
-			if !r.sleepUntil(metrics.Now()+int64(d), &timer) {
-				return
-			}
-			start = metrics.Now()
-		}
-		if r.ended(start) {
-			return
-		}
-		rec.Start(op)
-		err := sess.Do(ctx)
-		if r.cutByDrain(err) {
-			return // in flight at the stop: the recorder keeps it started
-		}
-		end := metrics.Now()
-		lat := end - start
-		class := metrics.ClassOf(err)
-		rec.Record(op, class, lat, lat, end-base)
-		comp.done(rec, start, start, end, base, class)
-		if err != nil {
-			r.coll.NoteError(op, err)
-		}
-		last = end
-		budget--
-	}
+	u.run(r.opt.Segment.Global(uint64(id)))
 }

@@ -16,6 +16,7 @@ import (
 type compositeWorkload struct {
 	post, read, wait time.Duration
 	failRead         bool
+	perSession       int // operations of a session; 0: endless
 }
 
 const (
@@ -39,6 +40,9 @@ type compositeSession struct {
 }
 
 func (s *compositeSession) Next() (int, bool) {
+	if s.w.perSession > 0 && s.n >= s.w.perSession {
+		return 0, false
+	}
 	s.op = s.n % 2
 	s.n++
 	return s.op, true
@@ -83,19 +87,7 @@ func runComposite(t *testing.T, wl *compositeWorkload, m Model, opt Options) []m
 	t.Helper()
 	sink := &sampleSink{}
 	c := metrics.NewCollector(metrics.Config{Ops: wl.Operations(), Open: m.Open(), Samples: true, Sinks: []metrics.Sink{sink}})
-	r, err := NewRun(wl, c, m, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Begin()
-	stop := make(chan struct{})
-	done := make(chan error)
-	go func() { done <- c.Run(stop) }()
-	r.Execute(context.Background())
-	close(stop)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	runCollected(t, wl, c, m, opt)
 	return sink.s
 }
 
@@ -139,6 +131,27 @@ func TestCompositeClosedIncludesWait(t *testing.T) {
 		if s.Op == cClient && s.LatencyNs < int64(wl.post+wl.wait+wl.read) {
 			t.Fatalf("composite latency %v: shorter than the post, wait and read (%v)", time.Duration(s.LatencyNs), wl.post+wl.wait+wl.read)
 		}
+	}
+}
+
+// TestCompositeThreads: the threads model records composites as the
+// closed model does, each spanning the post, the wait and the read, and
+// its users end after their loops (a session each: a post and a read).
+func TestCompositeThreads(t *testing.T) {
+	t.Parallel()
+	wl := &compositeWorkload{post: 2 * time.Millisecond, read: time.Millisecond, wait: 10 * time.Millisecond, perSession: 2}
+	ss := runComposite(t, wl, &Threads{Users: 1, RampUp: 5 * time.Millisecond, Loops: 3}, Options{Duration: time.Minute})
+	n, _ := checkComposites(t, ss, metrics.OK)
+	if n != 3 {
+		t.Fatalf("%d composites recorded, want 3 (3 loops of a post and a read)", n)
+	}
+	for _, s := range ss {
+		if s.Op == cClient && s.LatencyNs < int64(wl.post+wl.wait+wl.read) {
+			t.Fatalf("composite latency %v: shorter than the post, wait and read (%v)", time.Duration(s.LatencyNs), wl.post+wl.wait+wl.read)
+		}
+	}
+	if len(ss) != 9 {
+		t.Fatalf("%d samples, want 9 (3 posts, 3 reads, 3 composites)", len(ss))
 	}
 }
 

@@ -61,9 +61,11 @@ func (s *fakeSession) Do(ctx context.Context) error {
 	return nil
 }
 
-func execute(t *testing.T, wl scenario.Workload, m Model, opt Options) (metrics.OpSummary, *Run, *metrics.Collector) {
+// runCollected runs m over wl into c as the runner does (the collector
+// begun and running while the load executes, stopped after it), returning
+// the run and whether workers were still busy after the drain.
+func runCollected(t *testing.T, wl scenario.Workload, c *metrics.Collector, m Model, opt Options) (*Run, bool) {
 	t.Helper()
-	c := metrics.NewCollector(metrics.Config{Ops: wl.Operations(), Open: m.Open()})
 	r, err := NewRun(wl, c, m, opt)
 	if err != nil {
 		t.Fatal(err)
@@ -72,11 +74,18 @@ func execute(t *testing.T, wl scenario.Workload, m Model, opt Options) (metrics.
 	stop := make(chan struct{})
 	done := make(chan error)
 	go func() { done <- c.Run(stop) }()
-	r.Execute(context.Background())
+	stuck := r.Execute(context.Background())
 	close(stop)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	return r, stuck
+}
+
+func execute(t *testing.T, wl scenario.Workload, m Model, opt Options) (metrics.OpSummary, *Run, *metrics.Collector) {
+	t.Helper()
+	c := metrics.NewCollector(metrics.Config{Ops: wl.Operations(), Open: m.Open()})
+	r, _ := runCollected(t, wl, c, m, opt)
 	totals, _, measured := c.Totals()
 	s := metrics.Summarize(totals, measured, c.InFlight())
 	if len(s) != 1 {

@@ -276,19 +276,7 @@ func TestPhasesThinkFromPreviousEnd(t *testing.T) {
 	m := &Phases{Phases: []Phase{{Duration: time.Second, Rate: 200}}, Think: Think{kind: 'c', a: think}} // arrivals outlast the run
 	last := &lastSessions{}
 	c := metrics.NewCollector(metrics.Config{Ops: wl.Operations(), Open: true, Sinks: []metrics.Sink{last}})
-	r, err := NewRun(wl, c, m, Options{Duration: 400 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Begin()
-	stop := make(chan struct{})
-	done := make(chan error)
-	go func() { done <- c.Run(stop) }()
-	r.Execute(context.Background())
-	close(stop)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	runCollected(t, wl, c, m, Options{Duration: 400 * time.Millisecond})
 	totals, lag, _ := c.Totals()
 	var ops int
 	for id, spans := range wl.spans {

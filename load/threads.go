@@ -146,88 +146,31 @@ func (m *Threads) run(r *Run) {
 }
 
 // user runs user id of this segment: user seg.Global(id) of the whole
-// test, with that user's start in the ramp, sessions and choices.
+// test, with that user's start in the ramp, sessions and choices. A loop
+// is one session, or one operation where sessions are endless (oneOp).
 func (m *Threads) user(r *Run, id int, oneOp bool) {
-	rec := m.recs[id]
 	global := r.opt.Segment.Global(uint64(id))
-	base := r.coll.Base()
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	at := base + int64(m.StartOffset(global))
-	if r.ended(at) || !r.sleepUntil(at, &timer) {
+	u := userLoop{r: r, rec: m.recs[id], think: m.Think, workers: len(m.recs), stride: uint64(m.Users), gauge: m.gauge}
+	defer u.stopTimer()
+	at := r.coll.Base() + int64(m.StartOffset(global))
+	if r.ended(at) || !u.sleepUntil(at) {
 		return
 	}
 	r.coll.SessionStarted()
 	defer r.coll.SessionEnded()
-	rng := r.rng(global)
-	ctx := r.opCtx
-	sessID := global
-	sess := r.wl.NewSession(sessID, r.sessionSeed(sessID))
-	th, _ := sess.(scenario.Thinker)
-	g := m.gauge
-	var budget int64
-	defer func() {
-		if budget > 0 && r.opt.Ops > 0 {
-			r.remain.Add(budget) // done with loops to spare: others may take them
-		}
-	}()
 	loops := 0
-	last := metrics.Now()
-	for !r.stopped.Load() && (m.Loops == 0 || loops < m.Loops) {
-		if budget == 0 {
-			if budget = r.claim(len(m.recs)); budget == 0 {
-				return
-			}
-		}
-		op, ok := sess.Next()
-		if !ok {
-			if !oneOp { // a session is one loop
-				m.done.Add(1)
-				if loops++; m.Loops > 0 && loops >= m.Loops {
-					return
-				}
-			}
-			sessID += uint64(m.Users)
-			sess = r.wl.NewSession(sessID, r.sessionSeed(sessID))
-			th, _ = sess.(scenario.Thinker)
-			continue
-		}
-		start := last
-		if d := thinkFor(th, m.Think, rng); d > 0 {
-			if !r.sleepUntil(metrics.Now()+int64(d), &timer) {
-				return
-			}
-			start = metrics.Now()
-		}
-		if r.ended(start) {
-			return
-		}
-		rec.Start(op)
-		if g != nil {
-			g.Begin(metrics.Now() - base)
-		}
-		err := sess.Do(ctx)
-		if r.cutByDrain(err) {
-			return // in flight at the stop: the recorder keeps it started
-		}
-		end := metrics.Now()
-		if g != nil {
-			g.End(end - base)
-		}
-		lat := end - start
-		rec.Record(op, metrics.ClassOf(err), lat, lat, end-base)
-		if err != nil {
-			r.coll.NoteError(op, err)
-		}
-		last = end
-		budget--
-		if oneOp {
-			loops++
-			m.done.Add(1)
-		}
+	loopEnded := func() bool {
+		m.done.Add(1)
+		loops++
+		return m.Loops == 0 || loops < m.Loops
+	}
+	if oneOp {
+		u.opEnded = loopEnded
+	} else {
+		u.sessionEnded = loopEnded
+	}
+	u.run(global)
+	if u.budget > 0 && r.opt.Ops > 0 {
+		r.remain.Add(u.budget) // done with loops to spare: others may take them
 	}
 }

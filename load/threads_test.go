@@ -72,20 +72,9 @@ func runThreads(t *testing.T, wl *userWorkload, m *Threads, opt Options) (metric
 	t.Helper()
 	c := metrics.NewCollector(metrics.Config{Ops: wl.Operations(), InFlight: metrics.NewInFlight()})
 	wl.base = c.Base
-	r, err := NewRun(wl, c, m, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Begin()
-	stop := make(chan struct{})
-	done := make(chan error)
-	go func() { done <- c.Run(stop) }()
-	if stuck := r.Execute(context.Background()); stuck {
+	r, stuck := runCollected(t, wl, c, m, opt)
+	if stuck {
 		t.Fatal("workers still busy after the drain")
-	}
-	close(stop)
-	if err := <-done; err != nil {
-		t.Fatal(err)
 	}
 	totals, _, measured := c.Totals()
 	s := metrics.Summarize(totals, measured, c.InFlight())

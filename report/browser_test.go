@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"errors"
+
 	"github.com/scalelab/scalelab/internal/testenv"
 
 	"bytes"

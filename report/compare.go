@@ -3,8 +3,10 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -111,11 +113,7 @@ func compareRows(runs []*compared) []cmpRow {
 			opSet[op] = true
 		}
 	}
-	ops := make([]string, 0, len(opSet))
-	for op := range opSet {
-		ops = append(ops, op)
-	}
-	sort.Strings(ops)
+	ops := slices.Sorted(maps.Keys(opSet))
 	var rows []cmpRow
 	for _, op := range ops {
 		for _, m := range compareMetrics {
@@ -282,11 +280,7 @@ func compareSpectra(runs []*compared) []chart {
 			}
 		}
 	}
-	ops := make([]string, 0, len(opSet))
-	for op := range opSet {
-		ops = append(ops, op)
-	}
-	sort.Strings(ops)
+	ops := slices.Sorted(maps.Keys(opSet))
 	var out []chart
 	for _, op := range ops {
 		var lines []spectrumLine

@@ -22,21 +22,12 @@ func TestCompare(t *testing.T) {
 	synth{intervals: 5, ops: []string{"read", "update"}, perOp: 300, open: true}.write(t, base)
 	synth{intervals: 5, ops: []string{"read", "update"}, perOp: 600, errEvery: 50, open: true}.write(t, cont)
 
-	var out bytes.Buffer
-	if err := CompareTerminal(&out, []string{base, cont}); err != nil {
-		t.Fatal(err)
-	}
+	terminal, page, path := compareBoth(t, root, base, cont)
 	for _, w := range []string{"baseline: " + base, "contender 1: " + cont, "ops/s", "+96.0%", "p99 ms", "from 0"} {
-		if !strings.Contains(out.String(), w) {
-			t.Errorf("terminal comparison lacks %q:\n%s", w, out.String())
+		if !strings.Contains(terminal, w) {
+			t.Errorf("terminal comparison lacks %q:\n%s", w, terminal)
 		}
 	}
-	path := filepath.Join(root, "cmp.html")
-	if err := WriteCompare(path, []string{base, cont}); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(path)
-	page := string(b)
 	for _, w := range []string{"Comparison of 2 runs", "read: latency by percentile", "update: latency by percentile",
 		"contender service time", "Throughput over time", `class="better"`, `class="worse"`, "Every tier and every setting is the same"} {
 		if !strings.Contains(page, w) {
@@ -127,30 +118,40 @@ func TestCompareTiers(t *testing.T) {
 	if err := results.WriteJSON(filepath.Join(cont, results.RunFile), r); err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	if err := CompareTerminal(&out, []string{base, cont}); err != nil {
-		t.Fatal(err)
-	}
+	terminal, page, _ := compareBoth(t, root, base, cont)
 	for _, w := range []string{"differences (baseline | contenders):", "  tier cache: (none) | redis 7.0.15, cluster r1 (1 node(s))", "  cache: redis.pool_size: (none) | 64"} {
-		if !strings.Contains(out.String(), w) {
-			t.Errorf("terminal comparison lacks %q:\n%s", w, out.String())
+		if !strings.Contains(terminal, w) {
+			t.Errorf("terminal comparison lacks %q:\n%s", w, terminal)
 		}
 	}
-	path := filepath.Join(root, "cmp.html")
-	if err := WriteCompare(path, []string{base, cont}); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(path)
-	page := string(b)
 	if strings.Contains(page, "is the same in every run") || !strings.Contains(page, "tier cache") || !strings.Contains(page, "redis 7.0.15, cluster r1") {
 		t.Errorf("the page does not show the cache tier that differs")
 	}
 	// the same runs: nothing differs, and both say so
-	out.Reset()
+	var out bytes.Buffer
 	if err := CompareTerminal(&out, []string{base, base}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "differences: none") {
 		t.Errorf("identical runs:\n%s", out.String())
 	}
+}
+
+// compareBoth compares contender cont with baseline base on the terminal
+// and on a page written under root, returning both and the page's path.
+func compareBoth(t *testing.T, root, base, cont string) (terminal, page, path string) {
+	t.Helper()
+	var out bytes.Buffer
+	if err := CompareTerminal(&out, []string{base, cont}); err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(root, "cmp.html")
+	if err := WriteCompare(path, []string{base, cont}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), string(b), path
 }

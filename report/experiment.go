@@ -77,17 +77,9 @@ func WriteExperiment(dir, out string) (string, error) {
 
 // expFacts is the experiment page's header.
 func expFacts(r *expResult) []fact {
-	var f []fact
-	add := func(k, v string) {
-		if v != "" {
-			f = append(f, fact{K: k, V: v})
-		}
-	}
-	status := r.Status
-	if r.ExitCode != 0 || status != results.StatusOK {
-		status += fmt.Sprintf(" (exit code %d)", r.ExitCode)
-	}
-	add("status", status)
+	var f facts
+	add := f.add
+	add("status", statusFact(r.Status, r.ExitCode))
 	add("kind", map[string]string{"matrix": "matrix: combinations with repeats, compared with a baseline", "knee": "knee search: load raised until the SLO breaks"}[r.Kind])
 	add("scenario", r.Scenario)
 	file := r.File

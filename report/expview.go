@@ -2,8 +2,10 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -555,11 +557,7 @@ func comboSpectra(r *expResult, dir string) []chart {
 		}
 		combos = append(combos, m)
 	}
-	ops := make([]string, 0, len(opSet))
-	for op := range opSet {
-		ops = append(ops, op)
-	}
-	sort.Strings(ops)
+	ops := slices.Sorted(maps.Keys(opSet))
 	var out []chart
 	for _, op := range ops {
 		var lines []spectrumLine

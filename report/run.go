@@ -289,18 +289,28 @@ func lagChart(ops []string, rows map[string][]seriesRow, tl []tick, warmupS floa
 	return &c
 }
 
+// facts collects a page header's facts, leaving out those without a value.
+type facts []fact
+
+func (f *facts) add(k, v string) {
+	if v != "" {
+		*f = append(*f, fact{K: k, V: v})
+	}
+}
+
+// statusFact is a run's or experiment's status, with its exit code unless
+// both say all went well.
+func statusFact(status string, exitCode int) string {
+	if exitCode != 0 || status != results.StatusOK {
+		status += fmt.Sprintf(" (exit code %d)", exitCode)
+	}
+	return status
+}
+
 func runFacts(r *results.Run) []fact {
-	var f []fact
-	add := func(k, v string) {
-		if v != "" {
-			f = append(f, fact{K: k, V: v})
-		}
-	}
-	status := r.Status
-	if r.ExitCode != 0 || status != results.StatusOK {
-		status += fmt.Sprintf(" (exit code %d)", r.ExitCode)
-	}
-	add("status", status)
+	var f facts
+	add := f.add
+	add("status", statusFact(r.Status, r.ExitCode))
 	add("scenario", r.Scenario)
 	eng := r.Engine
 	if s := r.Server; s != nil && s.Version != "" && s.Version != "n/a" {

@@ -76,20 +76,6 @@ func failedStatus(c string) bool {
 	return err != nil || n >= 500
 }
 
-// codeList is "200 x12, 503 x4" in status order.
-func codeList(m map[string]int64) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s x%d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
-}
-
 func factor(f *float64) string {
 	if f == nil {
 		return "-"
@@ -116,7 +102,7 @@ func TerminalTransactions(w io.Writer, r *results.Run) {
 		row := []string{p.Phase, fmt.Sprintf("%g-%g", p.FromS, p.ToS), strconv.FormatInt(int64(p.Requests), 10), fmt.Sprintf("%.1f", p.PerS),
 			strconv.FormatInt(int64(p.Errors), 10), fmt.Sprintf("%.1f", p.ErrorPct), ms(p.MeanMs), factor(p.MeanFactor), ms(p.P50Ms), ms(p.P95Ms), ms(p.P99Ms)}
 		if byPhase != nil {
-			row = append(row, codeList(byPhase[i]))
+			row = append(row, results.ResponseCounts(byPhase[i]))
 		}
 		tab.Rows = append(tab.Rows, row)
 	}
@@ -224,7 +210,7 @@ func transactionsFigures(r *results.Run, xmax float64) ([]figTable, []chart) {
 		row := []string{p.Phase, fmt.Sprintf("%g-%g", p.FromS, p.ToS), strconv.FormatInt(p.Requests, 10), fmt.Sprintf("%.1f", p.PerS),
 			strconv.FormatInt(p.Errors, 10), fmt.Sprintf("%.1f", p.ErrorPct), ms(p.MeanMs), factor(p.MeanFactor), ms(p.P50Ms), ms(p.P95Ms), ms(p.P99Ms), ms(p.MaxMs), broken}
 		if byPhase != nil {
-			row = append(row, codeList(byPhase[i]))
+			row = append(row, results.ResponseCounts(byPhase[i]))
 		}
 		tab.Rows = append(tab.Rows, row)
 	}

@@ -1,5 +1,12 @@
 package results
 
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
 // AppTier is a run's app tier (a tier of role "app"): the web scenario's
 // servers behind the balancer, and what the balancer counted for each
 // during the measured load.
@@ -34,4 +41,14 @@ type AppServer struct {
 	Downs int64 `json:"downs"`
 	// StatusEnd is the balancer's status of it when the load ended.
 	StatusEnd string `json:"status_end"`
+}
+
+// ResponseCounts prints responses counted by status for people, statuses
+// in order: "200 x12, 303 x4".
+func ResponseCounts(m map[string]int64) string {
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s x%d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -8,18 +8,22 @@ import (
 	_ "github.com/scalelab/scalelab/scenario/social"
 )
 
+// registerScenarios are the scenarios whose updates and deletes the
+// register audit reads back, with settings for a short run.
+var registerScenarios = []struct {
+	scenario string
+	sets     []string
+}{
+	{"ycsb", []string{"ycsb.workload=a", "ycsb.records=500"}},
+	{"social", []string{"social.users=2000"}},
+}
+
 // A store that silently drops 1 % of acknowledged writes loses updates
 // (ycsb) and updates and deletes (social): the audit reads every written
 // key back, names the lost ones and fails the run with exit code 1.
 func TestAuditLostUpdates(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		scenario string
-		sets     []string
-	}{
-		{"ycsb", []string{"ycsb.workload=a", "ycsb.records=500"}},
-		{"social", []string{"social.users=2000"}},
-	} {
+	for _, tc := range registerScenarios {
 		t.Run(tc.scenario, func(t *testing.T) {
 			t.Parallel()
 			doc, code, out := run(t, &Options{Scenario: tc.scenario, Engine: "memory", Ops: 40000, Users: 4, Given: map[string]bool{"users": true},
@@ -49,13 +53,7 @@ func TestAuditLostUpdates(t *testing.T) {
 // reads back as expected: 0 lost, exit 0.
 func TestAuditUpdatesSQLite(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		scenario string
-		sets     []string
-	}{
-		{"ycsb", []string{"ycsb.workload=a", "ycsb.records=500"}},
-		{"social", []string{"social.users=2000"}},
-	} {
+	for _, tc := range registerScenarios {
 		t.Run(tc.scenario, func(t *testing.T) {
 			t.Parallel()
 			doc, code, out := run(t, &Options{Scenario: tc.scenario, Engine: "sqlite", Ops: 4000, Users: 4, Given: map[string]bool{"users": true}, Sets: tc.sets})

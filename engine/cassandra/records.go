@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -45,14 +44,13 @@ type collection struct {
 	readOne, scanOne  []string
 	updateOne         []string
 	insertAll, delete string
-	updMu             sync.RWMutex
-	updates           map[string]string
+	updates           engine.FieldStatements // UPDATE of several fields
 }
 
 // Collection creates the table of spec (dropping it first with
 // spec.Recreate).
 func (c *Conn) Collection(ctx context.Context, spec engine.CollectionSpec) (engine.Collection, error) {
-	s := &collection{c: c, table: c.Table(spec.Name), cols: spec.Fields, updates: map[string]string{}}
+	s := &collection{c: c, table: c.Table(spec.Name), cols: spec.Fields}
 	defs := make([]string, len(s.cols))
 	marks := make([]string, len(s.cols))
 	for f, col := range s.cols {
@@ -195,26 +193,13 @@ func (s *collection) updateStmt(fields []int) string {
 	if len(fields) == 1 {
 		return s.updateOne[fields[0]]
 	}
-	var b [64]byte
-	k := b[:0]
-	for _, f := range fields {
-		k = strconv.AppendInt(append(k, ','), int64(f), 10)
-	}
-	s.updMu.RLock()
-	q, ok := s.updates[string(k)]
-	s.updMu.RUnlock()
-	if ok {
-		return q
-	}
-	sets := make([]string, len(fields))
-	for i, f := range fields {
-		sets[i] = s.cols[f] + " = ?"
-	}
-	q = "UPDATE " + s.table + " SET " + strings.Join(sets, ", ") + " WHERE b = ? AND id = ?"
-	s.updMu.Lock()
-	s.updates[string(k)] = q
-	s.updMu.Unlock()
-	return q
+	return s.updates.Get(fields, func(fields []int) string {
+		sets := make([]string, len(fields))
+		for i, f := range fields {
+			sets[i] = s.cols[f] + " = ?"
+		}
+		return "UPDATE " + s.table + " SET " + strings.Join(sets, ", ") + " WHERE b = ? AND id = ?"
+	})
 }
 
 // Update writes the fields (an upsert: a missing key is not reported, and

@@ -50,6 +50,29 @@ func UpCluster(dir string, spec cluster.Spec, heap string, timeout time.Duration
 	return st, nil
 }
 
+// UpShared is UpCluster for a cluster that the whole test binary shares,
+// in SharedDir(kind, key), with what started of it stopped on error; what
+// names it in errors ("shared redis test server"). With stopAtExit its
+// nodes stop when the test binary ends (Main, AtExit); otherwise they stop
+// when it exits (exit_with_pid).
+func UpShared(what, kind, key string, spec cluster.Spec, heap string, timeout time.Duration, stopAtExit bool) (*cluster.State, error) {
+	dir, err := SharedDir(kind, key)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	st, err := UpCluster(dir, spec, heap, timeout)
+	if err != nil {
+		if st != nil {
+			_ = cluster.StopAll(st, 10*time.Second)
+		}
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if stopAtExit {
+		AtExit(func() { _ = cluster.StopAll(st, 10*time.Second) })
+	}
+	return st, nil
+}
+
 // StartCluster is UpCluster for one test: in the test's temporary
 // directory, stopped (and checked gone) when t ends.
 func StartCluster(t testing.TB, spec cluster.Spec, heap string, timeout time.Duration) *cluster.State {

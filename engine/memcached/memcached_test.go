@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,7 +14,7 @@ import (
 	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/engine/memcached"
 	"github.com/scalelab/scalelab/engine/memcached/memcachedtest"
-	"github.com/scalelab/scalelab/internal/testproc"
+	"github.com/scalelab/scalelab/engine/recordstest"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/setting"
 )
@@ -33,16 +31,10 @@ func open(t *testing.T, assignments ...string) *memcached.Conn {
 // collection opens a collection of nf fields on c.
 func collection(t *testing.T, c *memcached.Conn, name string, nf int, recreate bool) engine.Collection {
 	t.Helper()
-	fields := []string{"fa", "fb", "fc", "fd"}[:nf]
-	col, err := c.Collection(context.Background(), engine.CollectionSpec{Name: name, Fields: fields, Recreate: recreate})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { col.Close() })
-	return col
+	return recordstest.OpenCollection(t, c, name, []string{"fa", "fb", "fc", "fd"}[:nf], recreate)
 }
 
-func vals(s string) [][]byte { return [][]byte{[]byte(s + "a"), []byte(s + "b"), []byte(s + "c")} }
+var vals = recordstest.Vals3
 
 func TestParseTarget(t *testing.T) {
 	for target, want := range map[string]string{
@@ -87,72 +79,14 @@ func TestSettingsValidated(t *testing.T) {
 // other) and leaves the record as it was; update and delete of a missing
 // key are not found.
 func TestInsertExists(t *testing.T) {
-	ctx := context.Background()
-	col := collection(t, open(t), "ins", 3, true)
-	if err := col.Insert(ctx, []byte("k1"), vals("1")); err != nil {
-		t.Fatal(err)
-	}
-	err := col.Insert(ctx, []byte("k1"), vals("2"))
-	if !errors.Is(err, memcached.ErrExists) || metrics.ClassOf(err) != metrics.Other {
-		t.Fatalf("second insert: %v (class %v)", err, metrics.ClassOf(err))
-	}
-	var rows engine.Rows
-	rows.Reset(3)
-	if err := col.Get(ctx, []byte("k1"), 1, &rows); err != nil {
-		t.Fatal(err)
-	}
-	if v, _ := rows.Value(0, 1); string(v) != "1b" {
-		t.Errorf("the failed insert changed the record: %q", v)
-	}
-	if _, ok := rows.Value(0, 0); ok {
-		t.Error("Get of field 1 returned field 0")
-	}
-	for name, err := range map[string]error{
-		"update one field": col.Update(ctx, []byte("nope"), []int{1}, vals("x")),
-		"update all":       col.Update(ctx, []byte("nope"), nil, vals("x")),
-		"delete":           col.Delete(ctx, []byte("nope")),
-	} {
-		if !errors.Is(err, engine.ErrNotFound) || metrics.ClassOf(err) != metrics.NotFound {
-			t.Errorf("%s of a missing key: %v", name, err)
-		}
-	}
+	recordstest.InsertExists(t, collection(t, open(t), "ins", 3, true), memcached.ErrExists)
 }
 
 // TestConcurrentFieldUpdates: concurrent updates of different fields of
 // one record all stay (each reads the record and swaps it in only if
 // nobody wrote it meanwhile).
 func TestConcurrentFieldUpdates(t *testing.T) {
-	ctx := context.Background()
-	col := collection(t, open(t), "conc", 3, true)
-	if err := col.Insert(ctx, []byte("k"), vals("0")); err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	for f := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			v := make([][]byte, 3)
-			for i := range 50 {
-				v[f] = fmt.Appendf(nil, "f%d-%d", f, i)
-				if err := col.Update(ctx, []byte("k"), []int{f}, v); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	var rows engine.Rows
-	rows.Reset(3)
-	if err := col.Get(ctx, []byte("k"), engine.AllFields, &rows); err != nil {
-		t.Fatal(err)
-	}
-	for f := range 3 {
-		if v, _ := rows.Value(0, f); string(v) != fmt.Sprintf("f%d-49", f) {
-			t.Errorf("field %d: %q, want the last update f%d-49", f, v, f)
-		}
-	}
+	recordstest.ConcurrentFieldUpdates(t, collection(t, open(t), "conc", 3, true))
 }
 
 // TestKeys: keys memcached cannot take as they are (too long, with spaces
@@ -242,18 +176,8 @@ func TestClassify(t *testing.T) {
 	if err := col.Insert(ctx, []byte("k"), vals("1")); err != nil {
 		t.Fatal(err)
 	}
-	var rows engine.Rows
-	rows.Reset(3)
 	// a server that stops answering: its process stopped (SIGSTOP)
-	pid := st.Nodes[0].PID
-	testproc.Stop(t, pid)
-	err = col.Get(ctx, []byte("k"), engine.AllFields, &rows)
-	if cerr := syscall.Kill(pid, syscall.SIGCONT); cerr != nil {
-		t.Fatal(cerr)
-	}
-	if err = c.Classify(ctx, err); metrics.ClassOf(err) != metrics.Timeout {
-		t.Errorf("server stopped: %v (class %v)", err, metrics.ClassOf(err))
-	}
+	recordstest.StoppedServerTimesOut(t, col, []byte("k"), st.Nodes[0].PID, c.Classify)
 
 	// an item over the server's item size limit (1 MB)
 	big := [][]byte{bytes.Repeat([]byte("x"), 2<<20), nil, nil}
@@ -262,16 +186,7 @@ func TestClassify(t *testing.T) {
 		t.Errorf("item too large: %v (class %v)", err, metrics.ClassOf(err))
 	}
 
-	cctx, cancel := context.WithCancel(ctx)
-	cancel()
-	err = c.Classify(cctx, col.Get(cctx, []byte("k"), engine.AllFields, &rows))
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled: %v", err)
-	}
-	foreign := errors.New("not memcached's")
-	if got := c.Classify(ctx, foreign); got != foreign {
-		t.Errorf("a foreign error was changed: %v", got)
-	}
+	recordstest.CancelledAndForeign(t, col, []byte("k"), c.Classify, errors.New("not memcached's"))
 }
 
 // TestInfoAndStats: the server's version and settings, the client's, and

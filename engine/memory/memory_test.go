@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/engine/memory"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/setting"
@@ -21,22 +22,8 @@ var ctx = context.Background()
 
 func open(t *testing.T, assignments ...string) *memory.Conn {
 	t.Helper()
-	e, err := engine.Lookup("memory")
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := setting.NewSet(e.Settings()...)
-	for _, a := range assignments {
-		if err := set.Apply(a); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, err := e.Open(ctx, engine.Config{Settings: set, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c.(*memory.Conn)
+	set := enginetest.Settings(t, memory.Name, nil, assignments...)
+	return enginetest.OpenEngine(t, memory.Name, engine.Config{Settings: set, Dir: t.TempDir()}).(*memory.Conn)
 }
 
 func TestCRUD(t *testing.T) {

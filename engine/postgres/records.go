@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -44,15 +43,14 @@ type collection struct {
 	insertOne string
 	insertArr string // INSERT ... SELECT FROM unnest of one array per column
 	deleteOne string
-	columns   []string // for COPY
-	updMu     sync.RWMutex
-	updates   map[string]string // UPDATE of several fields, by field list
+	columns   []string               // for COPY
+	updates   engine.FieldStatements // UPDATE of several fields
 }
 
 // Collection creates the table of spec on the primary (dropping it first
 // with spec.Recreate).
 func (c *Conn) Collection(ctx context.Context, spec engine.CollectionSpec) (engine.Collection, error) {
-	s := &collection{c: c, table: spec.Name, cols: spec.Fields, prepared: c.Options().Prepared, updates: map[string]string{}}
+	s := &collection{c: c, table: spec.Name, cols: spec.Fields, prepared: c.Options().Prepared}
 	defs := make([]string, len(s.cols))
 	for f, col := range s.cols {
 		defs[f] = col + " text"
@@ -189,37 +187,11 @@ func (s *collection) updateStmt(fields []int) string {
 	case len(fields) == 1:
 		return s.updateOne[fields[0]]
 	}
-	var b [64]byte
-	k := b[:0]
-	for _, f := range fields {
-		k = strconv.AppendInt(append(k, ','), int64(f), 10)
-	}
-	s.updMu.RLock()
-	q, ok := s.updates[string(k)]
-	s.updMu.RUnlock()
-	if ok {
-		return q
-	}
-	q = s.updateSQL(fields)
-	s.updMu.Lock()
-	s.updates[string(k)] = q
-	s.updMu.Unlock()
-	return q
+	return s.updates.Get(fields, s.updateSQL)
 }
 
 func (s *collection) Update(ctx context.Context, key []byte, fields []int, vals [][]byte) error {
-	var args []any
-	if fields == nil {
-		args = make([]any, 0, len(vals)+1)
-		for _, v := range vals {
-			args = append(args, string(v))
-		}
-	} else {
-		args = make([]any, 0, len(fields)+1)
-		for _, f := range fields {
-			args = append(args, string(vals[f]))
-		}
-	}
+	args := engine.TextUpdateArgs(fields, vals)
 	tag, err := s.c.Primary().Exec(ctx, s.updateStmt(fields), append(args, string(key))...)
 	if err != nil {
 		return err
@@ -241,17 +213,8 @@ func (s *collection) Delete(ctx context.Context, key []byte) error {
 	return nil
 }
 
-// appendRecord appends key and vals as statement arguments, as text.
-func appendRecord(args []any, key []byte, vals [][]byte) []any {
-	args = append(args, string(key))
-	for _, v := range vals {
-		args = append(args, string(v))
-	}
-	return args
-}
-
 func (s *collection) Insert(ctx context.Context, key []byte, vals [][]byte) error {
-	_, err := s.c.Primary().Exec(ctx, s.insertOne, appendRecord(make([]any, 0, len(vals)+1), key, vals)...)
+	_, err := s.c.Primary().Exec(ctx, s.insertOne, engine.AppendTextRecord(make([]any, 0, len(vals)+1), key, vals)...)
 	return err
 }
 
@@ -262,7 +225,7 @@ func (s *collection) InsertBatch(ctx context.Context, b *engine.Batch) error {
 	if s.c.Options().Copy {
 		row := make([]any, 0, len(s.cols)+1)
 		n, err := p.CopyFrom(ctx, pgx.Identifier{s.table}, s.columns, pgx.CopyFromSlice(b.N, func(i int) ([]any, error) {
-			row = appendRecord(row[:0], b.Keys[i], b.Row(i))
+			row = engine.AppendTextRecord(row[:0], b.Keys[i], b.Row(i))
 			return row, nil
 		}))
 		if err == nil && n != int64(b.N) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,9 +14,9 @@ import (
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/engine/enginetest"
+	"github.com/scalelab/scalelab/engine/recordstest"
 	"github.com/scalelab/scalelab/engine/redis"
 	"github.com/scalelab/scalelab/engine/redis/redistest"
-	"github.com/scalelab/scalelab/internal/testproc"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/setting"
 )
@@ -34,15 +33,10 @@ func open(t *testing.T, assignments ...string) *redis.Conn {
 // collection opens a collection of three fields on c.
 func collection(t *testing.T, c *redis.Conn, name string, recreate bool) engine.Collection {
 	t.Helper()
-	col, err := c.Collection(context.Background(), engine.CollectionSpec{Name: name, Fields: []string{"fa", "fb", "fc"}, Recreate: recreate})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { col.Close() })
-	return col
+	return recordstest.OpenCollection(t, c, name, []string{"fa", "fb", "fc"}, recreate)
 }
 
-func vals(s string) [][]byte { return [][]byte{[]byte(s + "a"), []byte(s + "b"), []byte(s + "c")} }
+var vals = recordstest.Vals3
 
 func TestParseTarget(t *testing.T) {
 	for _, tc := range []struct {
@@ -100,70 +94,17 @@ func TestSettingsValidated(t *testing.T) {
 // other) and leaves the record as it was; update and delete of a missing
 // key are not found.
 func TestInsertExists(t *testing.T) {
-	ctx := context.Background()
 	col := collection(t, open(t), "ins", true)
-	if err := col.Insert(ctx, []byte("k1"), vals("1")); err != nil {
-		t.Fatal(err)
-	}
-	err := col.Insert(ctx, []byte("k1"), vals("2"))
-	if !errors.Is(err, redis.ErrExists) || metrics.ClassOf(err) != metrics.Other {
-		t.Fatalf("second insert: %v (class %v)", err, metrics.ClassOf(err))
-	}
-	var rows engine.Rows
-	rows.Reset(3)
-	if err := col.Get(ctx, []byte("k1"), engine.AllFields, &rows); err != nil {
-		t.Fatal(err)
-	}
-	if v, _ := rows.Value(0, 1); string(v) != "1b" {
-		t.Errorf("the failed insert changed the record: %q", v)
-	}
-	if n, err := col.Count(ctx); err != nil || n != 1 {
+	recordstest.InsertExists(t, col, redis.ErrExists)
+	if n, err := col.Count(context.Background()); err != nil || n != 1 {
 		t.Errorf("Count %d, %v", n, err)
-	}
-	for name, err := range map[string]error{
-		"update": col.Update(ctx, []byte("nope"), []int{1}, vals("x")),
-		"delete": col.Delete(ctx, []byte("nope")),
-	} {
-		if !errors.Is(err, engine.ErrNotFound) || metrics.ClassOf(err) != metrics.NotFound {
-			t.Errorf("%s of a missing key: %v", name, err)
-		}
 	}
 }
 
 // TestConcurrentFieldUpdates: concurrent updates of different fields of
 // one record all stay (HSET changes only the fields it names).
 func TestConcurrentFieldUpdates(t *testing.T) {
-	ctx := context.Background()
-	col := collection(t, open(t), "conc", true)
-	if err := col.Insert(ctx, []byte("k"), vals("0")); err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	for f := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			v := make([][]byte, 3)
-			for i := range 50 {
-				v[f] = fmt.Appendf(nil, "f%d-%d", f, i)
-				if err := col.Update(ctx, []byte("k"), []int{f}, v); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	var rows engine.Rows
-	rows.Reset(3)
-	if err := col.Get(ctx, []byte("k"), engine.AllFields, &rows); err != nil {
-		t.Fatal(err)
-	}
-	for f := range 3 {
-		if v, _ := rows.Value(0, f); string(v) != fmt.Sprintf("f%d-49", f) {
-			t.Errorf("field %d: %q, want the last update f%d-49", f, v, f)
-		}
-	}
+	recordstest.ConcurrentFieldUpdates(t, collection(t, open(t), "conc", true))
 }
 
 // TestPrefixIsolates: two prefixes on one server are two stores; a
@@ -257,18 +198,8 @@ func TestClassify(t *testing.T) {
 	if err := col.Insert(ctx, []byte("k"), vals("1")); err != nil {
 		t.Fatal(err)
 	}
-	var rows engine.Rows
-	rows.Reset(3)
 	// a server that stops answering: its process stopped (SIGSTOP)
-	pid := st.Nodes[0].PID
-	testproc.Stop(t, pid)
-	err = col.Get(ctx, []byte("k"), engine.AllFields, &rows)
-	if cerr := syscall.Kill(pid, syscall.SIGCONT); cerr != nil {
-		t.Fatal(cerr)
-	}
-	if err = c.Classify(ctx, err); metrics.ClassOf(err) != metrics.Timeout {
-		t.Errorf("server stopped: %v (class %v)", err, metrics.ClassOf(err))
-	}
+	recordstest.StoppedServerTimesOut(t, col, []byte("k"), st.Nodes[0].PID, c.Classify)
 
 	// out of memory: a limit below what the server uses, no eviction
 	admin := c.Client()
@@ -283,16 +214,7 @@ func TestClassify(t *testing.T) {
 		t.Errorf("out of memory: %v (class %v)", err, metrics.ClassOf(err))
 	}
 
-	cctx, cancel := context.WithCancel(ctx)
-	cancel()
-	err = c.Classify(cctx, col.Get(cctx, []byte("k"), engine.AllFields, &rows))
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled: %v", err)
-	}
-	foreign := errors.New("not redis's")
-	if got := c.Classify(ctx, foreign); got != foreign {
-		t.Errorf("a foreign error was changed: %v", got)
-	}
+	recordstest.CancelledAndForeign(t, col, []byte("k"), c.Classify, errors.New("not redis's"))
 	if got := c.Classify(ctx, nil); got != nil {
 		t.Errorf("Classify(nil) = %v", got)
 	}

@@ -250,18 +250,7 @@ func (s *collection) Update(ctx context.Context, key []byte, fields []int, vals 
 	if err != nil {
 		return err
 	}
-	var args []any
-	if fields == nil {
-		args = make([]any, 0, len(vals)+1)
-		for _, v := range vals {
-			args = append(args, string(v))
-		}
-	} else {
-		args = make([]any, 0, len(fields)+1)
-		for _, f := range fields {
-			args = append(args, string(vals[f]))
-		}
-	}
+	args := engine.TextUpdateArgs(fields, vals)
 	res, err := st.ExecContext(ctx, append(args, string(key))...)
 	if err != nil {
 		return err
@@ -283,18 +272,8 @@ func (s *collection) Delete(ctx context.Context, key []byte) error {
 	return nil
 }
 
-// appendRecord appends key and vals as statement arguments. Values go in as
-// strings, so they are stored as TEXT like YCSB's JDBC binding stores them.
-func appendRecord(args []any, key []byte, vals [][]byte) []any {
-	args = append(args, string(key))
-	for _, v := range vals {
-		args = append(args, string(v))
-	}
-	return args
-}
-
 func (s *collection) Insert(ctx context.Context, key []byte, vals [][]byte) error {
-	_, err := s.insertOne.ExecContext(ctx, appendRecord(make([]any, 0, len(vals)+1), key, vals)...)
+	_, err := s.insertOne.ExecContext(ctx, engine.AppendTextRecord(make([]any, 0, len(vals)+1), key, vals)...)
 	return err
 }
 
@@ -314,14 +293,14 @@ func (s *collection) InsertBatch(ctx context.Context, b *engine.Batch) error {
 	for ; i+s.perInsert <= b.N; i += s.perInsert {
 		args = args[:0]
 		for r := i; r < i+s.perInsert; r++ {
-			args = appendRecord(args, b.Keys[r], b.Row(r))
+			args = engine.AppendTextRecord(args, b.Keys[r], b.Row(r))
 		}
 		if _, err := many.ExecContext(ctx, args...); err != nil {
 			return err
 		}
 	}
 	for ; i < b.N; i++ {
-		if _, err := one.ExecContext(ctx, appendRecord(args[:0], b.Keys[i], b.Row(i))...); err != nil {
+		if _, err := one.ExecContext(ctx, engine.AppendTextRecord(args[:0], b.Keys[i], b.Row(i))...); err != nil {
 			return err
 		}
 	}

@@ -10,31 +10,17 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/engine/sqlite"
 	"github.com/scalelab/scalelab/metrics"
-	"github.com/scalelab/scalelab/setting"
 )
 
 var ctx = context.Background()
 
 func open(t *testing.T, target string, assignments ...string) *sqlite.Conn {
 	t.Helper()
-	e, err := engine.Lookup("sqlite")
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := setting.NewSet(e.Settings()...)
-	for _, a := range assignments {
-		if err := set.Apply(a); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, err := e.Open(ctx, engine.Config{Target: target, Settings: set, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c.(*sqlite.Conn)
+	set := enginetest.Settings(t, sqlite.Name, nil, assignments...)
+	return enginetest.OpenEngine(t, sqlite.Name, engine.Config{Target: target, Settings: set, Dir: t.TempDir()}).(*sqlite.Conn)
 }
 
 func TestDefaults(t *testing.T) {

@@ -26,10 +26,7 @@ func TestAppTierBehindHAProxy(t *testing.T) {
 	needHAProxy(t)
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	ctx := context.Background()
-	if code, out, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgapp", "--replicas", "1"); code != 0 {
-		t.Fatalf("cluster up postgres: %d %s %s", code, out, errs)
-	}
-	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "pgapp") })
+	upCluster(t, "postgres", "pgapp", "--replicas", "1")
 	code, out, errs := run(t, ctx, "cluster", "up", "app", "--name", "web", "--scenario", "records", "--servers", "2", "--cluster", "pgapp",
 		"--set", "records.bcrypt_cost=4", "--opt", "check_interval=500ms", "--opt", "max_queue=256")
 	if code != 0 {

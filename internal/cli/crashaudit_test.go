@@ -2,11 +2,11 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,10 +28,7 @@ func TestKill9DuringFaultThenAudit(t *testing.T) {
 	t.Setenv("SCALELAB_HOME", home)
 	bin := buildBinary(t)
 	ctx := context.Background()
-	if code, _, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgcrash", "--replicas", "1"); code != 0 {
-		t.Fatalf("cluster up: %d %s", code, errs)
-	}
-	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "pgcrash") })
+	upCluster(t, "postgres", "pgcrash", "--replicas", "1")
 	dir := filepath.Join(t.TempDir(), "r")
 	cmd := exec.Command(bin, "run", "logs", "--cluster", "pgcrash", "--duration", "60s", "--users", "4", "--set", "logs.records=2000",
 		"--fault", "kill:node2@1s", "--out", dir, "--progress", "off")
@@ -40,24 +37,13 @@ func TestKill9DuringFaultThenAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 	// wait until the kill is in faults.log and the node's death seen
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	killWhenReady(t, cmd, 90*time.Second, time.Second, func() error {
 		b, _ := os.ReadFile(filepath.Join(dir, results.FaultsLogFile))
-		if strings.Contains(string(b), `"kind":"node_down"`) {
-			break
+		if !strings.Contains(string(b), `"kind":"node_down"`) {
+			return fmt.Errorf("no node_down in faults.log:\n%s", b)
 		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			t.Fatalf("no node_down in faults.log after 90 s:\n%s", b)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	time.Sleep(time.Second)
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
+		return nil
+	})
 
 	code, out, errs := run(t, ctx, "report", dir)
 	if code != 0 {

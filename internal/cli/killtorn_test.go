@@ -3,12 +3,9 @@ package cli
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/scalelab/scalelab/results"
 )
@@ -23,26 +20,7 @@ func TestReportAfterKill9TornLines(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	t.Parallel()
-	bin := buildBinary(t)
-	dir := filepath.Join(t.TempDir(), "killed")
-	cmd := exec.Command(bin, "run", "ycsb", "--engine", "memory", "--duration", "1m",
-		"--set", "memory.latency=1ms", "--set", "memory.error_rate=0.05", "--set", "ycsb.records=100", "--out", dir, "--progress", "off")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for measuredRows(t, dir) < 6 {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatal("the run wrote no measured intervals in 60 s")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
+	dir := killedMemoryRun(t, "--set", "memory.error_rate=0.05")
 	counts := seriesCounts(t, dir) // the whole lines, before the tear
 	// A kill in the middle of a write leaves the start of a line.
 	for file, torn := range map[string]string{

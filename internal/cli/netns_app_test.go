@@ -25,10 +25,7 @@ func TestAppTierInNamespaces(t *testing.T) {
 		return err
 	}, "apt-get install postgresql haproxy")
 	ctx := context.Background()
-	if code, out, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgns"); code != 0 {
-		t.Fatalf("cluster up postgres: %d %s %s", code, out, errs)
-	}
-	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "pgns") })
+	upCluster(t, "postgres", "pgns")
 	code, out, errs := run(t, ctx, "cluster", "up", "app", "--name", "webns", "--scenario", "records", "--servers", "2", "--cluster", "pgns",
 		"--netns", "--link", "delay=1ms", "--set", "records.bcrypt_cost=4", "--opt", "check_interval=500ms")
 	if code != 0 {

@@ -23,21 +23,13 @@ import (
 func TestPartitionOpenSearchNode(t *testing.T) {
 	needNetns(t, "OpenSearch", func() error { return search.Installed("opensearch") }, "make java")
 	ctx := context.Background()
-	code, out, errs := run(t, ctx, "cluster", "up", "opensearch", "--name", "osnet", "--nodes", "3", "--netns", "--link", "delay=1ms", "--timeout", "5m")
-	if code != 0 {
-		t.Fatalf("cluster up: %d %s %s", code, out, errs)
-	}
-	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "osnet") })
-	st, err := cluster.Load("osnet")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, out := upLoadedCluster(t, "opensearch", "osnet", "--nodes", "3", "--netns", "--link", "delay=1ms", "--timeout", "5m")
 	if st.Net == nil || len(st.Net.Nodes) != 3 || !strings.HasPrefix(st.Nodes[2].Host, "10.231.") || !strings.Contains(out, "links: node1 delay=1ms") {
 		t.Fatalf("network %+v, nodes %+v\n%s", st.Net, st.Nodes, out)
 	}
 
 	dir := filepath.Join(t.TempDir(), "partition")
-	code, out, errs = run(t, ctx, "run", "logs", "--cluster", "osnet", "--duration", "24s", "--users", "8",
+	code, out, errs := run(t, ctx, "run", "logs", "--cluster", "osnet", "--duration", "24s", "--users", "8",
 		"--set", "opensearch.replicas=1", "--set", "opensearch.shards=3", "--set", "logs.records=2000",
 		"--fault", "partition:node3@4s+15s", "--out", dir, "--progress", "off")
 	t.Logf("partition run: exit %d\n%s", code, out)
@@ -103,22 +95,14 @@ func TestPartitionOpenSearchNode(t *testing.T) {
 func TestCassandraNetns(t *testing.T) {
 	needNetns(t, "Cassandra", cassandra.Installed, "make java")
 	ctx := context.Background()
-	code, out, errs := run(t, ctx, "cluster", "up", "cassandra", "--name", "csnet", "--nodes", "2", "--netns", "--link", "delay=30ms", "--timeout", "5m")
-	if code != 0 {
-		t.Fatalf("cluster up: %d %s %s", code, out, errs)
-	}
-	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "csnet") })
-	st, err := cluster.Load("csnet")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, out := upLoadedCluster(t, "cassandra", "csnet", "--nodes", "2", "--netns", "--link", "delay=30ms", "--timeout", "5m")
 	for _, n := range st.Nodes {
 		if !strings.HasPrefix(n.Host, "10.231.") || !strings.HasPrefix(n.Client, "127.0.0.1:") {
 			t.Fatalf("node %+v: want its own network's address and a proxy on loopback", n)
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "ycsb")
-	code, out, errs = run(t, ctx, "run", "ycsb", "--cluster", "csnet", "--duration", "4s", "--users", "4", "--out", dir, "--progress", "off")
+	code, out, errs := run(t, ctx, "run", "ycsb", "--cluster", "csnet", "--duration", "4s", "--users", "4", "--out", dir, "--progress", "off")
 	t.Logf("run: exit %d\n%s", code, out)
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, errs)

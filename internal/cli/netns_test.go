@@ -141,10 +141,7 @@ func TestPartitionPostgresReplica(t *testing.T) {
 		t.Errorf("the links' proxy server (pid %d) runs after down", linksPID)
 	}
 	// a partition needs a cluster of its own network
-	if code, _, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgloop"); code != 0 {
-		t.Fatalf("cluster up: %s", errs)
-	}
-	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "pgloop") })
+	upCluster(t, "postgres", "pgloop")
 	if code, _, errs := run(t, ctx, "run", "logs", "--cluster", "pgloop", "--duration", "2s", "--fault", "partition:node1@1s+1s"); code != 2 || !strings.Contains(errs, "--netns") {
 		t.Errorf("partition on a loopback cluster: exit %d, %s", code, errs)
 	}
@@ -304,10 +301,7 @@ func TestNetworkFaultsPostgres(t *testing.T) {
 		t.Errorf("loss rule left after the run:\n%s", out2)
 	}
 	// a delay fault on a cluster whose links do not delay is refused
-	if code, _, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgnolink", "--netns"); code != 0 {
-		t.Fatalf("cluster up: %s", errs)
-	}
-	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "pgnolink") })
+	upCluster(t, "postgres", "pgnolink", "--netns")
 	if code, _, errs := run(t, ctx, "run", "logs", "--cluster", "pgnolink", "--duration", "2s", "--fault", "delay:node1=10ms@1s+1s"); code != 2 || !strings.Contains(errs, "--link delay=0ms") {
 		t.Errorf("delay on a cluster without proxies: exit %d, %s", code, errs)
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -10,9 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/cluster/cgroup"
-	"github.com/scalelab/scalelab/internal/testenv"
 	"github.com/scalelab/scalelab/promsource/promtest"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/runner"
@@ -31,19 +28,9 @@ func TestStoreSaturatedFromPrometheus(t *testing.T) {
 		t.Skip("starts PostgreSQL and Prometheus")
 	}
 	needPostgres(t)
-	if _, err := cgroup.Detect(); err != nil || os.Geteuid() != 0 {
-		testenv.Unavailable(t, "cgroup limits", err, "run as root on a machine with cgroup cpu and memory controllers")
-	}
+	needCgroupLimits(t)
 	t.Setenv("SCALELAB_HOME", t.TempDir())
-	ctx := context.Background()
-	if code, _, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgprom", "--cpus", "0.2", "--memory", "512m"); code != 0 {
-		t.Fatalf("cluster up: %d %s", code, errs)
-	}
-	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "pgprom") })
-	st, err := cluster.Load("pgprom")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, _ := upLoadedCluster(t, "postgres", "pgprom", "--cpus", "0.2", "--memory", "512m")
 	node := st.Nodes[0]
 	// the machine is shared: the store's group comes first, so that its
 	// quota, not the other work, is its limit

@@ -66,10 +66,7 @@ func TestRecordsSharedCacheMemcached(t *testing.T) {
 	needMemcached(t)
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	ctx := context.Background()
-	if code, out, errs := run(t, ctx, "cluster", "up", "memcached", "--name", "rcmc"); code != 0 {
-		t.Fatalf("cluster up memcached: %d %s %s", code, out, errs)
-	}
-	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "rcmc") })
+	upCluster(t, "memcached", "rcmc")
 	dir := filepath.Join(t.TempDir(), "r")
 	code, out, errs := run(t, ctx, append([]string{"run", "records", "--duration", "4s", "--users", "8", "--out", dir, "--progress", "off",
 		"--cache-cluster", "rcmc", "--set", "cache.mode=shared", "--set", "records.etag=narrow"}, recordsFast...)...)
@@ -93,10 +90,7 @@ func TestRecordsSharedCacheRedisAppTier(t *testing.T) {
 	needHAProxy(t)
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	ctx := context.Background()
-	if code, out, errs := run(t, ctx, "cluster", "up", "redis", "--name", "rcredis"); code != 0 {
-		t.Fatalf("cluster up redis: %d %s %s", code, out, errs)
-	}
-	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "rcredis") })
+	upCluster(t, "redis", "rcredis")
 	// a shared cache needs a cache cluster
 	if code, _, errs := run(t, ctx, "cluster", "up", "app", "--name", "webx", "--scenario", "records", "--set", "cache.mode=shared"); code != ExitUsage || !strings.Contains(errs, "--cache-cluster") {
 		t.Errorf("cache.mode=shared without a cache cluster: exit %d, %s", code, errs)

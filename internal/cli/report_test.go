@@ -4,13 +4,10 @@ import (
 	"bufio"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/scalelab/scalelab/results"
 )
@@ -24,27 +21,7 @@ func TestReportAfterKill9(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	t.Parallel()
-	bin := buildBinary(t)
-	dir := filepath.Join(t.TempDir(), "killed")
-	cmd := exec.Command(bin, "run", "ycsb", "--engine", "memory", "--duration", "1m", "--warmup", "1s",
-		"--set", "memory.latency=1ms", "--set", "memory.error_rate=0.02", "--set", "ycsb.records=100", "--out", dir, "--progress", "off")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// wait for three measured intervals, then kill it hard
-	deadline := time.Now().Add(60 * time.Second)
-	for measuredRows(t, dir) < 6 {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatal("the run wrote no measured intervals in 60 s")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
+	dir := killedMemoryRun(t, "--warmup", "1s", "--set", "memory.error_rate=0.02")
 	if r := readRun(t, dir); r.Status != results.StatusRunning {
 		t.Fatalf("after kill -9 run.json says %s, want running", r.Status)
 	}

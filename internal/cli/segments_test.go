@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"os"
@@ -178,11 +177,7 @@ func TestSegmentsAuditedLogsOnPostgres(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("SCALELAB_HOME", home)
 	bin := buildBinary(t)
-	ctx := context.Background()
-	if code, out, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgseg"); code != 0 {
-		t.Fatalf("cluster up: %d %s %s", code, out, errs)
-	}
-	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "pgseg") })
+	upCluster(t, "postgres", "pgseg")
 	base := t.TempDir()
 	env := append(os.Environ(), "SCALELAB_HOME="+home)
 	load := exec.Command(bin, "run", "logs", "--cluster", "pgseg", "--load-only", "--set", "logs.records=2000", "--out", filepath.Join(base, "setup"), "--progress", "off")

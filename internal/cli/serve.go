@@ -14,7 +14,7 @@ import (
 	"github.com/scalelab/scalelab/app"
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
-	"github.com/scalelab/scalelab/httpload"
+	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/setting"
 )
@@ -171,7 +171,7 @@ func serve(ctx context.Context, name string, f *serveFlags, stdout io.Writer) er
 	sctx, cancel := context.WithTimeout(context.Background(), *timeout+5*time.Second)
 	defer cancel()
 	err = s.Shutdown(sctx)
-	fmt.Fprintf(stdout, "stopped after %d responses (%s; %d answered 503 because the queue was full)\n", s.Served(), httpload.Codes(s.Codes()), s.Shed())
+	fmt.Fprintf(stdout, "stopped after %d responses (%s; %d answered 503 because the queue was full)\n", s.Served(), results.ResponseCounts(s.Codes()), s.Shed())
 	if err != nil {
 		return withCode(ExitUnfinished, err)
 	}

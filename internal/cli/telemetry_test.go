@@ -7,9 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/cluster/cgroup"
-	"github.com/scalelab/scalelab/internal/testenv"
 	"github.com/scalelab/scalelab/results"
 )
 
@@ -23,19 +21,10 @@ func TestCPULimitSaturates(t *testing.T) {
 		t.Skip("starts PostgreSQL")
 	}
 	needPostgres(t)
-	if _, err := cgroup.Detect(); err != nil || os.Geteuid() != 0 {
-		testenv.Unavailable(t, "cgroup limits", err, "run as root on a machine with cgroup cpu and memory controllers")
-	}
+	needCgroupLimits(t)
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	ctx := context.Background()
-	if code, _, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgcap", "--cpus", "0.1", "--memory", "512m"); code != 0 {
-		t.Fatalf("cluster up: %d %s", code, errs)
-	}
-	st, err := cluster.Load("pgcap")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "pgcap") })
+	st, _ := upLoadedCluster(t, "postgres", "pgcap", "--cpus", "0.1", "--memory", "512m")
 	g, err := cgroup.Open(st.Nodes[0].Cgroup)
 	if err != nil {
 		t.Fatalf("node cgroup %q: %v", st.Nodes[0].Cgroup, err)

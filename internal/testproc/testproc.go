@@ -38,3 +38,16 @@ func Stop(t testing.TB, pid int) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// WhileStopped runs fn while pid is stopped (Stop) and lets pid go on
+// (SIGCONT) after it, also when fn fails the test.
+func WhileStopped(t testing.TB, pid int, fn func()) {
+	t.Helper()
+	Stop(t, pid)
+	defer func() {
+		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	fn()
+}

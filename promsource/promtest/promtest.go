@@ -52,16 +52,27 @@ func binary(t testing.TB, name string) string {
 // test prints when the program fails to come up.
 func start(t testing.TB, name string, env []string, args ...string) *os.File {
 	t.Helper()
-	logf, err := os.Create(filepath.Join(t.TempDir(), filepath.Base(name)+".log"))
+	cmd := exec.Command(binary(t, name), args...)
+	cmd.Env = append(os.Environ(), env...)
+	return StartUntilCleanup(t, cmd, filepath.Base(name)+".log", 5*time.Second)
+}
+
+// StartUntilCleanup starts cmd with its output in a file named logName in
+// the test's temporary directory and stops it when the test ends: SIGTERM,
+// then SIGKILL after grace. It returns the log file. A cmd without its own
+// SysProcAttr dies with the test binary (Pdeathsig).
+func StartUntilCleanup(t testing.TB, cmd *exec.Cmd, logName string, grace time.Duration) *os.File {
+	t.Helper()
+	logf, err := os.Create(filepath.Join(t.TempDir(), logName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binary(t, name), args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
+		t.Fatalf("start %s: %v", cmd.Path, err)
 	}
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -69,7 +80,7 @@ func start(t testing.TB, name string, env []string, args ...string) *os.File {
 		go func() { _ = cmd.Wait(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(grace):
 			_ = cmd.Process.Kill()
 			<-done
 		}

@@ -43,6 +43,30 @@ func (w *Workload) ReadBack(ctx context.Context, ids []int64, present []bool) er
 }
 
 // markPresent sets present[i] for every ids[i] in found.
+// idRows are a query's rows of one id each (database/sql's and pgx's).
+type idRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// markFound sets present[i] to whether ids[i] is among the ids of rows.
+func markFound(rows idRows, ids []int64, present []bool) error {
+	found := make(map[int64]bool, len(ids))
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return fmt.Errorf("read back records: %w", err)
+		}
+		found[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read back records: %w", err)
+	}
+	markPresent(ids, present, found)
+	return nil
+}
+
 func markPresent(ids []int64, present []bool, found map[int64]bool) {
 	for i, id := range ids {
 		present[i] = found[id]
@@ -60,19 +84,7 @@ func (s *sqliteStore) readBack(ctx context.Context, ids []int64, present []bool)
 		return fmt.Errorf("read back records: %w", err)
 	}
 	defer rows.Close()
-	found := make(map[int64]bool, len(ids))
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return fmt.Errorf("read back records: %w", err)
-		}
-		found[id] = true
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read back records: %w", err)
-	}
-	markPresent(ids, present, found)
-	return nil
+	return markFound(rows, ids, present)
 }
 
 func (s *pgStore) readBack(ctx context.Context, ids []int64, present []bool) error {
@@ -81,19 +93,7 @@ func (s *pgStore) readBack(ctx context.Context, ids []int64, present []bool) err
 		return fmt.Errorf("read back records: %w", err)
 	}
 	defer rows.Close()
-	found := make(map[int64]bool, len(ids))
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return fmt.Errorf("read back records: %w", err)
-		}
-		found[id] = true
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read back records: %w", err)
-	}
-	markPresent(ids, present, found)
-	return nil
+	return markFound(rows, ids, present)
 }
 
 func (s *searchStore) readBack(ctx context.Context, ids []int64, present []bool) error {

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/scalelab/scalelab/audit"
 	"github.com/scalelab/scalelab/engine"
-	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/scenario/scenariotest"
 )
 
 // TestAuditReadBack runs audited sessions of single and bulk writes on
@@ -43,45 +41,7 @@ func auditReadBack(t *testing.T, name string) {
 	if err := w.ReadBack(ctx, nil, nil); err != nil {
 		t.Fatalf("ReadBack probe: %v (every logs engine must read back)", err)
 	}
-	path := filepath.Join(t.TempDir(), "history.log")
-	hw, err := audit.Create(path, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 3)
-	for u := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := w.NewSession(uint64(u), uint64(100+u))
-			l := hw.Log(uint64(u))
-			s.(scenario.Audited).SetWriteLog(l)
-			for range 40 {
-				if _, ok := s.Next(); !ok {
-					break
-				}
-				err := s.Do(ctx)
-				l.Done(err)
-				if err != nil && !errors.Is(err, engine.ErrNotFound) {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Errorf("session: %v", err)
-	}
-	if err := hw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	h, err := audit.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, path := scenariotest.AuditedSessions(t, w, 3, 40, 100, func(err error) bool { return errors.Is(err, engine.ErrNotFound) })
 	e.settle(t)
 	a, err := audit.Check(ctx, h, w, audit.CheckConfig{Batch: 37})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/scalelab/scalelab/engine/sqlite"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/scenario/scenariotest"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -80,36 +81,23 @@ func openEnv(t *testing.T, name string, assignments ...string) *env {
 	if te == nil {
 		t.Fatalf("no test engine for %s: add one to testEngines", name)
 	}
-	p, ok := enginetest.Lookup(name)
-	if !ok {
-		t.Fatalf("no test provider for engine %s: register one (engine/enginetest)", name)
-	}
-	set := enginetest.Settings(t, name, (&Scenario{}).Settings(), assignments...)
-	return &env{name: name, te: te, p: p, conn: p.Open(t, set), set: set}
+	se, p := scenariotest.OpenStore(t, &Scenario{}, name, assignments...)
+	return &env{name: name, te: te, p: p, conn: se.Conn, set: se.Settings}
 }
 
 // workload opens the scenario after applying more settings.
 func (e *env) workload(t *testing.T, assignments ...string) *Workload {
 	t.Helper()
-	w, err := e.open(assignments...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	return w
+	return scenariotest.MustOpen[*Workload](t, &Scenario{}, e.scenarioEnv(), assignments...)
 }
 
 func (e *env) open(assignments ...string) (*Workload, error) {
-	for _, a := range assignments {
-		if err := e.set.Apply(a); err != nil {
-			return nil, err
-		}
-	}
-	w, err := (&Scenario{}).Open(context.Background(), scenario.Env{Engine: e.name, Conn: e.conn, Settings: e.set, Seed: 7})
-	if err != nil {
-		return nil, err
-	}
-	return w.(*Workload), nil
+	return scenariotest.Open[*Workload](&Scenario{}, e.scenarioEnv(), assignments...)
+}
+
+// scenarioEnv is the environment the tests open logs in.
+func (e *env) scenarioEnv() scenario.Env {
+	return scenario.Env{Engine: e.name, Conn: e.conn, Settings: e.set, Seed: 7}
 }
 
 // allOps is a mix with every operation.

@@ -11,6 +11,7 @@ import (
 	_ "github.com/scalelab/scalelab/engine/enginetest/all"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/scenario/scenariotest"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -18,20 +19,9 @@ import (
 // with the scenario's settings applied.
 func openEngine(t *testing.T, name string, sets ...string) (*Workload, scenario.Env) {
 	t.Helper()
-	ctx := context.Background()
-	p, ok := enginetest.Lookup(name)
-	if !ok {
-		t.Fatalf("no test provider for engine %s: register one (engine/enginetest)", name)
-	}
-	set := enginetest.Settings(t, name, (&Scenario{}).Settings(), sets...)
-	conn := p.Open(t, set)
-	env := scenario.Env{Engine: name, Conn: conn, Settings: set, Seed: 42}
-	wl, err := (&Scenario{}).Open(ctx, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { wl.Close() })
-	return wl.(*Workload), env
+	env, _ := scenariotest.OpenStore(t, &Scenario{}, name, sets...)
+	env.Seed = 42
+	return scenariotest.MustOpen[*Workload](t, &Scenario{}, env), env
 }
 
 // conformance is the suite every engine implementing mhealth passes: it

@@ -23,17 +23,8 @@ import (
 
 func init() { openers[postgres.Name] = openPostgres }
 
-const pgSchema = `
-CREATE TABLE IF NOT EXISTS mh_patient (id BIGINT PRIMARY KEY, created BIGINT NOT NULL,
-  goal_daily BIGINT NOT NULL, goal_weekly BIGINT NOT NULL, goal_monthly BIGINT NOT NULL);
-CREATE TABLE IF NOT EXISTS mh_activity (patient BIGINT NOT NULL, start BIGINT NOT NULL, "end" BIGINT NOT NULL,
-  type TEXT NOT NULL, steps BIGINT NOT NULL, PRIMARY KEY (patient, start));
-CREATE TABLE IF NOT EXISTS mh_achievements (patient BIGINT PRIMARY KEY, day_start BIGINT NOT NULL, daily BIGINT NOT NULL,
-  weekly BIGINT NOT NULL, monthly BIGINT NOT NULL, updated_for BIGINT NOT NULL);
-CREATE TABLE IF NOT EXISTS mh_totals (patient BIGINT PRIMARY KEY, steps BIGINT NOT NULL);
-CREATE TABLE IF NOT EXISTS mh_plan (patient BIGINT NOT NULL, week INT NOT NULL, level INT NOT NULL,
-  exercises TEXT NOT NULL, education TEXT NOT NULL, xdone TEXT NOT NULL, edone TEXT NOT NULL, answers TEXT NOT NULL,
-  PRIMARY KEY (patient, week));`
+// pgSchema is the SQL schema with PostgreSQL's integer types.
+var pgSchema = sqlSchema("BIGINT", "INT")
 
 type pgStore struct {
 	c      *postgres.Conn

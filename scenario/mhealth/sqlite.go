@@ -21,17 +21,9 @@ import (
 
 func init() { openers[sqlite.Name] = openSQLite }
 
-const sqliteSchema = `
-CREATE TABLE IF NOT EXISTS mh_patient (id INTEGER PRIMARY KEY, created INTEGER NOT NULL,
-  goal_daily INTEGER NOT NULL, goal_weekly INTEGER NOT NULL, goal_monthly INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS mh_activity (patient INTEGER NOT NULL, start INTEGER NOT NULL, "end" INTEGER NOT NULL,
-  type TEXT NOT NULL, steps INTEGER NOT NULL, PRIMARY KEY (patient, start));
-CREATE TABLE IF NOT EXISTS mh_achievements (patient INTEGER PRIMARY KEY, day_start INTEGER NOT NULL, daily INTEGER NOT NULL,
-  weekly INTEGER NOT NULL, monthly INTEGER NOT NULL, updated_for INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS mh_totals (patient INTEGER PRIMARY KEY, steps INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS mh_plan (patient INTEGER NOT NULL, week INTEGER NOT NULL, level INTEGER NOT NULL,
-  exercises TEXT NOT NULL, education TEXT NOT NULL, xdone TEXT NOT NULL, edone TEXT NOT NULL, answers TEXT NOT NULL,
-  PRIMARY KEY (patient, week));`
+// sqliteSchema is the SQL schema with SQLite's one integer type (an
+// INTEGER PRIMARY KEY is the row id).
+var sqliteSchema = sqlSchema("INTEGER", "INTEGER")
 
 type sqliteStore struct {
 	db *sql.DB

@@ -1,6 +1,9 @@
 package mhealth
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // store is what each engine's storage file implements.
 type store interface {
@@ -44,4 +47,24 @@ type sessionStore interface {
 // (mhealth.refresh_after_write=all).
 type refresher interface {
 	refreshAll(ctx context.Context) error
+}
+
+// sqlSchemaTemplate is the tables of the SQL stores (PostgreSQL, SQLite),
+// with {big} and {int} for the engine's 64- and 32-bit integer types.
+const sqlSchemaTemplate = `
+CREATE TABLE IF NOT EXISTS mh_patient (id {big} PRIMARY KEY, created {big} NOT NULL,
+  goal_daily {big} NOT NULL, goal_weekly {big} NOT NULL, goal_monthly {big} NOT NULL);
+CREATE TABLE IF NOT EXISTS mh_activity (patient {big} NOT NULL, start {big} NOT NULL, "end" {big} NOT NULL,
+  type TEXT NOT NULL, steps {big} NOT NULL, PRIMARY KEY (patient, start));
+CREATE TABLE IF NOT EXISTS mh_achievements (patient {big} PRIMARY KEY, day_start {big} NOT NULL, daily {big} NOT NULL,
+  weekly {big} NOT NULL, monthly {big} NOT NULL, updated_for {big} NOT NULL);
+CREATE TABLE IF NOT EXISTS mh_totals (patient {big} PRIMARY KEY, steps {big} NOT NULL);
+CREATE TABLE IF NOT EXISTS mh_plan (patient {big} NOT NULL, week {int} NOT NULL, level {int} NOT NULL,
+  exercises TEXT NOT NULL, education TEXT NOT NULL, xdone TEXT NOT NULL, edone TEXT NOT NULL, answers TEXT NOT NULL,
+  PRIMARY KEY (patient, week));`
+
+// sqlSchema is the SQL stores' schema with big as the 64-bit and small as
+// the 32-bit integer type.
+func sqlSchema(big, small string) string {
+	return strings.NewReplacer("{big}", big, "{int}", small).Replace(sqlSchemaTemplate)
 }

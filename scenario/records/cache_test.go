@@ -1,7 +1,6 @@
 package records_test
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -31,18 +30,9 @@ func TestRecordsLocalCacheAndETags(t *testing.T) {
 		etag := tc.etag
 		t.Run(etag, func(t *testing.T) {
 			t.Setenv("SCALELAB_HOME", t.TempDir())
-			dir := filepath.Join(t.TempDir(), "r")
-			code, out, errs := runCLI(t, append([]string{"run", "records", "--duration", "4s", "--users", tc.users, "--out", dir, "--progress", "off",
-				"--set", "cache.mode=local", "--set", "cache.search_ttl=5m", "--set", "records.etag=" + etag, "--set", "records.search_chars=4",
-				"--set", "records.revisit=0.5"}, fast...)...)
-			t.Logf("exit %d\n%s", code, out)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errs)
-			}
-			r, err := results.Read(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := runRecords(t, 0, "--duration", "4s", "--users", tc.users,
+				"--set", "cache.mode=local", "--set", "cache.search_ttl=5m", "--set", "records.etag="+etag, "--set", "records.search_chars=4",
+				"--set", "records.revisit=0.5")
 			if r.Totals.Errors != 0 {
 				t.Errorf("%d errors: %+v", r.Totals.Errors, r.Totals)
 			}
@@ -85,21 +75,8 @@ func TestRecordsUnsafeCacheFailsRun(t *testing.T) {
 	undo := records.SetUnsafeCacheForTests()
 	defer undo()
 	t.Setenv("SCALELAB_HOME", t.TempDir())
-	dir := filepath.Join(t.TempDir(), "r")
-	code, out, errs := runCLI(t, append([]string{"run", "records", "--duration", "3s", "--users", "6", "--set", "records.mix=signup:1",
-		"--set", "cache.mode=local", "--out", dir, "--progress", "off"}, fast...)...)
-	t.Logf("exit %d\n%s\n%s", code, out, errs)
-	if code != 1 {
-		t.Fatalf("an unsafe cache: exit %d, want 1", code)
-	}
-	r, err := results.Read(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var leaks int64
-	for _, op := range []string{"check_revoked", "check_deleted", "check_search_deleted"} {
-		leaks += r.Summary[op].ErrorsByClass["integrity"]
-	}
+	r := runRecords(t, 1, "--duration", "3s", "--users", "6", "--set", "records.mix=signup:1", "--set", "cache.mode=local")
+	leaks := integrityErrors(r, "check_revoked", "check_deleted", "check_search_deleted")
 	if leaks == 0 || !strings.Contains(strings.Join(r.Failures, "\n"), "integrity") {
 		t.Errorf("integrity errors %d, failures %v", leaks, r.Failures)
 	}

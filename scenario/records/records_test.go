@@ -26,6 +26,34 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
+// runRecords runs `scalelab run records` with the fast settings, then
+// args, into a new directory; it logs what the run printed, fails t
+// unless it exits with want, and returns run.json.
+func runRecords(t *testing.T, want int, args ...string) *results.Run {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "r")
+	all := append(append([]string{"run", "records", "--out", dir, "--progress", "off"}, fast...), args...)
+	code, out, errs := runCLI(t, all...)
+	t.Logf("exit %d\n%s\n%s", code, out, errs)
+	if code != want {
+		t.Fatalf("scalelab %v: exit %d, want %d", args, code, want)
+	}
+	r, err := results.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// integrityErrors sums the integrity errors of ops in r.
+func integrityErrors(r *results.Run, ops ...string) int64 {
+	var n int64
+	for _, op := range ops {
+		n += r.Summary[op].ErrorsByClass["integrity"]
+	}
+	return n
+}
+
 // TestRecordsSQLite runs the site in this process on SQLite and drives it
 // over real HTTP: every kind of visit, status codes counted per operation
 // and per second (303 after each post, 403 for a post without its CSRF
@@ -34,16 +62,7 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 // read back.
 func TestRecordsSQLite(t *testing.T) {
 	t.Setenv("SCALELAB_HOME", t.TempDir())
-	dir := filepath.Join(t.TempDir(), "r")
-	code, out, errs := runCLI(t, append([]string{"run", "records", "--duration", "5s", "--users", "8", "--out", dir, "--progress", "off"}, fast...)...)
-	t.Logf("exit %d\n%s", code, out)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	r, err := results.Read(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := runRecords(t, 0, "--duration", "5s", "--users", "8")
 	if r.Totals.Errors != 0 {
 		for op, s := range r.Summary {
 			if s.Errors > 0 {
@@ -82,17 +101,7 @@ func TestRecordsSQLite(t *testing.T) {
 // requests.
 func TestRecordsAnswersAudited(t *testing.T) {
 	t.Setenv("SCALELAB_HOME", t.TempDir())
-	dir := filepath.Join(t.TempDir(), "r")
-	args := append([]string{"run", "records", "--duration", "4s", "--users", "8", "--out", dir, "--progress", "off"}, fast...)
-	args = append(args, "--set", "records.patients=12", "--set", "records.mix=provider:1,returning:2")
-	code, out, errs := runCLI(t, args...)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
-	}
-	r, err := results.Read(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := runRecords(t, 0, "--duration", "4s", "--users", "8", "--set", "records.patients=12", "--set", "records.mix=provider:1,returning:2")
 	asked, answered := r.Summary["request_access"].Count, r.Summary["answer_request"].Count
 	reg := r.Audit.Registers
 	if answered == 0 || reg == nil {
@@ -110,20 +119,8 @@ func TestRecordsLeakFailsRun(t *testing.T) {
 	undo := records.SetLeakForTests()
 	defer undo()
 	t.Setenv("SCALELAB_HOME", t.TempDir())
-	dir := filepath.Join(t.TempDir(), "r")
-	code, out, errs := runCLI(t, append([]string{"run", "records", "--duration", "3s", "--users", "6", "--set", "records.mix=signup:1,provider:1", "--out", dir, "--progress", "off"}, fast...)...)
-	t.Logf("exit %d\n%s\n%s", code, out, errs)
-	if code != 1 {
-		t.Fatalf("a leaking site: exit %d, want 1", code)
-	}
-	r, err := results.Read(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var leaks int64
-	for _, op := range []string{"check_revoked", "check_deleted", "view_denied"} {
-		leaks += r.Summary[op].ErrorsByClass["integrity"]
-	}
+	r := runRecords(t, 1, "--duration", "3s", "--users", "6", "--set", "records.mix=signup:1,provider:1")
+	leaks := integrityErrors(r, "check_revoked", "check_deleted", "view_denied")
 	if leaks == 0 || !strings.Contains(strings.Join(r.Failures, "\n"), "integrity") {
 		t.Errorf("integrity errors %d, failures %v", leaks, r.Failures)
 	}
@@ -145,17 +142,8 @@ func TestRecordsPostgresReplica(t *testing.T) {
 		t.Fatalf("cluster up: %s %s", out, errs)
 	}
 	t.Cleanup(func() { runCLI(t, "cluster", "down", "recpg") })
-	dir := filepath.Join(t.TempDir(), "r")
-	code, out, errs := runCLI(t, append([]string{"run", "records", "--cluster", "recpg", "--duration", "5s", "--users", "8", "--out", dir, "--progress", "off",
-		"--set", "postgres.read_from=replicas", "--set", "records.indexes=false", "--set", "records.eager=true"}, fast...)...)
-	t.Logf("exit %d\n%s", code, out)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	r, err := results.Read(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := runRecords(t, 0, "--cluster", "recpg", "--duration", "5s", "--users", "8",
+		"--set", "postgres.read_from=replicas", "--set", "records.indexes=false", "--set", "records.eager=true")
 	if r.Totals.Errors != 0 || r.Summary["view_denied"].Count == 0 || r.Summary["check_revoked"].Count == 0 {
 		t.Errorf("totals %+v, view_denied %+v", r.Totals, r.Summary["view_denied"])
 	}
@@ -174,16 +162,7 @@ func TestRecordsKeepSeed(t *testing.T) {
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	db := filepath.Join(t.TempDir(), "records.db")
 	for i, load := range []string{"true", "false"} {
-		dir := filepath.Join(t.TempDir(), "r")
-		code, out, errs := runCLI(t, append([]string{"run", "records", "--target", db, "--duration", "3s", "--users", "6", "--out", dir, "--progress", "off",
-			"--set", "records.load=" + load}, fast...)...)
-		if code != 0 {
-			t.Fatalf("run %d (records.load=%s): exit %d\n%s\n%s", i+1, load, code, out, errs)
-		}
-		r, err := results.Read(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := runRecords(t, 0, "--target", db, "--duration", "3s", "--users", "6", "--set", "records.load="+load)
 		if r.Totals.Errors != 0 || r.Audit == nil || r.Audit.Registers == nil || r.Audit.Registers.Lost != 0 {
 			t.Errorf("run %d (records.load=%s): %d errors, audit %+v", i+1, load, r.Totals.Errors, r.Audit)
 		}
@@ -196,16 +175,7 @@ func TestRecordsKeepSeed(t *testing.T) {
 // the audit reads back what the visits wrote.
 func TestRecordsStudyMix(t *testing.T) {
 	t.Setenv("SCALELAB_HOME", t.TempDir())
-	dir := filepath.Join(t.TempDir(), "r")
-	code, out, errs := runCLI(t, append([]string{"run", "records", "--duration", "4s", "--users", "6", "--out", dir, "--progress", "off"},
-		append(fast, "--set", "records.mix=study", "--set", "records.revisit=0.5")...)...)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
-	}
-	r, err := results.Read(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := runRecords(t, 0, "--duration", "4s", "--users", "6", "--set", "records.mix=study", "--set", "records.revisit=0.5")
 	http, _ := r.ScenarioReport["http"].(map[string]any)
 	by, _ := http["by_operation"].(map[string]any)
 	want := map[string]string{}

@@ -2,10 +2,9 @@ package social
 
 import (
 	"github.com/scalelab/scalelab/scenario/kit"
+	"github.com/scalelab/scalelab/scenario/scenariotest"
 
 	"context"
-	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/scalelab/scalelab/audit"
@@ -21,35 +20,7 @@ func auditedRun(t *testing.T, w *Workload) (*audit.History, []audit.RegWrite) {
 		t.Fatal(err)
 	}
 	w.ops = kit.NewChooser(testMix[:])
-	path := filepath.Join(t.TempDir(), "history.log")
-	hw, err := audit.Create(path, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	for id := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := w.NewSession(uint64(id), uint64(100+id)).(*Session)
-			l := hw.Log(uint64(id))
-			s.SetWriteLog(l)
-			for range 300 {
-				if _, ok := s.Next(); !ok {
-					break
-				}
-				l.Done(s.Do(ctx))
-			}
-		}()
-	}
-	wg.Wait()
-	if err := hw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	h, err := audit.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, path := scenariotest.AuditedSessions(t, w, 4, 300, 100, func(error) bool { return true })
 	var regs []audit.RegWrite
 	if err := audit.WalkFile(path, func(audit.Span) {}, func(r audit.RegWrite) { regs = append(regs, r) }); err != nil {
 		t.Fatal(err)

@@ -12,39 +12,21 @@ import (
 	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/engine/redis/redistest"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/scenario/scenariotest"
 )
 
 // cachedWorkload opens social on a fresh memory store with the
 // assignments (tier: the cache tier, or nil) and loads it.
 func cachedWorkload(t *testing.T, tier *scenario.Tier, assignments ...string) *Workload {
 	t.Helper()
-	e := openEngine(t, "memory", assignments...)
-	env := scenario.Env{Engine: "memory", Conn: e.conn, Settings: e.set, Seed: 42}
-	if tier != nil {
-		env.Tiers = map[string]scenario.Tier{scenario.RoleCache: *tier}
-	}
-	wl, err := (&Scenario{}).Open(context.Background(), env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { wl.Close() })
-	if err := wl.Load(context.Background(), 2, func(int64) {}); err != nil {
-		t.Fatal(err)
-	}
-	return wl.(*Workload)
+	return scenariotest.Cached[*Workload](t, &Scenario{}, tier, assignments...)
 }
 
-// figures returns the report's cache section.
+// figures returns the report's cache section, checking that it has every
+// figure of cache.Stats and social's own.
 func figures(t *testing.T, w *Workload) map[string]any {
 	t.Helper()
-	r, _ := w.Report()["cache"].(map[string]any)
-	for _, k := range []string{"mode", "engine", "hits", "misses", "hit_rate", "stale_reads", "by_operation", "per_second",
-		"write_policy", "ttl", "invalidations", "fill_errors", "invalidate_errors"} {
-		if _, ok := r[k]; !ok {
-			t.Fatalf("report %v has no %s", r, k)
-		}
-	}
-	return r
+	return scenariotest.CacheReport(t, w, "write_policy", "ttl", "invalidations", "fill_errors", "invalidate_errors")
 }
 
 // step prepares the next operation of s that is op and does it.
@@ -59,12 +41,7 @@ func step(t *testing.T, s *Session, op int) {
 // prepare prepares the next operation of s that is op.
 func prepare(t *testing.T, s *Session, op int) {
 	t.Helper()
-	for range 1000 {
-		if got, ok := s.Next(); ok && got == op {
-			return
-		}
-	}
-	t.Fatalf("no %s in 1000 operations", operationNames[op])
+	scenariotest.NextOp(t, s, op, operationNames[op])
 }
 
 // TestCacheProfiles: profile reads through a local cache, one session at

@@ -2,6 +2,7 @@ package social
 
 import (
 	"github.com/scalelab/scalelab/scenario/kit"
+	"github.com/scalelab/scalelab/scenario/scenariotest"
 
 	"context"
 	"errors"
@@ -31,36 +32,23 @@ type env struct {
 // with assignments applied to the engine's and the scenario's settings.
 func openEngine(t testing.TB, name string, assignments ...string) *env {
 	t.Helper()
-	p, ok := enginetest.Lookup(name)
-	if !ok {
-		t.Fatalf("no test provider for engine %s", name)
-	}
-	set := enginetest.Settings(t, name, (&Scenario{}).Settings(), assignments...)
-	return &env{name: name, conn: p.Open(t, set), set: set}
+	se, _ := scenariotest.OpenStore(t, &Scenario{}, name, assignments...)
+	return &env{name: name, conn: se.Conn, set: se.Settings}
+}
+
+// scenarioEnv is the environment the tests open social in.
+func (e *env) scenarioEnv() scenario.Env {
+	return scenario.Env{Engine: e.name, Conn: e.conn, Settings: e.set, Seed: 42}
 }
 
 // workload opens the social workload after applying more assignments.
 func (e *env) workload(t testing.TB, assignments ...string) *Workload {
 	t.Helper()
-	w, err := e.open(assignments...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	return w
+	return scenariotest.MustOpen[*Workload](t, &Scenario{}, e.scenarioEnv(), assignments...)
 }
 
 func (e *env) open(assignments ...string) (*Workload, error) {
-	for _, a := range assignments {
-		if err := e.set.Apply(a); err != nil {
-			return nil, err
-		}
-	}
-	w, err := (&Scenario{}).Open(context.Background(), scenario.Env{Engine: e.name, Conn: e.conn, Settings: e.set, Seed: 42})
-	if err != nil {
-		return nil, err
-	}
-	return w.(*Workload), nil
+	return scenariotest.Open[*Workload](&Scenario{}, e.scenarioEnv(), assignments...)
 }
 
 // testMix does every operation often, so that a short run exercises

@@ -3,14 +3,12 @@ package ycsb
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/scalelab/scalelab/audit"
 	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/metrics"
-	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/scenario/scenariotest"
 )
 
 // TestAuditReadBack runs audited workload-d sessions (reads and inserts)
@@ -51,38 +49,7 @@ func auditReadBack(t *testing.T, name, order string) {
 	if err := w.ReadBack(ctx, nil, nil); err != nil {
 		t.Fatalf("ReadBack probe: %v", err)
 	}
-	path := filepath.Join(t.TempDir(), "history.log")
-	hw, err := audit.Create(path, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	for u := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := w.NewSession(uint64(u), uint64(50+u))
-			l := hw.Log(uint64(u))
-			s.(scenario.Audited).SetWriteLog(l)
-			for range 400 {
-				s.Next()
-				err := s.Do(ctx)
-				l.Done(err)
-				if err != nil {
-					t.Errorf("session %d: %v", u, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if err := hw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	h, err := audit.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, _ := scenariotest.AuditedSessions(t, w, 3, 400, 50, nil)
 	a, err := audit.Check(ctx, h, w, audit.CheckConfig{Batch: 29})
 	if err != nil {
 		t.Fatal(err)
@@ -112,40 +79,9 @@ func auditUpdates(t *testing.T, name string) {
 	if err := w.Load(ctx, 2, nil); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "history.log")
-	hw, err := audit.Create(path, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	for u := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := w.NewSession(uint64(u), uint64(70+u))
-			l := hw.Log(uint64(u))
-			s.(scenario.Audited).SetWriteLog(l)
-			for range 300 {
-				s.Next()
-				err := s.Do(ctx)
-				l.Done(err)
-				// Concurrent updates of one record may be refused whole
-				// (a search engine's version conflict): known not applied.
-				if err != nil && metrics.ClassOf(err) != metrics.Rejected {
-					t.Errorf("session %d: %v", u, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if err := hw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	h, err := audit.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Concurrent updates of one record may be refused whole (a search
+	// engine's version conflict): known not applied.
+	h, _ := scenariotest.AuditedSessions(t, w, 3, 300, 70, func(err error) bool { return metrics.ClassOf(err) == metrics.Rejected })
 	if h.RegisterWrites() < 100 {
 		t.Fatalf("%d updates logged: workload a should update about half the time", h.RegisterWrites())
 	}

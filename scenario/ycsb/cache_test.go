@@ -3,7 +3,6 @@ package ycsb
 import (
 	"context"
 	"errors"
-	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/engine/redis/redistest"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/scenario/scenariotest"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -21,35 +21,14 @@ import (
 // the cache tier, or nil) and loads it.
 func cached(t *testing.T, tier *scenario.Tier, assignments ...string) *Workload {
 	t.Helper()
-	e := openEngine(t, "memory", assignments...)
-	env := scenario.Env{Engine: "memory", Conn: e.conn, Settings: e.set, Seed: 42}
-	if tier != nil {
-		env.Tiers = map[string]scenario.Tier{scenario.RoleCache: *tier}
-	}
-	wl, err := (&Scenario{}).Open(context.Background(), env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { wl.Close() })
-	if err := wl.Load(context.Background(), 2, func(int64) {}); err != nil {
-		t.Fatal(err)
-	}
-	return wl.(*Workload)
+	return scenariotest.Cached[*Workload](t, &Scenario{}, tier, assignments...)
 }
 
 // cacheFigures returns the report's "cache" section, checking that it has
 // every key of cache.Stats.Report and ycsb's own.
 func cacheFigures(t *testing.T, w *Workload) map[string]any {
 	t.Helper()
-	r, _ := w.Report()["cache"].(map[string]any)
-	want := append(slices.Collect(maps.Keys(cache.NewStats().Report(cache.Local, ""))),
-		"write_policy", "ttl", "invalidations", "fill_errors", "invalidate_errors")
-	for _, k := range want {
-		if _, ok := r[k]; !ok {
-			t.Fatalf("report %v has no %s", r, k)
-		}
-	}
-	return r
+	return scenariotest.CacheReport(t, w, "write_policy", "ttl", "invalidations", "fill_errors", "invalidate_errors")
 }
 
 // runOps runs n operations of each session in turn, one at a time.
@@ -70,12 +49,7 @@ func runOps(t *testing.T, n int, sessions ...*Session) {
 // next prepares the next operation of s that is op.
 func next(t *testing.T, s *Session, op int) {
 	t.Helper()
-	for range 1000 {
-		if got, ok := s.Next(); ok && got == op {
-			return
-		}
-	}
-	t.Fatalf("no %s in 1000 operations", operationNames[op])
+	scenariotest.NextOp(t, s, op, operationNames[op])
 }
 
 // TestCacheNoConcurrentWriter: with no writer running beside a read

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/engine"
-	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/scenario/scenariotest"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -24,29 +24,15 @@ type env struct {
 // with the assignments (engine and ycsb keys) applied.
 func openEngine(t testing.TB, name string, assignments ...string) *env {
 	t.Helper()
-	p, ok := enginetest.Lookup(name)
-	if !ok {
-		t.Fatalf("no test provider for engine %s", name)
-	}
-	set := enginetest.Settings(t, name, (&Scenario{}).Settings(), assignments...)
-	return &env{name: name, conn: p.Open(t, set), set: set}
+	se, _ := scenariotest.OpenStore(t, &Scenario{}, name, assignments...)
+	return &env{name: name, conn: se.Conn, set: se.Settings}
 }
 
 // workload opens the ycsb workload on the engine after applying more
 // assignments to its settings.
 func (e *env) workload(t testing.TB, assignments ...string) *Workload {
 	t.Helper()
-	for _, a := range assignments {
-		if err := e.set.Apply(a); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w, err := (&Scenario{}).Open(context.Background(), scenario.Env{Engine: e.name, Conn: e.conn, Settings: e.set, Seed: 42})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	return w.(*Workload)
+	return scenariotest.MustOpen[*Workload](t, &Scenario{}, scenario.Env{Engine: e.name, Conn: e.conn, Settings: e.set, Seed: 42}, assignments...)
 }
 
 func TestRegistered(t *testing.T) {

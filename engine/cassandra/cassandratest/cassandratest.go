@@ -61,17 +61,7 @@ func Shared(nodes int) (*cluster.State, error) {
 		if err := cassandra.Installed(); err != nil {
 			return nil, fmt.Errorf("shared %d-node cassandra test ring: %w", nodes, err)
 		}
-		dir, err := enginetest.SharedDir("cassandratest", strconv.Itoa(nodes))
-		if err != nil {
-			return nil, fmt.Errorf("shared %d-node cassandra test ring: %w", nodes, err)
-		}
-		st, err := enginetest.UpCluster(dir, cluster.Spec{Engine: cassandra.Name, Nodes: nodes}, Heap, UpTimeout)
-		if err != nil {
-			if st != nil {
-				_ = cluster.StopAll(st, 10*time.Second)
-			}
-			return nil, fmt.Errorf("shared %d-node cassandra test ring: %w", nodes, err)
-		}
-		return st, nil
+		return enginetest.UpShared(fmt.Sprintf("shared %d-node cassandra test ring", nodes), "cassandratest", strconv.Itoa(nodes),
+			cluster.Spec{Engine: cassandra.Name, Nodes: nodes}, Heap, UpTimeout, false)
 	})
 }

@@ -9,7 +9,6 @@
 package memcachedtest
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -34,20 +33,8 @@ func Shared() (*cluster.State, error) {
 		if _, err := memcached.Binary(); err != nil {
 			return nil, err
 		}
-		dir, err := enginetest.SharedDir("memcachedtest", "server")
-		if err != nil {
-			return nil, fmt.Errorf("shared memcached test server: %w", err)
-		}
 		spec := cluster.Spec{Engine: memcached.Name, Options: map[string]string{"memory_mb": "64", "threads": "2"}}
-		st, err := enginetest.UpCluster(dir, spec, "", UpTimeout)
-		if err != nil {
-			if st != nil {
-				_ = cluster.StopAll(st, 10*time.Second)
-			}
-			return nil, fmt.Errorf("shared memcached test server: %w", err)
-		}
-		enginetest.AtExit(func() { _ = cluster.StopAll(st, 10*time.Second) })
-		return st, nil
+		return enginetest.UpShared("shared memcached test server", "memcachedtest", "server", spec, "", UpTimeout, true)
 	})
 }
 

@@ -27,20 +27,12 @@ var shared enginetest.Shared[string, *cluster.State]
 // postgres), started on first use; it stops when the test binary exits.
 func Shared(backend string) (*cluster.State, error) {
 	return shared.Get(backend, func() (*cluster.State, error) {
-		dir, err := enginetest.SharedDir("mongotest", backend)
-		if err != nil {
-			return nil, fmt.Errorf("shared ferretdb test server: %w", err)
-		}
 		spec := cluster.Spec{Engine: mongodb.FerretDB, Options: map[string]string{"backend": backend}}
-		st, err := enginetest.UpCluster(dir, spec, "", UpTimeout)
+		st, err := enginetest.UpShared("shared ferretdb test server", "mongotest", backend, spec, "", UpTimeout, true)
 		if err != nil {
-			if st != nil {
-				_ = cluster.StopAll(st, 10*time.Second)
-			}
-			return nil, fmt.Errorf("shared ferretdb test server: %w", err)
+			return nil, err
 		}
 		st.Engine = mongodb.Name
-		enginetest.AtExit(func() { _ = cluster.StopAll(st, 10*time.Second) })
 		return st, nil
 	})
 }

@@ -131,12 +131,7 @@ func (c *Cluster) WaitReplicas(ctx context.Context) error {
 
 // query runs a one-value query on the node at port (cluster database).
 func (c *Cluster) query(ctx context.Context, port int, q string, dest any) error {
-	cfg, err := pgx.ParseConfig(fmt.Sprintf("host=127.0.0.1 port=%d user=%s dbname=%s sslmode=disable", port, postgres.ClusterUser, postgres.ClusterDB))
-	if err != nil {
-		return err
-	}
-	cfg.Password = c.Password()
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	conn, err := c.connect(ctx, fmt.Sprintf("host=127.0.0.1 port=%d user=%s dbname=%s sslmode=disable", port, postgres.ClusterUser, postgres.ClusterDB))
 	if err != nil {
 		return err
 	}
@@ -144,15 +139,21 @@ func (c *Cluster) query(ctx context.Context, port int, q string, dest any) error
 	return conn.QueryRow(ctx, q).Scan(dest)
 }
 
+// connect connects to the server of conninfo (a connection string without
+// the password) with the cluster's password.
+func (c *Cluster) connect(ctx context.Context, conninfo string) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(conninfo)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Password = c.Password()
+	return pgx.ConnectConfig(ctx, cfg)
+}
+
 // Exec runs SQL statements on the primary's database db ("" is the
 // cluster's own).
 func (c *Cluster) Exec(ctx context.Context, db string, stmts ...string) error {
-	cfg, err := pgx.ParseConfig(c.Target(db) + "?sslmode=disable")
-	if err != nil {
-		return err
-	}
-	cfg.Password = c.Password()
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	conn, err := c.connect(ctx, c.Target(db)+"?sslmode=disable")
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ package redistest
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -30,19 +29,7 @@ func Shared() (*cluster.State, error) {
 		if _, err := redis.Binary(); err != nil {
 			return nil, err
 		}
-		dir, err := enginetest.SharedDir("redistest", "server")
-		if err != nil {
-			return nil, fmt.Errorf("shared redis test server: %w", err)
-		}
-		st, err := enginetest.UpCluster(dir, cluster.Spec{Engine: redis.Name}, "", UpTimeout)
-		if err != nil {
-			if st != nil {
-				_ = cluster.StopAll(st, 10*time.Second)
-			}
-			return nil, fmt.Errorf("shared redis test server: %w", err)
-		}
-		enginetest.AtExit(func() { _ = cluster.StopAll(st, 10*time.Second) })
-		return st, nil
+		return enginetest.UpShared("shared redis test server", "redistest", "server", cluster.Spec{Engine: redis.Name}, "", UpTimeout, true)
 	})
 }
 

@@ -80,17 +80,10 @@ func Shared(engineName string) (string, error) {
 		if err := search.Installed(engineName); err != nil {
 			return "", fmt.Errorf("shared %s test cluster: %w", engineName, err)
 		}
-		dir, err := enginetest.SharedDir("searchtest", engineName)
-		if err != nil {
-			return "", fmt.Errorf("shared %s test cluster: %w", engineName, err)
-		}
 		spec := cluster.Spec{Engine: engineName, Nodes: 1, Options: map[string]string{"delete_on_exit": "true"}}
-		st, err := enginetest.UpCluster(dir, spec, Heap, UpTimeout)
+		st, err := enginetest.UpShared(fmt.Sprintf("shared %s test cluster", engineName), "searchtest", engineName, spec, Heap, UpTimeout, false)
 		if err != nil {
-			if st != nil {
-				_ = cluster.StopAll(st, 10*time.Second)
-			}
-			return "", fmt.Errorf("shared %s test cluster: %w", engineName, err)
+			return "", err
 		}
 		return st.Target, nil
 	})

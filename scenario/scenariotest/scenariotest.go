@@ -1,0 +1,150 @@
+// Package scenariotest opens scenarios for their tests: a fresh store of
+// an engine from its test provider (engine/enginetest) with the engine's
+// and the scenario's settings, and the scenario's workload on it.
+package scenariotest
+
+import (
+	"context"
+	"maps"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/scalelab/scalelab/audit"
+	"github.com/scalelab/scalelab/cache"
+	"github.com/scalelab/scalelab/engine/enginetest"
+	"github.com/scalelab/scalelab/scenario"
+)
+
+// OpenStore opens a fresh store of engine name from its test provider,
+// with assignments applied to the engine's and sc's settings. It returns
+// the environment to open sc in (seed 0, no tiers) and the provider.
+func OpenStore(t testing.TB, sc scenario.Scenario, name string, assignments ...string) (scenario.Env, enginetest.Provider) {
+	t.Helper()
+	p, ok := enginetest.Lookup(name)
+	if !ok {
+		t.Fatalf("no test provider for engine %s: register one (engine/enginetest)", name)
+	}
+	set := enginetest.Settings(t, name, sc.Settings(), assignments...)
+	return scenario.Env{Engine: name, Conn: p.Open(t, set), Settings: set}, p
+}
+
+// Open applies assignments to env's settings and opens sc's workload in
+// env, as W (the scenario's workload type).
+func Open[W scenario.Workload](sc scenario.Scenario, env scenario.Env, assignments ...string) (W, error) {
+	var none W
+	for _, a := range assignments {
+		if err := env.Settings.Apply(a); err != nil {
+			return none, err
+		}
+	}
+	wl, err := sc.Open(context.Background(), env)
+	if err != nil {
+		return none, err
+	}
+	return wl.(W), nil
+}
+
+// MustOpen is Open failing t on error; the workload is closed when t
+// ends.
+func MustOpen[W scenario.Workload](t testing.TB, sc scenario.Scenario, env scenario.Env, assignments ...string) W {
+	t.Helper()
+	w, err := Open[W](sc, env, assignments...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
+// MustLoad loads w with workers, failing t on error.
+func MustLoad(t testing.TB, w scenario.Workload, workers int) {
+	t.Helper()
+	if err := w.Load(context.Background(), workers, func(int64) {}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Cached opens sc on a fresh memory store with assignments and tier as its
+// cache tier (nil: none), seed 42, and loads it with 2 workers.
+func Cached[W scenario.Workload](t testing.TB, sc scenario.Scenario, tier *scenario.Tier, assignments ...string) W {
+	t.Helper()
+	env, _ := OpenStore(t, sc, "memory", assignments...)
+	env.Seed = 42
+	if tier != nil {
+		env.Tiers = map[string]scenario.Tier{scenario.RoleCache: *tier}
+	}
+	w := MustOpen[W](t, sc, env)
+	MustLoad(t, w, 2)
+	return w
+}
+
+// AuditedSessions runs users sessions of w at once (session u with seed
+// seed+u), each for at most ops operations, with their writes logged to a
+// history file as a run logs them. An operation's error fails t and ends
+// its session unless tolerated (nil: none is) says it may happen. It
+// returns the history read back and the file's path.
+func AuditedSessions(t testing.TB, w scenario.Workload, users, ops int, seed uint64, tolerated func(error) bool) (*audit.History, string) {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "history.log")
+	hw, err := audit.Create(path, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for u := range users {
+		wg.Go(func() {
+			s := w.NewSession(uint64(u), seed+uint64(u))
+			l := hw.Log(uint64(u))
+			s.(scenario.Audited).SetWriteLog(l)
+			for range ops {
+				if _, ok := s.Next(); !ok {
+					return
+				}
+				err := s.Do(ctx)
+				l.Done(err)
+				if err != nil && (tolerated == nil || !tolerated(err)) {
+					t.Errorf("session %d: %v", u, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := hw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h, err := audit.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, path
+}
+
+// CacheReport returns the "cache" section of w's report, failing t unless
+// it has every figure of cache.Stats.Report and the extra keys.
+func CacheReport(t testing.TB, w scenario.Reporter, extra ...string) map[string]any {
+	t.Helper()
+	r, _ := w.Report()["cache"].(map[string]any)
+	want := append(slices.Collect(maps.Keys(cache.NewStats().Report(cache.Local, ""))), extra...)
+	for _, k := range want {
+		if _, ok := r[k]; !ok {
+			t.Fatalf("report %v has no %s", r, k)
+		}
+	}
+	return r
+}
+
+// NextOp prepares the next operation of s that is op (named name), trying
+// at most 1000.
+func NextOp(t testing.TB, s scenario.Session, op int, name string) {
+	t.Helper()
+	for range 1000 {
+		if got, ok := s.Next(); ok && got == op {
+			return
+		}
+	}
+	t.Fatalf("no %s in 1000 operations", name)
+}
