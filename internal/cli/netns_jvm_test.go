@@ -95,7 +95,7 @@ func TestPartitionOpenSearchNode(t *testing.T) {
 func TestCassandraNetns(t *testing.T) {
 	needNetns(t, "Cassandra", cassandra.Installed, "make java")
 	ctx := context.Background()
-	st, out := upLoadedCluster(t, "cassandra", "csnet", "--nodes", "2", "--netns", "--link", "delay=30ms", "--timeout", "5m")
+	st, _ := upLoadedCluster(t, "cassandra", "csnet", "--nodes", "2", "--netns", "--link", "delay=30ms", "--timeout", "5m")
 	for _, n := range st.Nodes {
 		if !strings.HasPrefix(n.Host, "10.231.") || !strings.HasPrefix(n.Client, "127.0.0.1:") {
 			t.Fatalf("node %+v: want its own network's address and a proxy on loopback", n)
