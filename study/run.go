@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/scalelab/scalelab/examples"
@@ -184,13 +185,19 @@ func Run(ctx context.Context, st *Study, o RunOptions) (*Record, string, error) 
 	end := o.Now().UTC()
 	rec.End = &end
 	rec.Status = "ok"
+	var failed []string
 	for _, re := range rec.Experiments {
-		if re.Status == "failed" && rec.Status == "ok" {
+		if re.Status == "failed" {
 			rec.Status = "failed"
+			failed = append(failed, re.Name)
 		}
 	}
 	if stop != nil {
 		rec.Status = "interrupted"
+	} else if len(failed) > 0 {
+		// the page is still written (its rows say what was not
+		// measured), but the study did not finish
+		stop = results.WithCode(results.ExitUnfinished, fmt.Errorf("study %s: experiment %s failed (the page says why)", st.ID, strings.Join(failed, ", ")))
 	}
 	if err := writeRecord(dir, rec); err != nil {
 		return rec, dir, results.WithCode(results.ExitUnfinished, err)

@@ -2,6 +2,7 @@ package study
 
 import (
 	"bytes"
+	"fmt"
 	"context"
 	"os"
 	"path/filepath"
@@ -155,5 +156,29 @@ func TestRunRefusesBadProfile(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("directory created: %v", err)
+	}
+}
+
+// TestRunFailedExperimentExits: a study whose experiment cannot run
+// (its store is unreachable) still writes its page, records the
+// experiment as failed, and ends with exit code 4, not 0.
+func TestRunFailedExperimentExits(t *testing.T) {
+	exp := strings.Replace(tinyExperiment, "engine: sqlite", "engine: postgres\ntarget: postgres://scalelab@127.0.0.1:1/scalelab", 1)
+	st, err := Parse("900-tiny.yaml", []byte(tinyStudy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := fstest.MapFS{"tiny.yaml": {Data: []byte(exp)}}
+	dir := filepath.Join(t.TempDir(), "study")
+	var out, progress bytes.Buffer
+	rec, _, err := Run(context.Background(), st, RunOptions{Profile: "quick", Out: dir, Stdout: &out, Stderr: &progress, Examples: fsys, Args: []string{"scalelab", "study", "run", "900"}})
+	if code := results.ExitCode(err); code != results.ExitUnfinished || !strings.Contains(fmt.Sprint(err), "mixes") {
+		t.Fatalf("exit %d (%v), want %d naming the experiment\n%s", code, err, results.ExitUnfinished, progress.String())
+	}
+	if rec.Status != "failed" || len(rec.Experiments) != 1 || rec.Experiments[0].Status != "failed" {
+		t.Fatalf("record %+v", rec)
+	}
+	if _, err := os.Stat(filepath.Join(dir, PageFile)); err != nil {
+		t.Fatalf("no page after a failed experiment: %v", err)
 	}
 }
