@@ -3,20 +3,13 @@ package apptier
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/scalelab/scalelab/app"
-	"github.com/scalelab/scalelab/cluster"
-	"github.com/scalelab/scalelab/internal/testenv"
 )
 
 // TestOverloadAnswers503 runs real HAProxy, with the balancer's
@@ -27,10 +20,7 @@ import (
 // balancer itself answers 503 (no server up), as the study's overloaded
 // site did.
 func TestOverloadAnswers503(t *testing.T) {
-	bin, err := HAProxyPath()
-	if err != nil {
-		testenv.Unavailable(t, "HAProxy", err, "apt-get install haproxy")
-	}
+	bin := needHAProxy(t)
 	release := make(chan struct{})
 	started := make(chan struct{}, 8)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -48,50 +38,10 @@ func TestOverloadAnswers503(t *testing.T) {
 	free := func() { once.Do(func() { close(release) }) }
 	defer free()
 
-	dir := t.TempDir()
-	port, err := cluster.FreePort(cluster.Loopback)
-	if err != nil {
-		t.Fatal(err)
-	}
-	listen := net.JoinHostPort(cluster.Loopback, strconv.Itoa(port))
-	sock := filepath.Join(dir, "haproxy.sock")
-	cfg := haproxyConfig(balancerConfig{Listen: listen, Servers: []string{"app1=" + srv.Addr()}, Algorithm: "roundrobin",
-		Check: 100 * time.Millisecond, Socket: sock, Timeout: time.Minute})
-	path := filepath.Join(dir, "haproxy.cfg")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-db", "-f", path)
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	status := func() string {
-		rows, err := Stats(ctx, sock)
-		if err != nil {
-			return ""
-		}
-		for _, r := range rows {
-			if r.Proxy == "app" && r.Name == "app1" {
-				return r.Status
-			}
-		}
-		return ""
-	}
-	waitFor := func(what string, ok func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for !ok() {
-			if time.Now().After(deadline) {
-				t.Fatalf("waited 30 s for %s", what)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	waitFor("the balancer to see app1 up", func() bool { return status() == "UP" })
+	lb := startTestBalancer(ctx, t, bin, srv.Addr())
+	listen := lb.listen
 
 	client := &http.Client{Timeout: 20 * time.Second}
 	base := "http://" + listen
@@ -111,7 +61,7 @@ func TestOverloadAnswers503(t *testing.T) {
 	<-started
 	go func() { defer wg.Done(); codes[1], _ = get("/queued") }()
 	// the queued request is not started until the held one ends
-	waitFor("the second request to reach the server's queue", func() bool {
+	waitFor(t, "the second request to reach the server's queue", func() bool {
 		select {
 		case <-started:
 			t.Error("the second request started beside the held one")
@@ -135,7 +85,7 @@ func TestOverloadAnswers503(t *testing.T) {
 	if err := srv.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("the balancer to mark app1 down", func() bool { return strings.HasPrefix(status(), "DOWN") })
+	waitFor(t, "the balancer to mark app1 down", func() bool { return strings.HasPrefix(lb.status(ctx), "DOWN") })
 	code, body := get("/page")
 	if code != http.StatusServiceUnavailable || strings.Contains(body, "queued") {
 		t.Errorf("through the balancer with no server up: %d %q, want the balancer's 503", code, body)
