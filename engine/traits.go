@@ -22,6 +22,14 @@ type AnnouncedAddresses interface {
 	FollowsAnnouncedAddresses() bool
 }
 
+// StatementPool is an optional capability of a Conn to an Embedded
+// engine's store (SQLite): its statements run on the load generator's own
+// processors and, in file system calls, hold them. Statements returns how
+// many its pool runs at once.
+type StatementPool interface {
+	Statements() int
+}
+
 // HasFileTarget reports whether the registered engine name keeps its
 // store in a file its target names.
 func HasFileTarget(name string) bool { return trait(name, FileTarget.FileTarget) }

@@ -143,14 +143,28 @@ type cachedPage struct {
 // NewUser returns a browser for the application at base (http://host:port)
 // with its own cookie jar and connections; timeout bounds each request.
 func NewUser(base string, counter *Counter, timeout time.Duration) *User {
-	jar, _ := cookiejar.New(nil)
-	tr := &http.Transport{
+	return NewUserOn(base, counter, timeout, NewTransport(4, 0))
+}
+
+// NewTransport returns the connections of one browser or of a pool of
+// users: it keeps up to idle idle connections and opens at most most at
+// once (0: no bound; a request beyond it waits for a connection, and
+// that wait is part of its time).
+func NewTransport(idle, most int) *http.Transport {
+	return &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        4,
-		MaxIdleConnsPerHost: 4,
+		MaxIdleConns:        idle,
+		MaxIdleConnsPerHost: idle,
+		MaxConnsPerHost:     most,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 	}
+}
+
+// NewUserOn returns a browser with its own cookie jar and page cache
+// whose requests go over tr, which other users may share.
+func NewUserOn(base string, counter *Counter, timeout time.Duration, tr *http.Transport) *User {
+	jar, _ := cookiejar.New(nil)
 	return &User{base: strings.TrimSuffix(base, "/"), counter: counter, pages: map[string]cachedPage{}, client: &http.Client{
 		Jar: jar, Transport: tr, Timeout: timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },

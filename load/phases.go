@@ -22,8 +22,22 @@ type Phases struct {
 	Phases []Phase
 	Think  Think
 
-	pool *metrics.Pool
+	pool  *metrics.Pool
+	queue Queue
 }
+
+// Queue is what a scenario.Limited workload's bound did in a run: at most
+// Slots operations ran at once (InProcess: statements of a store in this
+// process, Slots lowered to leave the generator a processor), and at most
+// MaxWaiting waited for a slot.
+type Queue struct {
+	Slots      int
+	InProcess  bool
+	MaxWaiting int
+}
+
+// Queue returns what the bound did in the last run; Slots 0: no bound.
+func (m *Phases) Queue() Queue { return m.queue }
 
 var _ Model = (*Phases)(nil)
 
@@ -87,6 +101,8 @@ func (m *Phases) run(r *Run) {
 		horizon = r.coll.Base() + int64(r.opt.Duration)
 	}
 	p := &phasesRun{m: m, r: r, a: a, done: make(chan struct{}), quit: make(chan struct{})}
+	m.queue = Queue{}
+	defer p.limit()()
 	p.alive.Store(1) // the arrivals
 	p.sched = NewScheduler(0, horizon, p.quit, p.step)
 	go func() {
@@ -109,12 +125,42 @@ func (m *Phases) run(r *Run) {
 	}
 }
 
+// limit sets the gate of a scenario.Limited workload and returns what
+// undoes it. Statements of a store in this process run on the
+// generator's processors, and one blocked in a file system call holds
+// its processor: with such a store at most processors-1 operations run
+// at once (at least one), and the runtime gets one processor more than
+// it had, so that the sessions' wake-ups always find one.
+func (p *phasesRun) limit() (undo func()) {
+	l, ok := p.r.wl.(scenario.Limited)
+	if !ok {
+		return func() {}
+	}
+	n, inProcess := l.Inflight()
+	procs := runtime.GOMAXPROCS(0)
+	if inProcess && n > 0 {
+		n = min(n, max(1, procs-1))
+		runtime.GOMAXPROCS(procs + 1)
+	}
+	p.gate = newGate[gated](n)
+	return func() {
+		if inProcess && n > 0 {
+			runtime.GOMAXPROCS(procs)
+		}
+		if p.gate != nil {
+			slots, _, most := p.gate.stats()
+			p.m.queue = Queue{Slots: slots, InProcess: inProcess, MaxWaiting: most}
+		}
+	}
+}
+
 // phasesRun is one execution of the phases model.
 type phasesRun struct {
 	m     *Phases
 	r     *Run
 	a     *arrivals
 	sched *Scheduler[*phSession]
+	gate  *gate[gated] // nil unless the workload is scenario.Limited
 	alive atomic.Int64 // sessions alive, plus one while arrivals remain
 	live  atomic.Int64 // sessions started and not ended
 	done  chan struct{}
@@ -190,17 +236,45 @@ func (p *phasesRun) step(s *phSession, due int64) {
 	}
 	start := metrics.Now()
 	r.coll.OpStarted(s.op)
+	op := gated{s: s, due: due, start: start, begin: start}
+	if p.gate != nil && !p.gate.enter(op) {
+		return // waits for a slot: the runner that frees one runs it
+	}
+	for {
+		p.exec(op)
+		if p.gate == nil {
+			return
+		}
+		var ok bool
+		if op, ok = p.gate.next(); !ok || r.stopped.Load() {
+			return // one queued at the stop stays in flight, never ended
+		}
+		op.begin = metrics.Now()
+	}
+}
+
+// gated is an operation started at its due time, with when it began to
+// run (later than start when it waited for a slot of the gate).
+type gated struct {
+	s                 *phSession
+	due, start, begin int64
+}
+
+// exec runs a started operation and records it: its lag is start - due,
+// its latency end - due, its service time end - begin.
+func (p *phasesRun) exec(op gated) {
+	r, s := p.r, op.s
 	err := s.sess.Do(r.opCtx)
 	if r.cutByDrain(err) {
 		return // in flight at the stop: never ended in the collector
 	}
 	end := metrics.Now()
 	rec := p.m.pool.Get(uint32(s.id))
-	rec.RecordLag(s.op, start-due)
+	rec.RecordLag(s.op, op.start-op.due)
 	class := metrics.ClassOf(err)
-	rec.Record(s.op, class, end-due, end-start, end-r.coll.Base())
+	rec.Record(s.op, class, end-op.due, end-op.begin, end-r.coll.Base())
 	if s.comp != nil {
-		s.comp.done(rec, due, start, end, r.coll.Base(), class)
+		s.comp.done(rec, op.due, op.begin, end, r.coll.Base(), class)
 	}
 	p.m.pool.Put(rec)
 	if err != nil {

@@ -366,6 +366,9 @@ func runFacts(r *results.Run) []fact {
 	if c := r.Concurrency; c != nil {
 		add("in flight", inFlightText(c))
 	}
+	if q := r.ClientQueue; q != nil {
+		add("client queue", q.Text())
+	}
 	h := r.Host
 	host := fmt.Sprintf("%s, %d CPUs (GOMAXPROCS %d) %s %s/%s", h.Hostname, h.CPUs, h.GoMaxProcs, h.CPUModel, h.OS, h.Arch)
 	if h.MemBytes > 0 {

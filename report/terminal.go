@@ -69,6 +69,9 @@ func Terminal(w io.Writer, r *results.Run) {
 		}
 		fmt.Fprintf(w, "in flight: %s\n", line)
 	}
+	if q := r.ClientQueue; q != nil {
+		fmt.Fprintf(w, "client queue: %s\n", q.Text())
+	}
 	if c, _ := parseCache(r.ScenarioReport); c != nil {
 		fmt.Fprintln(w, c.summary())
 	}

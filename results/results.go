@@ -70,6 +70,7 @@ type Run struct {
 	Lag            *metrics.LagSummary          `json:"schedule_lag,omitempty"`    // open models
 	MaxSessions    int64                        `json:"max_sessions,omitempty"`    // phases model; threads: most users active at once
 	Concurrency    *Concurrency                 `json:"concurrency,omitempty"`     // operations in flight (threads model)
+	ClientQueue    *ClientQueue                 `json:"client_queue,omitempty"`    // phases model: the workload's bound on operations at once
 	Transactions   *Transactions                `json:"transactions,omitempty"`    // every request's duration over time and by phase, the break (transactions.go)
 	ScenarioReport map[string]any               `json:"scenario_report,omitempty"` // scenario.Reporter figures
 	Process        *Process                     `json:"process,omitempty"`         // scalelab's own CPU and memory
@@ -93,6 +94,31 @@ type Concurrency struct {
 	MaxInFlight  int64   `json:"max_in_flight"`
 	Users        int     `json:"users,omitempty"` // the load model's users
 	MaxIsBound   bool    `json:"max_is_upper_bound,omitempty"`
+}
+
+// ClientQueue is the bound on operations at once that the workload's
+// client has (its pool to the store, or to the app tier): at most Slots
+// ran at once and at most MaxWaiting waited for a slot, each started on
+// schedule and its wait counted in its latency. InProcess: the store runs
+// in scalelab's process, and Slots was lowered to leave the generator a
+// processor (docs/load-models.md).
+type ClientQueue struct {
+	Slots      int  `json:"slots"`
+	MaxWaiting int  `json:"max_waiting"`
+	InProcess  bool `json:"in_process,omitempty"`
+}
+
+// Text says it in a line.
+func (q *ClientQueue) Text() string {
+	where := "the client's connections"
+	if q.InProcess {
+		where = "statements of the store in this process"
+	}
+	ops := "operations"
+	if q.Slots == 1 {
+		ops = "operation"
+	}
+	return fmt.Sprintf("at most %d %s at once (%s); up to %d waited for a slot, started on schedule, the wait in their latency", q.Slots, ops, where, q.MaxWaiting)
 }
 
 // ClusterRef names the local cluster a run used.

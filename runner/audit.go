@@ -237,6 +237,7 @@ var (
 	_ scenario.Checker        = (*auditWorkload)(nil)
 	_ scenario.Reporter       = (*auditWorkload)(nil)
 	_ scenario.LoadStarter    = (*auditWorkload)(nil)
+	_ scenario.Limited        = (*auditWorkload)(nil)
 	_ scenario.ReadBacker     = (*auditWorkload)(nil)
 	_ scenario.RegisterReader = (*auditWorkload)(nil)
 	_ scenario.RegisterLog    = (*audit.Log)(nil)
@@ -289,6 +290,14 @@ func (a *auditWorkload) Report() map[string]any {
 		return r.Report()
 	}
 	return nil
+}
+
+// Inflight forwards to the workload's Limited, if any (0: no bound).
+func (a *auditWorkload) Inflight() (int, bool) {
+	if l, ok := a.Workload.(scenario.Limited); ok {
+		return l.Inflight()
+	}
+	return 0, false
 }
 
 // LoadStarted forwards to the workload's LoadStarter, if any.

@@ -254,6 +254,9 @@ func (p *Plan) record(doc *results.Run, wl scenario.Workload, ops []string, m *m
 	}
 	if m.phases != nil {
 		doc.MaxSessions = coll.MaxSessions()
+		if q := m.phases.Queue(); q.Slots > 0 {
+			doc.ClientQueue = &results.ClientQueue{Slots: q.Slots, MaxWaiting: q.MaxWaiting, InProcess: q.InProcess}
+		}
 		doc.Transactions = m.tx.result(breakRule(p.settings))
 	} else {
 		doc.Transactions = m.tx.result(results.BreakRule{})

@@ -130,6 +130,19 @@ type Thinker interface {
 	Think() (d time.Duration, ok bool)
 }
 
+// Limited is an optional capability of a Workload whose operations run at
+// most Inflight at once (the connections of the client it drives: its
+// pool to the store, or to the app tier): an operation due while all are
+// busy would wait inside Do for one. The phases model starts it at its
+// due time (its schedule lag is that start) and keeps it waiting in a
+// queue of its own, without a goroutine, until one is free; the wait is
+// in its latency. n <= 0 means no bound. inProcess says that the
+// operations run in this process (an engine.StatementPool): the model
+// then also keeps processors for itself (docs/load-models.md).
+type Limited interface {
+	Inflight() (n int, inProcess bool)
+}
+
 // Checker is an optional capability of a Workload: checks run after the
 // load ends (for example, reading back what was written). A returned error
 // wrapping engine.ErrIntegrity fails the run with exit code 1.

@@ -191,6 +191,10 @@ func (c *Conn) Path() string { return c.path }
 // MaxConns returns the pool size in effect.
 func (c *Conn) MaxConns() int { return c.maxConns }
 
+// Statements is the pool's size: SQLite runs in this process
+// (engine.StatementPool).
+func (c *Conn) Statements() int { return c.maxConns }
+
 // Close closes the pool.
 func (c *Conn) Close() error { return c.db.Close() }
 

@@ -200,18 +200,32 @@ type httpStore struct {
 	counter *httpload.Counter
 	timeout time.Duration
 	user    *httpload.User
+	// shared, when set, carries every session's requests over at most
+	// mhealth.app_conns connections; nil: each session has its own
+	shared *http.Transport
 }
 
-func newHTTPStore(direct store, base string, timeout time.Duration) *httpStore {
+func newHTTPStore(direct store, base string, timeout time.Duration, conns int) *httpStore {
 	h := &httpStore{direct: direct, base: base, counter: httpload.NewCounter(), timeout: timeout}
-	h.user = httpload.NewUser(base, h.counter, timeout)
+	if conns > 0 {
+		h.shared = httpload.NewTransport(conns, conns)
+	}
+	h.user = h.newUser()
 	return h
 }
 
-// forSession gives each patient session its own connections.
+func (h *httpStore) newUser() *httpload.User {
+	if h.shared != nil {
+		return httpload.NewUserOn(h.base, h.counter, h.timeout, h.shared)
+	}
+	return httpload.NewUser(h.base, h.counter, h.timeout)
+}
+
+// forSession gives each patient session its own connections (a phone's),
+// or its own user on the shared ones.
 func (h *httpStore) forSession() store {
 	c := *h
-	c.user = httpload.NewUser(h.base, h.counter, h.timeout)
+	c.user = h.newUser()
 	return &c
 }
 

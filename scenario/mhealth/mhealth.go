@@ -69,6 +69,7 @@ const (
 	KeyVerify         = "mhealth.verify"
 	KeyLoad           = "mhealth.load"
 	KeyApp            = "mhealth.app"
+	KeyAppConns       = "mhealth.app_conns"
 	KeyRefreshAfter   = "mhealth.refresh_after_write"
 )
 
@@ -107,6 +108,7 @@ func (*Scenario) Settings() []setting.Spec {
 		{Key: KeyVerify, Kind: setting.Bool, Default: "true", Description: "check totals, achievements and plans read back against an independent computation from the generated activity"},
 		{Key: KeyLoad, Kind: setting.Bool, Default: "true", Description: "recreate the data and create mhealth.patients patients before the run"},
 		{Key: KeyApp, Kind: setting.String, Default: "", Description: "URL of the backend over HTTP (scalelab serve mhealth, or a balancer in front of several): patients' requests go there; the load and the check use the store directly"},
+		{Key: KeyAppConns, Kind: setting.Int, Default: "0", Min: 0, Max: 65536, Description: "with mhealth.app: connections all sessions share, as a backend client's pool (a request waits for a free one, inside its time); 0: each session keeps its own, as each phone does (a connection per live session: more sessions than open files allow fail)"},
 	}, cache.DirectSpecs()...)
 }
 
@@ -126,6 +128,7 @@ type config struct {
 	requireFresh bool
 	verify, load bool
 	app          string
+	appConns     int
 	cacheWrite   string
 	cacheTTL     time.Duration
 }
@@ -142,6 +145,7 @@ func configFrom(set *setting.Set) *config {
 		verify:       set.Get(KeyVerify).Bool(),
 		load:         set.Get(KeyLoad).Bool(),
 		app:          set.Get(KeyApp).String(),
+		appConns:     int(set.Get(KeyAppConns).Int()),
 		cacheWrite:   set.Get(cache.KeyWrite).String(),
 		cacheTTL:     set.Get(cache.KeyTTL).Duration(),
 	}
@@ -173,6 +177,9 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 		}
 	}
 	w := &Workload{cfg: cfg, st: st, seed: env.Seed, patients: map[int64]*patientState{}, cacheStats: cache.NewStats()}
+	if e, ok := env.Conn.(engine.StatementPool); ok {
+		w.embedded = e.Statements()
+	}
 	if cfg.refreshAll {
 		w.refresh = rf
 	}
@@ -193,7 +200,7 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 			st.close()
 			return nil, fmt.Errorf("%s %s (--app): %w; start the backend first (scalelab serve mhealth, or scalelab cluster up app) or fix the URL", KeyApp, base, err)
 		}
-		w.http = newHTTPStore(st, base, 30*time.Second)
+		w.http = newHTTPStore(st, base, 30*time.Second, cfg.appConns)
 		w.st = w.http
 	}
 	return w, nil
@@ -205,6 +212,9 @@ type Workload struct {
 	st   store
 	seed uint64
 	http *httpStore // mhealth.app: the backend over HTTP
+	// embedded is the pool of a store in this process (engine.StatementPool):
+	// the operations that can run at once; 0: none
+	embedded int
 	// refresh is the store's refresh of every index after each write
 	// (mhealth.refresh_after_write=all); nil: none
 	refresh refresher
@@ -233,7 +243,22 @@ var (
 	_ scenario.Checker    = (*Workload)(nil)
 	_ scenario.Reporter   = (*Workload)(nil)
 	_ scenario.Composites = (*Workload)(nil)
+	_ scenario.Limited    = (*Workload)(nil)
 )
+
+// Inflight bounds the operations at once: over HTTP to the connections
+// the sessions share (mhealth.app_conns; 0: none), else to the pool of an
+// embedded store, whose statements run in this process (each operation
+// is one transaction on one connection).
+func (w *Workload) Inflight() (int, bool) {
+	if w.http != nil {
+		if w.http.shared != nil {
+			return w.cfg.appConns, false
+		}
+		return 0, false
+	}
+	return w.embedded, w.embedded > 0
+}
 
 // Operations names the operations.
 func (w *Workload) Operations() []string { return append([]string(nil), operationNames...) }
