@@ -3,52 +3,17 @@ package fault_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/cluster/clustertest"
 	"github.com/scalelab/scalelab/experiment"
 	"github.com/scalelab/scalelab/results"
-	"github.com/scalelab/scalelab/setting"
 )
 
-// sleepProvisioner starts "memory" clusters of sleep processes, so that an
-// experiment can start clusters and inject faults without a store.
-type sleepProvisioner struct{}
-
-func (sleepProvisioner) Engine() string { return "memory" }
-
-func (sleepProvisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State) error {
-	for i := 1; i <= max(spec.Nodes, 1); i++ {
-		name := fmt.Sprintf("node%d", i)
-		cmd := []string{"sleep", "600"}
-		log := filepath.Join(st.Dir, name+".log")
-		pid, err := cluster.Start(cmd, st.Dir, log, nil)
-		if err != nil {
-			return err
-		}
-		st.Nodes = append(st.Nodes, cluster.Node{Name: name, PID: pid, Host: "127.0.0.1", DataDir: st.Dir, LogFile: log, Cmd: cmd})
-	}
-	st.Target, st.Auth = "memory://", "none (test)"
-	return nil
-}
-
-func (sleepProvisioner) Status(ctx context.Context, st *cluster.State) ([]cluster.NodeStatus, error) {
-	var out []cluster.NodeStatus
-	for _, n := range st.Nodes {
-		out = append(out, cluster.NodeStatus{Node: n, Alive: cluster.Alive(n.PID)})
-	}
-	return out, nil
-}
-
-func (sleepProvisioner) Options() cluster.Options {
-	return cluster.Options{Specs: []setting.Spec{cluster.NodesOption(1, 16, "sleep processes"),
-		{Key: "fail", Kind: setting.Enum, Default: "no", Allowed: []string{"yes", "no"}, Description: "fail the start"}}}
-}
-
-func init() { cluster.Register(sleepProvisioner{}) }
+func init() { cluster.Register(clustertest.SleepProvisioner{}) }
 
 // TestFaultFactor: fault is an experiment factor; each level's runs get
 // its faults, "none" gets none, and bad levels are errors with a position.

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,47 +9,10 @@ import (
 
 	"github.com/scalelab/scalelab/apptier"
 	"github.com/scalelab/scalelab/cluster"
-	"github.com/scalelab/scalelab/setting"
+	"github.com/scalelab/scalelab/cluster/clustertest"
 )
 
-// sleepProvisioner is a test provisioner for the memory engine whose nodes
-// are sleep processes: it exercises the cluster commands without a store.
-type sleepProvisioner struct{}
-
-func (sleepProvisioner) Engine() string { return "memory" }
-
-func (sleepProvisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State) error {
-	if spec.Options["fail"] == "yes" {
-		pid, _ := cluster.Start([]string{"sleep", "60"}, st.Dir, filepath.Join(st.Dir, "n.log"), nil)
-		st.Nodes = append(st.Nodes, cluster.Node{Name: "node1", PID: pid})
-		return fmt.Errorf("injected failure")
-	}
-	n := max(spec.Nodes, 1)
-	for i := 1; i <= n; i++ {
-		pid, err := cluster.Start([]string{"sleep", "600"}, st.Dir, filepath.Join(st.Dir, fmt.Sprintf("node%d.log", i)), nil)
-		if err != nil {
-			return err
-		}
-		st.Nodes = append(st.Nodes, cluster.Node{Name: fmt.Sprintf("node%d", i), Role: "data", PID: pid, Host: "127.0.0.1", Port: 1000 + i})
-	}
-	st.Target, st.Auth = "memory://", "none (test)"
-	return nil
-}
-
-func (sleepProvisioner) Status(ctx context.Context, st *cluster.State) ([]cluster.NodeStatus, error) {
-	var out []cluster.NodeStatus
-	for _, n := range st.Nodes {
-		out = append(out, cluster.NodeStatus{Node: n, Alive: cluster.Alive(n.PID)})
-	}
-	return out, nil
-}
-
-func (sleepProvisioner) Options() cluster.Options {
-	return cluster.Options{Specs: []setting.Spec{cluster.NodesOption(1, 16, "sleep processes"),
-		{Key: "fail", Kind: setting.Enum, Default: "no", Allowed: []string{"yes", "no"}, Description: "fail the start"}}}
-}
-
-func init() { cluster.Register(sleepProvisioner{}) }
+func init() { cluster.Register(clustertest.SleepProvisioner{}) }
 
 func TestClusterCommands(t *testing.T) {
 	t.Setenv("SCALELAB_HOME", t.TempDir())
@@ -226,7 +188,7 @@ func TestClusterDocOptions(t *testing.T) {
 	var provs []cluster.Provisioner
 	for _, name := range cluster.Provisioners() {
 		p, _ := cluster.Lookup(name)
-		if _, test := p.(sleepProvisioner); !test {
+		if _, test := p.(clustertest.SleepProvisioner); !test {
 			provs = append(provs, p)
 		}
 	}

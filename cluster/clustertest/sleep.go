@@ -1,0 +1,61 @@
+// Package clustertest holds what tests of the cluster commands and of
+// experiments share: a provisioner whose nodes are sleep processes, so
+// that clusters can be started, watched, faulted and stopped without a
+// store.
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/setting"
+)
+
+// SleepProvisioner provisions "memory" clusters whose nodes are `sleep
+// 600` processes (node1, node2, … on 127.0.0.1, ports 1001, 1002, …,
+// each with its log file and command, so that faults can restart them).
+// The option fail=yes makes Up start every node and then fail, so that
+// tests see a failed start clean up; heap is recorded and not used. A
+// test binary registers it once: cluster.Register(SleepProvisioner{}).
+type SleepProvisioner struct{}
+
+// Engine is the engine its clusters serve: "memory".
+func (SleepProvisioner) Engine() string { return "memory" }
+
+// Up starts spec.Nodes (at least one) sleep processes in st.Dir.
+func (SleepProvisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State) error {
+	for i := 1; i <= max(spec.Nodes, 1); i++ {
+		name := fmt.Sprintf("node%d", i)
+		cmd := []string{"sleep", "600"}
+		log := filepath.Join(st.Dir, name+".log")
+		pid, err := cluster.Start(cmd, st.Dir, log, nil)
+		if err != nil {
+			return err
+		}
+		st.Nodes = append(st.Nodes, cluster.Node{Name: name, Role: "data", PID: pid, Host: "127.0.0.1", Port: 1000 + i,
+			DataDir: st.Dir, LogFile: log, Cmd: cmd})
+	}
+	if spec.Options["fail"] == "yes" {
+		return fmt.Errorf("injected failure")
+	}
+	st.Target, st.Auth = "memory://", "none (test)"
+	return nil
+}
+
+// Status reports whether each node's process is alive.
+func (SleepProvisioner) Status(ctx context.Context, st *cluster.State) ([]cluster.NodeStatus, error) {
+	var out []cluster.NodeStatus
+	for _, n := range st.Nodes {
+		out = append(out, cluster.NodeStatus{Node: n, Alive: cluster.Alive(n.PID)})
+	}
+	return out, nil
+}
+
+// Options are nodes (1 to 16), fail (yes|no) and heap.
+func (SleepProvisioner) Options() cluster.Options {
+	return cluster.Options{Specs: []setting.Spec{cluster.NodesOption(1, 16, "sleep processes"),
+		{Key: "fail", Kind: setting.Enum, Default: "no", Allowed: []string{"yes", "no"}, Description: "fail the start"},
+		{Key: cluster.OptHeap, Kind: setting.String, Description: "recorded, not used"}}}
+}
