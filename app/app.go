@@ -12,9 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -236,11 +237,7 @@ func (s *Server) Codes() map[string]int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make(map[string]int64, len(s.codes))
-	keys := make([]int, 0, len(s.codes))
-	for k := range s.codes {
-		keys = append(keys, k)
-	}
-	sort.Ints(keys)
+	keys := slices.Sorted(maps.Keys(s.codes))
 	for _, k := range keys {
 		out[strconv.Itoa(k)] = s.codes[k]
 	}

@@ -3,7 +3,8 @@ package cache
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -123,11 +124,7 @@ func (s *Stats) Report(mode Mode, engine string) map[string]any {
 			"cache_calls": o.cacheCalls, "store_calls": o.storeCalls}
 		errs += o.errors
 	}
-	keys := make([]int64, 0, len(s.secs))
-	for k := range s.secs {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	keys := slices.Sorted(maps.Keys(s.secs))
 	per := make([]map[string]any, 0, len(keys))
 	for _, k := range keys {
 		sec := s.secs[k]

@@ -3,7 +3,8 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -40,11 +41,7 @@ func (h Health) Healthy() bool { return h.Status == Green }
 // String is "green, 3 of 3 nodes" plus the details in key order.
 func (h Health) String() string {
 	s := fmt.Sprintf("%s, %d of %d nodes", h.Status, h.Nodes, h.Of)
-	keys := make([]string, 0, len(h.Detail))
-	for k := range h.Detail {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(h.Detail))
 	var parts []string
 	for _, k := range keys {
 		parts = append(parts, k+" "+h.Detail[k])

@@ -3,6 +3,8 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -140,11 +142,7 @@ func Resolve(p Provisioner, spec Spec) (*Resolved, error) {
 			return nil, err
 		}
 	}
-	keys := make([]string, 0, len(spec.Options))
-	for k := range spec.Options {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(spec.Options))
 	for _, k := range keys {
 		if err := set(k, spec.Options[k], "--opt "+k+"="+spec.Options[k], false); err != nil {
 			return nil, err

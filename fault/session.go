@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -552,11 +554,7 @@ func (s *Session) EndLoad() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ended = true
-	idx := make([]int, 0, len(s.stopped))
-	for i := range s.stopped {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
+	idx := slices.Sorted(maps.Keys(s.stopped))
 	for _, i := range idx {
 		s.resume(i)
 	}

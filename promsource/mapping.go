@@ -9,9 +9,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -222,11 +223,7 @@ func loadFile(m *Mapping, path string) error {
 		m.URL = u
 	}
 	m.TokenFile = f.TokenFile
-	names := make([]string, 0, len(f.Tiers))
-	for n := range f.Tiers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(f.Tiers))
 	for _, n := range names {
 		t := f.Tiers[n]
 		for _, kv := range [][2]string{{"cpu", t.CPU}, {"exporter", t.Exporter}} {

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -324,11 +326,7 @@ func cacheOpTable(c *cacheReport) *figTable {
 	}
 	t := &figTable{Title: "Cache by operation", Cols: []string{"operation", "hits", "misses", "hit rate %", "stale reads", "mean cache ms", "mean store ms"},
 		Note: "Reads through the cache per operation; the mean times are per call to the cache and per call to the store (a miss, a write)."}
-	ops := make([]string, 0, len(c.ByOperation))
-	for op := range c.ByOperation {
-		ops = append(ops, op)
-	}
-	sort.Strings(ops)
+	ops := slices.Sorted(maps.Keys(c.ByOperation))
 	failures := c.CacheErrors > 0
 	for _, o := range c.ByOperation {
 		failures = failures || o.CacheErrors > 0

@@ -7,7 +7,6 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/scalelab/scalelab/metrics"
@@ -172,13 +171,8 @@ func settingDiffs(runs []*compared) [][]string {
 			keys[k] = true
 		}
 	}
-	var sorted []string
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
 	var out [][]string
-	for _, k := range sorted {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		row := []string{k}
 		same := true
 		for i, c := range runs {

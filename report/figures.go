@@ -3,8 +3,9 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -46,15 +47,6 @@ type figWalker struct {
 	charts []chart
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 func joinPath(path, key string) string {
 	if path == "" {
 		return key
@@ -75,14 +67,14 @@ func (fw *figWalker) walk(path string, m map[string]any) {
 	groups := map[string]*group{}
 	var order []string
 	var nested, lists []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		switch v := m[k].(type) {
 		case map[string]any:
 			if len(v) == 0 || !flat(v) {
 				nested = append(nested, k)
 				continue
 			}
-			keys := sortedKeys(v)
+			keys := slices.Sorted(maps.Keys(v))
 			sig := strings.Join(keys, "\x00")
 			g := groups[sig]
 			if g == nil {
@@ -164,11 +156,7 @@ func (fw *figWalker) list(path string, items []any) {
 			colSet[k] = true
 		}
 	}
-	cols := make([]string, 0, len(colSet))
-	for k := range colSet {
-		cols = append(cols, k)
-	}
-	sort.Strings(cols)
+	cols := slices.Sorted(maps.Keys(colSet))
 	t := figTable{Title: path, Cols: append([]string{"#"}, cols...)}
 	var xs, delays []float64
 	for i, it := range items {

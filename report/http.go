@@ -2,7 +2,8 @@ package report
 
 import (
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 )
 
@@ -58,11 +59,7 @@ func httpFigures(rep map[string]any) ([]figTable, []chart, map[string]any) {
 			codes[c] = true
 		}
 	}
-	order := make([]string, 0, len(codes))
-	for c := range codes {
-		order = append(order, c)
-	}
-	sort.Strings(order) // 2xx, 3xx, 4xx, 5xx, then connection_error, timeout
+	order := slices.Sorted(maps.Keys(codes)) // 2xx, 3xx, 4xx, 5xx, then connection_error, timeout
 	xlabel := "seconds since the first response"
 	if h.Since == httpSinceLoad {
 		xlabel = "seconds since the load began"
@@ -80,11 +77,7 @@ func httpFigures(rep map[string]any) ([]figTable, []chart, map[string]any) {
 	}
 	t := figTable{Title: "HTTP responses by operation and status", Cols: append([]string{"operation"}, order...),
 		Note: "Responses by status code per operation over the whole run (a post's success is its 303)."}
-	ops := make([]string, 0, len(h.ByOperation))
-	for op := range h.ByOperation {
-		ops = append(ops, op)
-	}
-	sort.Strings(ops)
+	ops := slices.Sorted(maps.Keys(h.ByOperation))
 	for _, op := range ops {
 		row := []string{op}
 		for _, c := range order {

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -172,11 +173,7 @@ func buildRunView(r *results.Run, dir string) *runView {
 		httpTables = append(httpTables, *t)
 	}
 	v.Scenario, v.ScenCharts = append(httpTables, v.Scenario...), append(httpCharts, v.ScenCharts...)
-	keys := make([]string, 0, len(r.Settings))
-	for k := range r.Settings {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(r.Settings))
 	changed := map[string]bool{}
 	for _, k := range r.Changed {
 		changed[k] = true
@@ -201,7 +198,7 @@ func missingNote(file string, err error) string {
 // runOps lists the operations: those in the summary, then any only in the
 // series (a run that stopped before its summary).
 func runOps(r *results.Run, s *series) []string {
-	ops := sortedOps(r.Summary)
+	ops := slices.Sorted(maps.Keys(r.Summary))
 	seen := map[string]bool{}
 	for _, op := range ops {
 		seen[op] = true
@@ -401,11 +398,7 @@ func topology(r *results.Run) string {
 func loadText(l results.Load) string {
 	parts := []string{l.Model}
 	if len(l.Params) > 0 {
-		keys := make([]string, 0, len(l.Params))
-		for k := range l.Params {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(l.Params))
 		var ps []string
 		for _, k := range keys {
 			ps = append(ps, fmt.Sprintf("%s=%v", k, l.Params[k]))
@@ -420,11 +413,7 @@ func loadText(l results.Load) string {
 }
 
 func kvList(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	var out []string
 	for _, k := range keys {
 		out = append(out, k+"="+m[k])
@@ -515,12 +504,7 @@ func errorTable(r *results.Run, ops []string) *figTable {
 			delete(classes, c.String())
 		}
 	}
-	var rest []string
-	for c := range classes {
-		rest = append(rest, c)
-	}
-	sort.Strings(rest)
-	cols = append(cols, rest...)
+	cols = append(cols, slices.Sorted(maps.Keys(classes))...)
 	t := &figTable{Title: "Errors by class", Cols: append(append([]string{"operation"}, cols...), "fail p50 ms", "fail p99 ms", "in flight at stop"),
 		Note: "timeout: deadline exceeded; refused: connection refused or reset; rejected: the store refused the request (overload, throttling); not_found; integrity: wrong data read back; other. The fail columns are how long failed operations took to fail."}
 	for _, op := range ops {

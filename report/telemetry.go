@@ -3,9 +3,11 @@ package report
 import (
 	"encoding/csv"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -177,11 +179,7 @@ func telemetryTables(t *results.Telemetry) []figTable {
 		out = append(out, un)
 	}
 	for _, src := range t.Sources {
-		keys := make([]string, 0, len(src.Observe))
-		for k := range src.Observe {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(src.Observe))
 		st := figTable{Title: "Observed through " + src.Kind + " at " + src.URL,
 			Note: fmt.Sprintf("%d nodes and %d exporter figures read over the run.", src.Nodes, src.Series), Cols: []string{"mapping", "series"}}
 		for _, k := range keys {

@@ -5,10 +5,11 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
-	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/termtable"
 )
@@ -24,7 +25,7 @@ func Terminal(w io.Writer, r *results.Run) {
 	if open {
 		tab.Header = append(tab.Header, "svc p99 ms", "late")
 	}
-	for _, op := range sortedOps(r.Summary) {
+	for _, op := range slices.Sorted(maps.Keys(r.Summary)) {
 		s := r.Summary[op]
 		row := []string{s.Op, fmt.Sprint(s.Count), fmt.Sprint(s.Errors), fmt.Sprintf("%.1f", s.ThroughputPerS),
 			ms(s.MeanMs), ms(s.P50Ms), ms(s.P95Ms), ms(s.P99Ms), ms(s.P999Ms), ms(s.MaxMs)}
@@ -41,12 +42,12 @@ func Terminal(w io.Writer, r *results.Run) {
 		tab.Rows = append(tab.Rows, []string{"total", fmt.Sprint(t.Count), fmt.Sprint(t.Errors), fmt.Sprintf("%.1f", t.ThroughputPerS)})
 	}
 	_ = tab.Write(w, termtable.Width)
-	for _, op := range sortedOps(r.Summary) {
+	for _, op := range slices.Sorted(maps.Keys(r.Summary)) {
 		if c := r.Summary[op].Composite; c != "" {
 			fmt.Fprintf(w, "%s: %s (not in the total)\n", op, c)
 		}
 	}
-	for _, op := range sortedOps(r.Summary) {
+	for _, op := range slices.Sorted(maps.Keys(r.Summary)) {
 		s := r.Summary[op]
 		if len(s.ErrorsByClass) > 0 {
 			fmt.Fprintf(w, "errors of %s: %s\n", op, classes(s.ErrorsByClass))
@@ -92,15 +93,6 @@ func Terminal(w io.Writer, r *results.Run) {
 	for _, f := range r.Failures {
 		fmt.Fprintln(w, "FAILED:", f)
 	}
-}
-
-func sortedOps(m map[string]metrics.OpSummary) []string {
-	ops := make([]string, 0, len(m))
-	for k := range m {
-		ops = append(ops, k)
-	}
-	sort.Strings(ops)
-	return ops
 }
 
 func classes(m map[string]int64) string {

@@ -3,7 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/scalelab/scalelab/results"
@@ -42,11 +43,7 @@ func tierDiffs(runs []*compared) [][]string {
 			roles[t.Role] = true
 		}
 	}
-	sortedRoles := make([]string, 0, len(roles))
-	for r := range roles {
-		sortedRoles = append(sortedRoles, r)
-	}
-	sort.Strings(sortedRoles)
+	sortedRoles := slices.Sorted(maps.Keys(roles))
 	var out [][]string
 	for _, role := range sortedRoles {
 		row := []string{"tier " + role}
@@ -66,12 +63,7 @@ func tierDiffs(runs []*compared) [][]string {
 				}
 			}
 		}
-		sortedKeys := make([]string, 0, len(keys))
-		for k := range keys {
-			sortedKeys = append(sortedKeys, k)
-		}
-		sort.Strings(sortedKeys)
-		for _, k := range sortedKeys {
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
 			row := []string{role + ": " + k}
 			same := true
 			for i, c := range runs {

@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -140,11 +141,7 @@ func failuresPerSecond(secs []httpSecond, ps []results.PhaseFigures, from int) [
 			}
 		}
 	}
-	order := make([]string, 0, len(codes))
-	for c := range codes {
-		order = append(order, c)
-	}
-	sort.Strings(order)
+	order := slices.Sorted(maps.Keys(codes))
 	var out []string
 	for _, c := range order {
 		for i := from - 1; i < len(ps); i++ {

@@ -6,8 +6,9 @@ package setting
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -308,12 +309,7 @@ func (s *Set) Given(key string) bool { return s.given[key] }
 
 // Keys returns the declared keys, sorted.
 func (s *Set) Keys() []string {
-	keys := make([]string, 0, len(s.specs))
-	for k := range s.specs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return slices.Sorted(maps.Keys(s.specs))
 }
 
 // Spec returns the spec of key.

@@ -3,9 +3,11 @@ package telemetry
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -84,11 +86,7 @@ func (l *statsLoop) sample() {
 			l.mu.Unlock()
 			continue
 		}
-		names := make([]string, 0, len(m))
-		for k := range m {
-			names = append(names, k)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(m))
 		for _, k := range names {
 			v := m[k]
 			if math.IsNaN(v) || math.IsInf(v, 0) {
