@@ -63,13 +63,9 @@ func TestRebuildAudit(t *testing.T) {
 	if !strings.Contains(term.String(), "40 acknowledged") || !strings.Contains(term.String(), "not read back") {
 		t.Errorf("terminal: %q", term.String())
 	}
-	out := filepath.Join(dir, results.ReportFile)
-	if err := WriteHTML(out, r, dir); err != nil {
-		t.Fatal(err)
-	}
-	html, _ := os.ReadFile(out)
+	page := renderPage(t, r, dir)
 	for _, want := range []string{"Acknowledged-write audit", "Not read back", "partial record"} {
-		if !strings.Contains(string(html), want) {
+		if !strings.Contains(page, want) {
 			t.Errorf("report.html lacks %q", want)
 		}
 	}

@@ -2,8 +2,6 @@ package report
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,15 +47,7 @@ func TestFaultMarksAndTables(t *testing.T) {
 			t.Errorf("mark %d %q, want %q", i, m.Label, want[i])
 		}
 	}
-	path := filepath.Join(dir, "report.html")
-	if err := WriteHTML(path, r, dir); err != nil {
-		t.Fatal(err)
-	}
-	page, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(page)
+	s := renderPage(t, r, dir)
 	// 2 latency charts, throughput and errors: 4 time charts, 6 marks each.
 	if n := strings.Count(s, `class="mark"`); n != 24 {
 		t.Errorf("%d marker lines, want 24", n)

@@ -40,15 +40,7 @@ func TestRunPageEscapesEverything(t *testing.T) {
 	s := r.Summary["read"]
 	s.ErrorsByClass[xss] = 1
 	r.Summary["read"] = s
-	path := filepath.Join(dir, results.ReportFile)
-	if err := WriteHTML(path, r, dir); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := string(b)
+	page := renderPage(t, r, dir)
 	for _, raw := range []string{"<img", "</script>", "<script"} {
 		if i := strings.Index(page, raw); i >= 0 {
 			t.Fatalf("unescaped markup %q in the page near: %s", raw, page[max(0, i-200):min(len(page), i+200)])
@@ -93,12 +85,7 @@ func TestRunPageContents(t *testing.T) {
 			if tc.model == "phases" {
 				r.MaxSessions = 16
 			}
-			path := filepath.Join(dir, results.ReportFile)
-			if err := WriteHTML(path, r, dir); err != nil {
-				t.Fatal(err)
-			}
-			b, _ := os.ReadFile(path)
-			page := string(b)
+			page := renderPage(t, r, dir)
 			for _, w := range tc.wants {
 				if !strings.Contains(page, w) {
 					t.Errorf("page lacks %q", w)
@@ -129,13 +116,9 @@ func TestRunPageWithoutStreamedFiles(t *testing.T) {
 	dir := t.TempDir()
 	r := &results.Run{Status: results.StatusFailed, ExitCode: 4, Error: "connect to sqlite: no such file", Scenario: "ycsb", Engine: "sqlite",
 		Summary: map[string]metrics.OpSummary{}, Load: results.Load{Model: "closed"}}
-	path := filepath.Join(dir, results.ReportFile)
-	if err := WriteHTML(path, r, dir); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(path)
+	page := renderPage(t, r, dir)
 	for _, w := range []string{"series.csv is missing", "intervals.hlog is missing", "connect to sqlite: no such file", "exit code 4"} {
-		if !strings.Contains(string(b), w) {
+		if !strings.Contains(page, w) {
 			t.Errorf("page lacks %q", w)
 		}
 	}
@@ -159,15 +142,11 @@ func TestLongRunIsAggregated(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &results.Run{Status: results.StatusOK, Scenario: "s", Engine: "e", Load: results.Load{Model: "closed"}, Summary: map[string]metrics.OpSummary{}}
-	path := filepath.Join(dir, results.ReportFile)
-	if err := WriteHTML(path, r, dir); err != nil {
-		t.Fatal(err)
-	}
-	page, _ := os.ReadFile(path)
-	if !strings.Contains(string(page), "Each point covers 3s of intervals") {
+	page := renderPage(t, r, dir)
+	if !strings.Contains(page, "Each point covers 3s of intervals") {
 		t.Error("no aggregation note")
 	}
-	for _, d := range regexp.MustCompile(`<path d="([^"]*)"`).FindAllStringSubmatch(string(page), -1) {
+	for _, d := range regexp.MustCompile(`<path d="([^"]*)"`).FindAllStringSubmatch(page, -1) {
 		if n := strings.Count(d[1], "L") + strings.Count(d[1], "M"); n > maxPoints+10 {
 			t.Errorf("a line of %d points", n)
 		}

@@ -3,8 +3,6 @@ package report
 import (
 	"bytes"
 	"html"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -83,16 +81,9 @@ func TestTransactionsSection(t *testing.T) {
 		t.Errorf("note %q", tabs[0].Note)
 	}
 	dir := t.TempDir()
-	path := filepath.Join(dir, "report.html")
-	if err := WriteHTML(path, r, dir); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := renderPage(t, r, dir)
 	for _, want := range []string{"Requests over time and by phase", "Mean request duration over time", "broken from phase 2", "Phases: requests, errors and duration"} {
-		if !strings.Contains(html.UnescapeString(string(b)), want) {
+		if !strings.Contains(html.UnescapeString(page), want) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
