@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalelab/scalelab/promsource/promtest"
 	"github.com/scalelab/scalelab/results"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestAppNotListening(t *testing.T) {
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	for _, scen := range []string{"mhealth", "records"} {
-		addr := freeAddr(t) // closed again: nothing listens there
+		addr := promtest.FreeAddr(t) // closed again: nothing listens there
 		dir := filepath.Join(t.TempDir(), scen)
 		start := time.Now()
 		code, _, errs := run(t, context.Background(), "run", scen, "--target", filepath.Join(t.TempDir(), "s.db"),

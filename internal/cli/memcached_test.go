@@ -20,19 +20,17 @@ func TestMemcachedCluster(t *testing.T) {
 	needMemcached(t)
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	ctx := context.Background()
-	code, out, errs := run(t, ctx, "cluster", "up", "memcached", "--name", "m1", "--opt", "memory_mb=64", "--opt", "threads=2")
-	if code != 0 || !strings.Contains(out, "cluster m1 (memcached) is up") || !strings.Contains(out, "auth: none") || !strings.Contains(out, "127.0.0.1 only") {
-		t.Fatalf("up: %d %s %s", code, out, errs)
+	st, out := upLoadedCluster(t, "memcached", "m1", "--opt", "memory_mb=64", "--opt", "threads=2")
+	if !strings.Contains(out, "cluster m1 (memcached) is up") || !strings.Contains(out, "auth: none") || !strings.Contains(out, "127.0.0.1 only") {
+		t.Fatalf("up: %s", out)
 	}
-	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "m1") })
-	st, err := cluster.Load("m1")
-	if err != nil || st.Engine != memcached.Name || len(st.Nodes) != 1 || st.Nodes[0].Host != cluster.Loopback || st.Params["memory_mb"] != "64" {
-		t.Fatalf("state %+v %v", st, err)
+	if st.Engine != memcached.Name || len(st.Nodes) != 1 || st.Nodes[0].Host != cluster.Loopback || st.Params["memory_mb"] != "64" {
+		t.Fatalf("state %+v", st)
 	}
 	if os.Geteuid() == 0 && st.Params["os_user"] == "" {
 		t.Errorf("run as root, the server did not switch user: %v", st.Params)
 	}
-	code, out, _ = run(t, ctx, "cluster", "status", "m1")
+	code, out, _ := run(t, ctx, "cluster", "status", "m1")
 	if code != 0 || !strings.Contains(out, "limit_maxbytes=67108864") {
 		t.Fatalf("status: %d %s", code, out)
 	}
@@ -73,7 +71,7 @@ func TestMemcachedCluster(t *testing.T) {
 
 	// the cache tier in front of SQLite
 	dir := filepath.Join(t.TempDir(), "cache")
-	code, out, errs = run(t, ctx, "run", "ycsb", "--engine", "sqlite", "--cache", "memcached", "--cache-cluster", "m1",
+	code, out, errs := run(t, ctx, "run", "ycsb", "--engine", "sqlite", "--cache", "memcached", "--cache-cluster", "m1",
 		"--set", "cache.memcached.max_idle_conns=16", "--set", "ycsb.records=300", "--set", "ycsb.workload=b", "--set", "ycsb.verify=true",
 		"--duration", "2s", "--out", dir, "--progress", "off")
 	if code != 0 {

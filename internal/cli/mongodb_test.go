@@ -22,14 +22,12 @@ func TestFerretDBCluster(t *testing.T) {
 	}
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	ctx := context.Background()
-	code, out, errs := run(t, ctx, "cluster", "up", "ferretdb", "--name", "f1")
-	if code != 0 || !strings.Contains(out, "cluster f1 (ferretdb) is up") || !strings.Contains(out, "engine mongodb") {
-		t.Fatalf("up: %d %s %s", code, out, errs)
+	st, out := upLoadedCluster(t, "ferretdb", "f1")
+	if !strings.Contains(out, "cluster f1 (ferretdb) is up") || !strings.Contains(out, "engine mongodb") {
+		t.Fatalf("up: %s", out)
 	}
-	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "f1") })
-	st, err := cluster.Load("f1")
-	if err != nil || st.Engine != mongodb.Name || st.Kind != mongodb.FerretDB || len(st.Nodes) != 1 {
-		t.Fatalf("state %+v %v", st, err)
+	if st.Engine != mongodb.Name || st.Kind != mongodb.FerretDB || len(st.Nodes) != 1 {
+		t.Fatalf("state %+v", st)
 	}
 	if code, out, _ := run(t, ctx, "cluster", "status", "f1"); code != 0 || !strings.Contains(out, "listening=true") || !strings.Contains(out, "cluster f1 (ferretdb for mongodb)") {
 		t.Fatalf("status: %d %s", code, out)
@@ -65,7 +63,7 @@ func TestFerretDBCluster(t *testing.T) {
 	}
 
 	// Sharding needs a sharded cluster: exit 2, naming what the server is.
-	code, _, errs = run(t, ctx, "run", "ycsb", "--cluster", "f1", "--duration", "1s", "--set", "mongodb.shard_key=hashed:_id",
+	code, _, errs := run(t, ctx, "run", "ycsb", "--cluster", "f1", "--duration", "1s", "--set", "mongodb.shard_key=hashed:_id",
 		"--out", filepath.Join(t.TempDir(), "shard"), "--progress", "off")
 	if code != ExitUsage || !strings.Contains(errs, "needs a sharded cluster") || !strings.Contains(errs, "FerretDB v1.24.2") {
 		t.Fatalf("shard key on FerretDB: %d %s", code, errs)

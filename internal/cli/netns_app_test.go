@@ -61,12 +61,7 @@ func TestAppTierInNamespaces(t *testing.T) {
 	if len(r.Faults) != 1 || r.Faults[0].Outcome != "done" {
 		t.Fatalf("faults %+v", r.Faults)
 	}
-	var down, up bool
-	for _, e := range r.Events {
-		down = down || strings.Contains(e.Detail, "app2 DOWN")
-		up = up || strings.Contains(e.Detail, "app2 UP")
-	}
-	if !down || !up {
+	if !eventsMention(r, "app2 DOWN", "app2 UP") {
 		t.Errorf("the balancer did not mark the partitioned app2 down and up again: events %+v", r.Events)
 	}
 	at := appTierOf(r)

@@ -50,12 +50,7 @@ func TestPartitionOpenSearchNode(t *testing.T) {
 	if a := r.Audit; a == nil || !a.Checked || a.Lost != 0 || a.Acknowledged == 0 {
 		t.Errorf("audit %+v", a)
 	}
-	var down, up bool
-	for _, e := range r.Events {
-		down = down || strings.Contains(e.Detail, "link down")
-		up = up || strings.Contains(e.Detail, "link up again")
-	}
-	if !down || !up {
+	if !eventsMention(r, "link down", "link up again") {
 		t.Errorf("events %+v", r.Events)
 	}
 

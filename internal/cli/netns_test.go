@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,12 +120,7 @@ func TestPartitionPostgresReplica(t *testing.T) {
 	if len(before) == 0 || maxD*10 > sumB/int64(len(before)) {
 		t.Errorf("operations per interval: %v before the cut, %v inside it: want the reads to the cut replica to stall the sessions", before, during)
 	}
-	var down, up bool
-	for _, e := range r.Events {
-		down = down || strings.Contains(e.Detail, "link down")
-		up = up || strings.Contains(e.Detail, "link up again")
-	}
-	if !down || !up {
+	if !eventsMention(r, "link down", "link up again") {
 		t.Errorf("events %+v", r.Events)
 	}
 	if a := r.Audit; a == nil || !a.Checked || a.Lost != 0 || a.Acknowledged == 0 {
@@ -311,4 +307,15 @@ func TestNetworkFaultsPostgres(t *testing.T) {
 	if code, _, errs := run(t, ctx, "cluster", "up", "postgres", "--name", "pgbad", "--netns", "--link", "delay=0.2ms"); code != 2 || !strings.Contains(errs, "whole milliseconds") {
 		t.Errorf("--link delay=0.2ms: exit %d, %s", code, errs)
 	}
+}
+
+// eventsMention reports whether, for each of words, one of r's events
+// mentions it.
+func eventsMention(r *results.Run, words ...string) bool {
+	for _, w := range words {
+		if !slices.ContainsFunc(r.Events, func(e results.Event) bool { return strings.Contains(e.Detail, w) }) {
+			return false
+		}
+	}
+	return true
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/scalelab/scalelab/promsource/promtest"
 )
 
 // startServe runs `scalelab serve args...` until the returned stop is
@@ -43,17 +45,6 @@ func startServe(t *testing.T, addr string, args ...string) (stop func() (int, st
 	}
 }
 
-// freeAddr is a loopback address nothing listens on now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // TestServeMhealth: the mhealth backend over HTTP with the study's paths
 // (`scalelab serve mhealth`), driven by `run mhealth --app URL`: every
 // patient request goes over HTTP (counted by status), the load and the
@@ -61,7 +52,7 @@ func freeAddr(t *testing.T) string {
 func TestServeMhealth(t *testing.T) {
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	db := filepath.Join(t.TempDir(), "mhealth.db")
-	addr := freeAddr(t)
+	addr := promtest.FreeAddr(t)
 	stop := startServe(t, addr, "mhealth", "--target", db, "--listen", addr)
 	dir := filepath.Join(t.TempDir(), "r")
 	rc, rout, rerr := run(t, context.Background(), "run", "mhealth", "--target", db, "--app", "http://"+addr, "--users", "4", "--duration", "3s",
@@ -104,7 +95,7 @@ func TestServeMhealth(t *testing.T) {
 func TestServeRecords(t *testing.T) {
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	db := filepath.Join(t.TempDir(), "records.db")
-	addr := freeAddr(t)
+	addr := promtest.FreeAddr(t)
 	stop := startServe(t, addr, "records", "--target", db, "--listen", addr, "--max-inflight", "4", "--set", "records.bcrypt_cost=4")
 	dir := filepath.Join(t.TempDir(), "r")
 	rc, rout, rerr := run(t, context.Background(), "run", "records", "--target", db, "--duration", "3s", "--users", "4", "--out", dir, "--progress", "off",
@@ -151,7 +142,7 @@ func TestServeRecords(t *testing.T) {
 func TestServeMaxQueue(t *testing.T) {
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	db := filepath.Join(t.TempDir(), "records.db")
-	addr := freeAddr(t)
+	addr := promtest.FreeAddr(t)
 	stop := startServe(t, addr, "records", "--target", db, "--listen", addr, "--procs", "1", "--max-inflight", "1", "--max-queue", "1",
 		"--set", "records.bcrypt_cost=8")
 	dir := filepath.Join(t.TempDir(), "r")
