@@ -1,10 +1,7 @@
 package report
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,22 +35,17 @@ func IsExperiment(dir string) bool {
 	return err == nil
 }
 
+// readExperiment reads dir's experiment.json and refuses a schema newer
+// than this page reads.
 func readExperiment(dir string) (*expResult, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ExperimentFile))
+	r, err := results.ReadExperiment(dir)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s is not an experiment's results directory: no %s", dir, ExperimentFile)
-		}
-		return nil, fmt.Errorf("read %s: %w", ExperimentFile, err)
-	}
-	var r expResult
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", filepath.Join(dir, ExperimentFile), err)
+		return nil, err
 	}
 	if r.Schema > expSchema {
-		return &r, fmt.Errorf("%s has schema %d; this scalelab reads schema %d (upgrade scalelab)", ExperimentFile, r.Schema, expSchema)
+		return r, fmt.Errorf("%s has schema %d; this scalelab reads schema %d (upgrade scalelab)", ExperimentFile, r.Schema, expSchema)
 	}
-	return &r, nil
+	return r, nil
 }
 
 // WriteExperiment writes the report page of the experiment in dir (from

@@ -1,10 +1,6 @@
 package results
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -264,13 +260,9 @@ type SLOOutcome struct {
 
 // ReadExperiment loads experiment.json from an experiment's directory.
 func ReadExperiment(dir string) (*Experiment, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ExperimentFile))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", ExperimentFile, err)
-	}
 	var r Experiment
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", filepath.Join(dir, ExperimentFile), err)
+	if err := readJSON(dir, ExperimentFile, "an experiment's results directory", &r); err != nil {
+		return nil, err
 	}
 	return &r, nil
 }

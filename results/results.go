@@ -358,16 +358,25 @@ func WriteFileAtomic(path string, data []byte) error {
 
 // Read loads run.json from a results directory.
 func Read(dir string) (*Run, error) {
-	b, err := os.ReadFile(filepath.Join(dir, RunFile))
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s is not a results directory: no %s", dir, RunFile)
-		}
-		return nil, fmt.Errorf("read %s: %w", RunFile, err)
-	}
 	var r Run
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", filepath.Join(dir, RunFile), err)
+	if err := readJSON(dir, RunFile, "a results directory", &r); err != nil {
+		return nil, err
 	}
 	return &r, nil
+}
+
+// readJSON decodes dir's file into v; a missing file is said to mean
+// that dir is not what (e.g. "a results directory").
+func readJSON(dir, file, what string, v any) error {
+	b, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s is not %s: no %s", dir, what, file)
+		}
+		return fmt.Errorf("read %s: %w", file, err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("parse %s: %w", filepath.Join(dir, file), err)
+	}
+	return nil
 }
