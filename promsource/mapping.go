@@ -18,6 +18,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -289,18 +290,11 @@ func (m *Mapping) token() (string, error) {
 	if path == "" {
 		return "", nil
 	}
-	st, err := os.Stat(path)
+	t, err := cluster.ReadSecret(path)
 	if err != nil {
 		return "", fmt.Errorf("prometheus token file: %w", err)
 	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("prometheus token file %s is readable by others (mode %o); chmod 600 it", path, st.Mode().Perm())
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("prometheus token file: %w", err)
-	}
-	return strings.TrimSpace(string(b)), nil
+	return t, nil
 }
 
 // Observes reports whether the mapping names the tier.
