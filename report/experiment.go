@@ -15,20 +15,6 @@ import (
 // ExperimentFile is the name of an experiment's result document.
 const ExperimentFile = results.ExperimentFile
 
-// expSchema is the experiment.json schema version this page reads.
-const expSchema = results.ExperimentSchema
-
-type (
-	expResult      = results.Experiment
-	expCombination = results.CombinationResult
-	expRun         = results.RunRef
-	expStat        = results.Stat
-	expRow         = results.Row
-	expKnee        = results.Knee
-	expStep        = results.KneeStep
-	expOutcome     = results.SLOOutcome
-)
-
 // IsExperiment reports whether dir is an experiment's results directory.
 func IsExperiment(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, ExperimentFile))
@@ -37,13 +23,13 @@ func IsExperiment(dir string) bool {
 
 // readExperiment reads dir's experiment.json and refuses a schema newer
 // than this page reads.
-func readExperiment(dir string) (*expResult, error) {
+func readExperiment(dir string) (*results.Experiment, error) {
 	r, err := results.ReadExperiment(dir)
 	if err != nil {
 		return nil, err
 	}
-	if r.Schema > expSchema {
-		return r, fmt.Errorf("%s has schema %d; this scalelab reads schema %d (upgrade scalelab)", ExperimentFile, r.Schema, expSchema)
+	if r.Schema > results.ExperimentSchema {
+		return r, fmt.Errorf("%s has schema %d; this scalelab reads schema %d (upgrade scalelab)", ExperimentFile, r.Schema, results.ExperimentSchema)
 	}
 	return r, nil
 }
@@ -68,7 +54,7 @@ func WriteExperiment(dir, out string) (string, error) {
 }
 
 // expFacts is the experiment page's header.
-func expFacts(r *expResult) []fact {
+func expFacts(r *results.Experiment) []fact {
 	var f facts
 	add := f.add
 	add("status", statusFact(r.Status, r.ExitCode))

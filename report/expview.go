@@ -19,7 +19,7 @@ import (
 // expView is everything the experiment page shows.
 type expView struct {
 	Meta     pageMeta
-	R        *expResult
+	R        *results.Experiment
 	Facts    []fact
 	Factors  figTable
 	Combos   []comboView
@@ -118,7 +118,7 @@ func metricTitle(metric, unit string) string {
 	return name
 }
 
-func buildExperimentView(r *expResult, dir string) *expView {
+func buildExperimentView(r *results.Experiment, dir string) *expView {
 	v := &expView{R: r, Facts: expFacts(r)}
 	v.Meta = newMeta("scalelab experiment: " + r.Name + " (" + r.Status + ")")
 	if r.Schema == 0 {
@@ -150,7 +150,7 @@ func buildExperimentView(r *expResult, dir string) *expView {
 	return v
 }
 
-func comboRow(c expCombination, r *expResult) comboView {
+func comboRow(c results.CombinationResult, r *results.Experiment) comboView {
 	cv := comboView{ID: c.ID, Label: c.Label, Engine: c.Engine, Settings: strings.Join(c.Settings, " "), Baseline: c.Baseline}
 	if cl := c.Cluster; cl != nil {
 		cv.Cluster = fmt.Sprintf("%s, %d node(s)", cl.Engine, cl.Nodes)
@@ -198,7 +198,7 @@ func comboRow(c expCombination, r *expResult) comboView {
 	return cv
 }
 
-func runLinkOf(run expRun) runLink {
+func runLinkOf(run results.RunRef) runLink {
 	l := runLink{Href: filepath.ToSlash(filepath.Join(run.Dir, results.ReportFile)), Text: fmt.Sprintf("r%d", run.Repeat),
 		Tip: fmt.Sprintf("%s: %s, %s ops/s, seed %d", run.Dir, run.Status, fmtNum(run.ThroughputPerS), run.Seed)}
 	if run.Load > 0 {
@@ -213,14 +213,14 @@ func runLinkOf(run expRun) runLink {
 	return l
 }
 
-func statCI(s expStat, f func(float64) string) string {
+func statCI(s results.Stat, f func(float64) string) string {
 	if s.CILow == nil || s.CIHigh == nil {
 		return "-"
 	}
 	return "[" + f(*s.CILow) + ", " + f(*s.CIHigh) + "]"
 }
 
-func comparisonTables(r *expResult) []opTable {
+func comparisonTables(r *results.Experiment) []opTable {
 	var out []opTable
 	index := map[string]int{}
 	for _, row := range r.Comparison {
@@ -275,7 +275,7 @@ func fmtP(p float64) string {
 
 // shortLabel names a combination in a chart: its ID and levels, with
 // factor names cut to their last part (memory.latency_jitter: latency_jitter).
-func shortLabel(r *expResult, id string) string {
+func shortLabel(r *results.Experiment, id string) string {
 	for _, c := range r.Combinations {
 		if c.ID != id {
 			continue
@@ -297,8 +297,8 @@ func confPct(c float64) string { return trimNum(100*nz(c, 0.95), 1) + "%" }
 
 // rowsOf returns the comparison rows of one operation and metric, in
 // combination order.
-func rowsOf(r *expResult, op, metric string) []expRow {
-	var out []expRow
+func rowsOf(r *results.Experiment, op, metric string) []results.Row {
+	var out []results.Row
 	for _, row := range r.Comparison {
 		if row.Op == op && row.Metric == metric {
 			out = append(out, row)
@@ -308,7 +308,7 @@ func rowsOf(r *expResult, op, metric string) []expRow {
 }
 
 // sloLimit returns the SLO limit on an operation's metric, if any.
-func sloLimit(outcomes []expOutcome, op, metric string) (float64, string, bool) {
+func sloLimit(outcomes []results.SLOOutcome, op, metric string) (float64, string, bool) {
 	for _, o := range outcomes {
 		if o.Metric == metric && (o.Op == op || o.Op == "") {
 			return o.Limit, o.SLO, true
@@ -317,8 +317,8 @@ func sloLimit(outcomes []expOutcome, op, metric string) (float64, string, bool) 
 	return 0, "", false
 }
 
-func allOutcomes(r *expResult) []expOutcome {
-	var out []expOutcome
+func allOutcomes(r *results.Experiment) []results.SLOOutcome {
+	var out []results.SLOOutcome
 	for _, c := range r.Combinations {
 		out = append(out, c.SLO...)
 	}
@@ -336,7 +336,7 @@ var barMetrics = []string{"throughput", "error_rate", "p95", "p99"}
 // comparisonBars draws, per operation and metric, one bar per combination:
 // the mean over repeats with its CI as a whisker, colored by the verdict
 // against the baseline, with the SLO's limit where one applies.
-func comparisonBars(r *expResult) []chart {
+func comparisonBars(r *results.Experiment) []chart {
 	outcomes := allOutcomes(r)
 	var ops []string
 	seen := map[string]bool{}
@@ -397,7 +397,7 @@ func numericLevels(f results.FactorInfo) (map[string]float64, bool) {
 // scalingCurves draws, for every numeric factor (users, rate, nodes, ...),
 // a metric against the factor's level: one line per combination of the
 // other factors' levels, with CI whiskers.
-func scalingCurves(r *expResult) []chart {
+func scalingCurves(r *results.Experiment) []chart {
 	outcomes := allOutcomes(r)
 	var out []chart
 	for _, f := range r.Factors {
@@ -448,7 +448,7 @@ func scalingCurves(r *expResult) []chart {
 			wants = append(wants, want{op, "p99"})
 		}
 		for _, w := range wants {
-			byCombo := map[string]expRow{}
+			byCombo := map[string]results.Row{}
 			unit := ""
 			for _, row := range rowsOf(r, w.op, w.metric) {
 				byCombo[row.Combination] = row
@@ -515,7 +515,7 @@ const maxSpectra = 10
 
 // comboSpectra overlays, per operation, the percentile spectrum of each
 // combination, its measured repeats' interval logs merged.
-func comboSpectra(r *expResult, dir string) []chart {
+func comboSpectra(r *results.Experiment, dir string) []chart {
 	if len(r.Combinations) == 0 {
 		return nil
 	}
@@ -579,9 +579,9 @@ func comboSpectra(r *expResult, dir string) []chart {
 // its CI and the SLO's limit, the knee shaded between the highest load that
 // met the SLO and the lowest that broke it, the throughput achieved against
 // the load, and the steps in a table.
-func kneeSection(k expKnee) kneeView {
+func kneeSection(k results.Knee) kneeView {
 	kv := kneeView{Label: k.Combination + " " + k.Label, Summary: k.Summary}
-	steps := append([]expStep(nil), k.Steps...)
+	steps := append([]results.KneeStep(nil), k.Steps...)
 	sort.Slice(steps, func(a, b int) bool { return steps[a].Load < steps[b].Load })
 	loadName := map[string]string{"users": "users", "rate": "offered rate (ops/s)"}[k.On]
 	if loadName == "" {
@@ -601,7 +601,7 @@ func kneeSection(k expKnee) kneeView {
 	if k.Load != nil && k.Broke != nil {
 		bands = []band{{*k.Load, *k.Broke, "knee"}}
 	}
-	var outcomes []expOutcome
+	var outcomes []results.SLOOutcome
 	for _, s := range steps {
 		outcomes = append(outcomes, s.Outcomes...)
 	}
