@@ -21,6 +21,17 @@ func newFake(t *testing.T) *fake {
 	return &fake{t: t, root: filepath.Join(t.TempDir(), "sys fs"), id: 30}
 }
 
+// create detects the fake's hierarchies and creates the group at path
+// with limits l in them, failing the test on an error.
+func (f *fake) create(path string, l Limits) *Group {
+	f.t.Helper()
+	g, err := f.detect().Create(path, l)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return g
+}
+
 // v1 mounts a v1 hierarchy with the controllers opts ("cpu,cpuacct").
 func (f *fake) v1(dir, opts string) string {
 	d := f.mkdir(dir)
@@ -168,10 +179,7 @@ func TestCreateV1(t *testing.T) {
 		t.Run(fmt.Sprintf("co-mounted %t", co), func(t *testing.T) {
 			f := newFake(t)
 			f.hybrid(co)
-			g, err := f.detect().Create("scalelab/c1/node1", Limits{CPUs: 0.2, MemoryBytes: 64 << 20, CPUSet: "1"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			g := f.create("scalelab/c1/node1", Limits{CPUs: 0.2, MemoryBytes: 64 << 20, CPUSet: "1"})
 			cpu, acct := "cpu", "cpuacct"
 			if co {
 				cpu, acct = "cpu,cpuacct", "cpu,cpuacct"
@@ -215,10 +223,7 @@ func TestCreateV1(t *testing.T) {
 func TestCreateV1Unpinned(t *testing.T) {
 	f := newFake(t)
 	f.hybrid(false)
-	g, err := f.detect().Create("scalelab/c1/node1", Limits{CPUs: 1.5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := f.create("scalelab/c1/node1", Limits{CPUs: 1.5})
 	if exists(filepath.Join(f.root, "cpuset", "scalelab")) {
 		t.Error("a cpuset group without --cpuset")
 	}

@@ -28,10 +28,7 @@ func TestPermission(t *testing.T) {
 func TestUsage(t *testing.T) {
 	f := newFake(t)
 	f.hybrid(false)
-	g, err := f.detect().Create("scalelab/c1/node1", Limits{CPUs: 0.5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := f.create("scalelab/c1/node1", Limits{CPUs: 0.5})
 	if _, err := g.Usage(); err == nil || !strings.Contains(err.Error(), "cgroup scalelab/c1/node1: read cpuacct.usage") {
 		t.Errorf("no cpuacct.usage: %v", err)
 	}
@@ -44,10 +41,7 @@ func TestUsage(t *testing.T) {
 
 	v2 := newFake(t)
 	v2.v2("cgroup", "cpu memory")
-	g, err = v2.detect().Create("scalelab/n", Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g = v2.create("scalelab/n", Limits{})
 	v2.file(filepath.Join(g.dirs[""], "cpu.stat"), "usage_usec 1500\nuser_usec 1000\nsystem_usec 500\nnr_periods 10\nnr_throttled 4\nthrottled_usec 200\n")
 	v2.file(filepath.Join(g.dirs[""], "memory.current"), "8192\n")
 	if u, err := g.Usage(); err != nil || u != (Usage{CPUNanos: 1500000, MemoryBytes: 8192, Periods: 10, ThrottledPeriods: 4, ThrottledNanos: 200000}) {
@@ -104,10 +98,7 @@ func TestRemove(t *testing.T) {
 func TestWrapRuns(t *testing.T) {
 	f := newFake(t)
 	f.hybrid(false)
-	g, err := f.detect().Create("scalelab/c 1/node1", Limits{CPUs: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := f.create("scalelab/c 1/node1", Limits{CPUs: 1})
 	w := g.Wrap([]string{"sh", "-c", `echo "$$ $1"`, "x", "it's"})
 	out, err := exec.Command(w[0], w[1:]...).Output()
 	if err != nil {

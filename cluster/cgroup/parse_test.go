@@ -16,7 +16,7 @@ func TestParseCPUs(t *testing.T) {
 			t.Errorf("ParseCPUs(%q) = %v, %v; want %v", c.in, got, err, c.want)
 		}
 	}
-	for _, c := range []struct{ in, why string }{
+	wantRefused(t, "ParseCPUs", ParseCPUs, "cpus %q: allowed: cores from 0.01 to 1024 as a decimal number, e.g. 0.5 or 2 (%s)", []refusal{
 		{"", "not a number"},
 		{"x", "not a number"},
 		{"-1", "not a number"},
@@ -27,13 +27,7 @@ func TestParseCPUs(t *testing.T) {
 		{"0", "not positive"},
 		{"0.001", "below the kernel's smallest quota, 1 ms per 100 ms"},
 		{"1025", "above 1024"},
-	} {
-		_, err := ParseCPUs(c.in)
-		want := fmt.Sprintf("cpus %q: allowed: cores from 0.01 to 1024 as a decimal number, e.g. 0.5 or 2 (%s)", c.in, c.why)
-		if err == nil || err.Error() != want {
-			t.Errorf("ParseCPUs(%q): %v", c.in, err)
-		}
-	}
+	})
 }
 
 func TestParseMemory(t *testing.T) {
@@ -49,7 +43,7 @@ func TestParseMemory(t *testing.T) {
 			t.Errorf("ParseMemory(%q) = %d, %v; want %d", c.in, got, err, c.want)
 		}
 	}
-	for _, c := range []struct{ in, why string }{
+	wantRefused(t, "ParseMemory", ParseMemory, "memory %q: allowed: a size of at least 4 MiB, a byte count or a number with a unit k, m, g or t, powers of 1024, e.g. 512m, 1g, 1.5g or 256MiB (%s)", []refusal{
 		{"", "not a size"},
 		{"lots", "not a size"},
 		{"-1g", "not a size"},
@@ -61,11 +55,20 @@ func TestParseMemory(t *testing.T) {
 		{"1k", "below 4 MiB"},
 		{"3.9m", "below 4 MiB"},
 		{"2000000t", "above 1 EiB"},
-	} {
-		_, err := ParseMemory(c.in)
-		want := fmt.Sprintf("memory %q: allowed: a size of at least 4 MiB, a byte count or a number with a unit k, m, g or t, powers of 1024, e.g. 512m, 1g, 1.5g or 256MiB (%s)", c.in, c.why)
-		if err == nil || err.Error() != want {
-			t.Errorf("ParseMemory(%q): %v", c.in, err)
+	})
+}
+
+// refusal is an input a parser must refuse and why, as its error says.
+type refusal struct{ in, why string }
+
+// wantRefused checks that parse, named name, refuses each input with
+// exactly the error fmt.Sprintf(format, in, why).
+func wantRefused[T any](t *testing.T, name string, parse func(string) (T, error), format string, cases []refusal) {
+	t.Helper()
+	for _, c := range cases {
+		_, err := parse(c.in)
+		if want := fmt.Sprintf(format, c.in, c.why); err == nil || err.Error() != want {
+			t.Errorf("%s(%q): %v, want %q", name, c.in, err, want)
 		}
 	}
 }
