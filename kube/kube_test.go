@@ -52,8 +52,11 @@ func strict(t *testing.T, b []byte) *batchv1.Job {
 	return &j
 }
 
-func TestIndexedJob(t *testing.T) {
-	j, err := IndexedJob(spec())
+// rendered builds the Job of spec() with build, renders it as YAML,
+// compares that with the golden file name and decodes it back strictly.
+func rendered(t *testing.T, build func(Spec) (*batchv1.Job, error), name string) *batchv1.Job {
+	t.Helper()
+	j, err := build(spec())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,8 +64,12 @@ func TestIndexedJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "job.yaml", b)
-	got := strict(t, b)
+	golden(t, name, b)
+	return strict(t, b)
+}
+
+func TestIndexedJob(t *testing.T) {
+	got := rendered(t, IndexedJob, "job.yaml")
 	js := got.Spec
 	if got.APIVersion != "batch/v1" || got.Kind != "Job" || got.Name != "logs4" || got.Namespace != "load" {
 		t.Errorf("object %s/%s %s/%s", got.APIVersion, got.Kind, got.Namespace, got.Name)
@@ -101,16 +108,7 @@ func TestIndexedJob(t *testing.T) {
 }
 
 func TestSetupJob(t *testing.T) {
-	j, err := SetupJob(spec())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := YAML(j, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "setup.yaml", b)
-	got := strict(t, b)
+	got := rendered(t, SetupJob, "setup.yaml")
 	args := got.Spec.Template.Spec.Containers[0].Args
 	if got.Name != "logs4-setup" || got.Spec.CompletionMode != nil || !slices.Contains(args, "--load-only") ||
 		!strings.Contains(strings.Join(args, " "), "--out /results/logs4/setup") || slices.Contains(args, "--segment") {
