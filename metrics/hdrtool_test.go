@@ -43,9 +43,7 @@ func TestHlogReadByHdrHistogramTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewCollector(Config{Ops: []string{"read", "update"}, Open: true, Sinks: []Sink{sink}})
-	r := c.NewRecorder()
-	c.Begin()
+	c, r := begun(Config{Ops: []string{"read", "update"}, Open: true, Sinks: []Sink{sink}})
 	// 3 intervals of reads at 1..1000 ms (mean 500.5 ms, max 1000 ms), and
 	// updates that must not leak into the read tag.
 	for iv := 0; iv < 3; iv++ {

@@ -126,18 +126,14 @@ func TestPoolSharesRecorders(t *testing.T) {
 
 func TestWarmupExcludedAndSummary(t *testing.T) {
 	t.Parallel()
-	c := NewCollector(Config{Ops: []string{"read"}, Warmup: time.Hour})
-	r := c.NewRecorder()
-	c.Begin()
+	c, r := begun(Config{Ops: []string{"read"}, Warmup: time.Hour})
 	r.Record(0, OK, 1e6, 1e6, 0)
 	c.Flush()
 	totals, _, measured := c.Totals()
 	if totals[0].Count() != 0 || measured != 0 {
 		t.Fatalf("warm-up interval counted: count %d measured %s", totals[0].Count(), measured)
 	}
-	c2 := NewCollector(Config{Ops: []string{"read", "never"}})
-	r2 := c2.NewRecorder()
-	c2.Begin()
+	c2, r2 := begun(Config{Ops: []string{"read", "never"}})
 	for i := 0; i < 10; i++ {
 		r2.Record(0, OK, 2e6, 2e6, 0)
 	}
@@ -167,9 +163,7 @@ func TestHlogRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewCollector(Config{Ops: []string{"read", "update"}, Open: true, Sinks: []Sink{sink}})
-	r := c.NewRecorder()
-	c.Begin()
+	c, r := begun(Config{Ops: []string{"read", "update"}, Open: true, Sinks: []Sink{sink}})
 	for iv := 0; iv < 3; iv++ {
 		for i := 0; i < 100*(iv+1); i++ {
 			r.Record(0, OK, int64(i+1)*10_000, 5000, 0)
@@ -203,14 +197,8 @@ func TestHlogRoundTrip(t *testing.T) {
 
 func TestSeriesSinkRows(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "series.csv")
-	s, err := NewSeriesSink(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := NewCollector(Config{Ops: []string{"read"}, Sinks: []Sink{s}})
-	r := c.NewRecorder()
-	c.Begin()
+	path, s := newSeriesSink(t)
+	c, r := begun(Config{Ops: []string{"read"}, Sinks: []Sink{s}})
 	for i := 0; i < 150; i++ {
 		r.Record(0, OK, 1_000_000, 0, 0)
 	}
@@ -237,14 +225,8 @@ func TestSeriesSinkRows(t *testing.T) {
 // lag percentiles, the same on each operation's row.
 func TestSeriesSinkLag(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "series.csv")
-	s, err := NewSeriesSink(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := NewCollector(Config{Ops: []string{"read", "update"}, Open: true, Sinks: []Sink{s}})
-	r := c.NewRecorder()
-	c.Begin()
+	path, s := newSeriesSink(t)
+	c, r := begun(Config{Ops: []string{"read", "update"}, Open: true, Sinks: []Sink{s}})
 	for i := range 200 {
 		lag := int64(100_000) // 0.1 ms
 		if i >= 197 {
@@ -284,9 +266,7 @@ func TestClassOf(t *testing.T) {
 // BenchmarkRecord measures recording one latency into a worker's recorder
 // (the hot path; target: at most 50 ns).
 func BenchmarkRecord(b *testing.B) {
-	c := NewCollector(Config{Ops: []string{"read"}})
-	r := c.NewRecorder()
-	c.Begin()
+	_, r := begun(Config{Ops: []string{"read"}})
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -319,4 +299,24 @@ func TestErrorSamples(t *testing.T) {
 	if len(got[1]) != 1 || strings.Contains(got[1][0], "s3cret") || strings.Contains(got[1][0], "hunter2") || !strings.Contains(got[1][0], "REDACTED") {
 		t.Fatalf("secret not redacted: %v", got[1])
 	}
+}
+
+// begun is a collector of cfg that has begun, with one recorder.
+func begun(cfg Config) (*Collector, *Recorder) {
+	c := NewCollector(cfg)
+	r := c.NewRecorder()
+	c.Begin()
+	return c, r
+}
+
+// newSeriesSink is a SeriesSink writing series.csv in a fresh directory,
+// and that file's path.
+func newSeriesSink(t *testing.T) (string, *SeriesSink) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "series.csv")
+	s, err := NewSeriesSink(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, s
 }
