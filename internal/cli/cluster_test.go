@@ -48,13 +48,7 @@ func TestClusterCommands(t *testing.T) {
 	}
 	// an app cluster's state naming m1 as its store (no processes: only
 	// the dependency matters): down refuses, --force stops it with a warning
-	app := &cluster.State{Name: "webdep", Engine: apptier.Name, Dir: cluster.Dir("webdep"), Params: map[string]string{apptier.ParamStore: "m1"}}
-	if err := os.MkdirAll(app.Dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := app.Save(); err != nil {
-		t.Fatal(err)
-	}
+	app := savedCluster(t, &cluster.State{Name: "webdep", Engine: apptier.Name, Params: map[string]string{apptier.ParamStore: "m1"}})
 	code, out, errs = run(t, ctx, "cluster", "down", "m1")
 	if code != ExitUsage || !strings.Contains(errs, "cluster m1 is used by app cluster webdep (its store)") || !strings.Contains(errs, "--force") {
 		t.Fatalf("down under an app cluster: %d %s %s", code, out, errs)

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -148,13 +147,7 @@ func hasAll(got []string, want ...string) bool {
 // models and local clusters; `completion SHELL` prints each script.
 func TestCompletion(t *testing.T) {
 	t.Setenv("SCALELAB_HOME", t.TempDir())
-	st := &cluster.State{Name: "pgc1", Engine: "postgres", Dir: cluster.Dir("pgc1"), Params: map[string]string{}}
-	if err := os.MkdirAll(st.Dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Save(); err != nil {
-		t.Fatal(err)
-	}
+	savedCluster(t, &cluster.State{Name: "pgc1", Engine: "postgres", Params: map[string]string{}})
 	for _, tc := range []struct {
 		args []string
 		want []string
@@ -203,13 +196,7 @@ func TestCompletion(t *testing.T) {
 // missing required flag at once, and prints no manifest on bad input.
 func TestKubeChecksRunArgs(t *testing.T) {
 	t.Setenv("SCALELAB_HOME", t.TempDir())
-	st := &cluster.State{Name: "pgk1", Engine: "postgres", Dir: cluster.Dir("pgk1"), Params: map[string]string{}}
-	if err := os.MkdirAll(st.Dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Save(); err != nil {
-		t.Fatal(err)
-	}
+	savedCluster(t, &cluster.State{Name: "pgk1", Engine: "postgres", Params: map[string]string{}})
 	job := []string{"kube", "job", "--name", "t1", "--image", "scalelab:dev", "--results-claim", "res", "--segments", "4", "--start-in", "2m", "--"}
 	pg := []string{"--engine", "postgres", "--target", "postgres://scalelab@pg:5432/db"}
 	for _, tc := range []struct {

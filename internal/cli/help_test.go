@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,13 +86,7 @@ func TestListNarrows(t *testing.T) {
 func TestClusterImpliesEngine(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("SCALELAB_HOME", home)
-	st := &cluster.State{Name: "pgx1", Engine: "postgres", Dir: cluster.Dir("pgx1"), Target: "postgres://scalelab@127.0.0.1:1/scalelab", Params: map[string]string{}}
-	if err := os.MkdirAll(st.Dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Save(); err != nil {
-		t.Fatal(err)
-	}
+	savedCluster(t, &cluster.State{Name: "pgx1", Engine: "postgres", Target: "postgres://scalelab@127.0.0.1:1/scalelab", Params: map[string]string{}})
 	out := filepath.Join(t.TempDir(), "r")
 	code, _, stderr := run(t, context.Background(), "run", "logs", "--cluster", "pgx1", "--engine", "sqlite", "--out", out)
 	if code != ExitUsage || !strings.Contains(stderr, "pgx1 is a postgres cluster") || !strings.Contains(stderr, "--engine sqlite") {
