@@ -153,48 +153,51 @@ func (d Delay) IsZero() bool { return d.Delay == 0 && d.Jitter == 0 }
 
 // SetDelay sets the proxy's delay each way; a zero Delay removes it.
 func (c *Client) SetDelay(name string, d Delay) error {
-	p, err := c.c.Proxy(name)
-	if err != nil {
-		return fmt.Errorf("proxy %s: %w", name, err)
-	}
-	for _, stream := range []string{"upstream", "downstream"} {
+	return c.eachWay(name, func(p *toxiclient.Proxy, stream string) error {
 		tox := "delay_" + stream
 		_ = p.RemoveToxic(tox)
 		if d.IsZero() {
-			continue
+			return nil
 		}
 		attrs := toxiclient.Attributes{"latency": d.Delay.Milliseconds(), "jitter": d.Jitter.Milliseconds()}
 		if _, err := p.AddToxic(tox, "latency", stream, 1, attrs); err != nil {
 			return fmt.Errorf("proxy %s: delay %s: %w", name, d.Delay, err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // Stall stops every byte through the proxy, each way, without closing
 // its connections (a partition across it); Unstall lets data flow again.
 func (c *Client) Stall(name string) error {
-	p, err := c.c.Proxy(name)
-	if err != nil {
-		return fmt.Errorf("proxy %s: %w", name, err)
-	}
-	for _, stream := range []string{"upstream", "downstream"} {
+	return c.eachWay(name, func(p *toxiclient.Proxy, stream string) error {
 		if _, err := p.AddToxic("stall_"+stream, "timeout", stream, 1, toxiclient.Attributes{"timeout": 0}); err != nil && !strings.Contains(err.Error(), "already exists") {
 			return fmt.Errorf("proxy %s: stall: %w", name, err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // Unstall undoes Stall.
 func (c *Client) Unstall(name string) error {
+	return c.eachWay(name, func(p *toxiclient.Proxy, stream string) error {
+		if err := p.RemoveToxic("stall_" + stream); err != nil && !strings.Contains(err.Error(), "not found") {
+			return fmt.Errorf("proxy %s: unstall: %w", name, err)
+		}
+		return nil
+	})
+}
+
+// eachWay finds the proxy name and calls f for its upstream, then for
+// its downstream, stopping at the first error.
+func (c *Client) eachWay(name string, f func(p *toxiclient.Proxy, stream string) error) error {
 	p, err := c.c.Proxy(name)
 	if err != nil {
 		return fmt.Errorf("proxy %s: %w", name, err)
 	}
 	for _, stream := range []string{"upstream", "downstream"} {
-		if err := p.RemoveToxic("stall_" + stream); err != nil && !strings.Contains(err.Error(), "not found") {
-			return fmt.Errorf("proxy %s: unstall: %w", name, err)
+		if err := f(p, stream); err != nil {
+			return err
 		}
 	}
 	return nil
