@@ -28,21 +28,38 @@ type Event struct {
 type Stats struct {
 	mu   sync.Mutex
 	ops  map[string]*opStats
-	secs map[int64]*secStats
+	secs map[int64]*counts
 }
 
 type opStats struct {
-	hits, misses, stale    int64
-	errors                 int64
+	counts
 	cache, store           time.Duration
 	cacheCalls, storeCalls int64
 }
 
-type secStats struct{ hits, misses, stale, errors int64 }
+// counts are an operation's or a second's reads through the cache: hits,
+// misses, stale reads, and calls to the cache that failed.
+type counts struct{ hits, misses, stale, errors int64 }
+
+// add counts e.
+func (c *counts) add(e Event) {
+	if e.Hit {
+		c.hits++
+	}
+	if e.Miss {
+		c.misses++
+	}
+	if e.Stale {
+		c.stale++
+	}
+	if e.Error {
+		c.errors++
+	}
+}
 
 // NewStats returns empty stats.
 func NewStats() *Stats {
-	return &Stats{ops: map[string]*opStats{}, secs: map[int64]*secStats{}}
+	return &Stats{ops: map[string]*opStats{}, secs: map[int64]*counts{}}
 }
 
 // Record counts e for op at the current second.
@@ -59,25 +76,11 @@ func (s *Stats) RecordAt(t time.Time, op string, e Event) {
 	}
 	sec, ok := s.secs[t.Unix()]
 	if !ok {
-		sec = &secStats{}
+		sec = &counts{}
 		s.secs[t.Unix()] = sec
 	}
-	if e.Hit {
-		o.hits++
-		sec.hits++
-	}
-	if e.Miss {
-		o.misses++
-		sec.misses++
-	}
-	if e.Stale {
-		o.stale++
-		sec.stale++
-	}
-	if e.Error {
-		o.errors++
-		sec.errors++
-	}
+	o.add(e)
+	sec.add(e)
 	o.cache += e.Cache
 	o.store += e.Store
 	o.cacheCalls += int64(e.CacheCalls)
