@@ -113,12 +113,7 @@ func (s *Sampler) reopen() error {
 }
 
 func (s *Sampler) writeExternalRow(ts float64, ns *nodeState, r row, rss, meas bool) {
-	b := make([]byte, 0, 120)
-	b = strconv.AppendFloat(b, ts, 'f', 3, 64)
-	b = append(b, ',')
-	b = append(b, ns.Tier...)
-	b = append(b, ',')
-	b = append(b, ns.Name...)
+	b := rowStart(make([]byte, 0, 120), ts, ns)
 	b = append(b, ",0,"...)
 	b = strconv.AppendFloat(b, r.cores, 'f', 4, 64)
 	b = append(b, ",,,"...)

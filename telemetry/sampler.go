@@ -258,13 +258,18 @@ func (s *Sampler) limitOf(ns *nodeState) float64 {
 	return float64(s.cpus)
 }
 
-func (s *Sampler) writeRow(ts float64, ns *nodeState, r row) {
-	b := make([]byte, 0, 160)
+// rowStart appends to b the first columns of a telemetry.csv row: the
+// time, the node's tier and its name.
+func rowStart(b []byte, ts float64, ns *nodeState) []byte {
 	b = strconv.AppendFloat(b, ts, 'f', 3, 64)
 	b = append(b, ',')
 	b = append(b, ns.Tier...)
 	b = append(b, ',')
-	b = append(b, ns.Name...)
+	return append(b, ns.Name...)
+}
+
+func (s *Sampler) writeRow(ts float64, ns *nodeState, r row) {
+	b := rowStart(make([]byte, 0, 160), ts, ns)
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(ns.PID), 10)
 	for _, v := range []float64{r.cores, r.user, r.sys} {
