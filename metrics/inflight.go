@@ -83,12 +83,11 @@ type ConcurrencySink struct{ s *stream }
 
 // NewConcurrencySink creates path and writes the header.
 func NewConcurrencySink(path string) (*ConcurrencySink, error) {
-	s, err := createStream(path)
+	s, err := createCSV(path, concurrencyHeader)
 	if err != nil {
 		return nil, err
 	}
-	s.buf.WriteString(concurrencyHeader)
-	return &ConcurrencySink{s: s}, s.commit()
+	return &ConcurrencySink{s: s}, nil
 }
 
 // Interval writes iv's row.

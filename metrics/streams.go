@@ -31,6 +31,20 @@ func createStream(path string) (*stream, error) {
 	return &stream{f: f, lastSync: time.Now()}, nil
 }
 
+// createCSV creates path and writes header, its first line.
+func createCSV(path, header string) (*stream, error) {
+	s, err := createStream(path)
+	if err != nil {
+		return nil, err
+	}
+	s.buf.WriteString(header)
+	if err := s.commit(); err != nil {
+		s.f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
 // commit writes the buffered lines in one call and syncs when due.
 func (s *stream) commit() error {
 	if s.buf.Len() > 0 {
@@ -139,12 +153,11 @@ type SeriesSink struct{ s *stream }
 
 // NewSeriesSink creates path and writes the header.
 func NewSeriesSink(path string) (*SeriesSink, error) {
-	s, err := createStream(path)
+	s, err := createCSV(path, SeriesHeader)
 	if err != nil {
 		return nil, err
 	}
-	s.buf.WriteString(SeriesHeader)
-	return &SeriesSink{s: s}, s.commit()
+	return &SeriesSink{s: s}, nil
 }
 
 // Interval writes one row per operation with data in iv.
@@ -186,12 +199,11 @@ type SamplesSink struct {
 
 // NewSamplesSink creates path and writes the header.
 func NewSamplesSink(path string, ops []string) (*SamplesSink, error) {
-	s, err := createStream(path)
+	s, err := createCSV(path, "end_s,op,outcome,latency_ms,service_ms,warmup\n")
 	if err != nil {
 		return nil, err
 	}
-	s.buf.WriteString("end_s,op,outcome,latency_ms,service_ms,warmup\n")
-	return &SamplesSink{s: s, ops: ops}, s.commit()
+	return &SamplesSink{s: s, ops: ops}, nil
 }
 
 // Interval writes iv's samples.
