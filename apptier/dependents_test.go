@@ -1,31 +1,20 @@
 package apptier
 
 import (
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/cluster/clustertest"
 )
-
-func saveState(t *testing.T, st *cluster.State) {
-	t.Helper()
-	st.Dir = cluster.Dir(st.Name)
-	if err := os.MkdirAll(st.Dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Save(); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func TestDependentsAndCheckDown(t *testing.T) {
 	t.Setenv("SCALELAB_HOME", t.TempDir())
-	saveState(t, &cluster.State{Name: "pg1", Engine: "postgres", Params: map[string]string{}})
-	saveState(t, &cluster.State{Name: "r1", Engine: "redis", Params: map[string]string{}})
-	saveState(t, &cluster.State{Name: "web2", Engine: Name, Params: map[string]string{ParamStore: "pg1", ParamCache: "r1"}})
-	saveState(t, &cluster.State{Name: "web1", Engine: Name, Params: map[string]string{ParamStore: "pg1"}})
-	saveState(t, &cluster.State{Name: "lone", Engine: Name, Params: map[string]string{ParamStoreTarget: "/x.db"}})
+	clustertest.Saved(t, &cluster.State{Name: "pg1", Engine: "postgres", Params: map[string]string{}})
+	clustertest.Saved(t, &cluster.State{Name: "r1", Engine: "redis", Params: map[string]string{}})
+	clustertest.Saved(t, &cluster.State{Name: "web2", Engine: Name, Params: map[string]string{ParamStore: "pg1", ParamCache: "r1"}})
+	clustertest.Saved(t, &cluster.State{Name: "web1", Engine: Name, Params: map[string]string{ParamStore: "pg1"}})
+	clustertest.Saved(t, &cluster.State{Name: "lone", Engine: Name, Params: map[string]string{ParamStoreTarget: "/x.db"}})
 
 	ds, err := Dependents("pg1")
 	if err != nil || len(ds) != 2 || ds[0] != (Dependent{"web1", "store"}) || ds[1] != (Dependent{"web2", "store"}) {

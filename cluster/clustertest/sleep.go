@@ -1,7 +1,7 @@
-// Package clustertest holds what tests of the cluster commands and of
-// experiments share: a provisioner whose nodes are sleep processes, so
+// Package clustertest holds what tests of clusters, the cluster commands
+// and experiments share: a provisioner whose nodes are sleep processes, so
 // that clusters can be started, watched, faulted and stopped without a
-// store.
+// store, and recorded cluster states for tests that only read them.
 package clustertest
 
 import (

@@ -48,7 +48,7 @@ func TestClusterCommands(t *testing.T) {
 	}
 	// an app cluster's state naming m1 as its store (no processes: only
 	// the dependency matters): down refuses, --force stops it with a warning
-	app := savedCluster(t, &cluster.State{Name: "webdep", Engine: apptier.Name, Params: map[string]string{apptier.ParamStore: "m1"}})
+	app := clustertest.Saved(t, &cluster.State{Name: "webdep", Engine: apptier.Name, Params: map[string]string{apptier.ParamStore: "m1"}})
 	code, out, errs = run(t, ctx, "cluster", "down", "m1")
 	if code != ExitUsage || !strings.Contains(errs, "cluster m1 is used by app cluster webdep (its store)") || !strings.Contains(errs, "--force") {
 		t.Fatalf("down under an app cluster: %d %s %s", code, out, errs)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/cluster/clustertest"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
 )
@@ -147,7 +148,7 @@ func hasAll(got []string, want ...string) bool {
 // models and local clusters; `completion SHELL` prints each script.
 func TestCompletion(t *testing.T) {
 	t.Setenv("SCALELAB_HOME", t.TempDir())
-	savedCluster(t, &cluster.State{Name: "pgc1", Engine: "postgres", Params: map[string]string{}})
+	clustertest.Saved(t, &cluster.State{Name: "pgc1", Engine: "postgres", Params: map[string]string{}})
 	for _, tc := range []struct {
 		args []string
 		want []string
@@ -196,7 +197,7 @@ func TestCompletion(t *testing.T) {
 // missing required flag at once, and prints no manifest on bad input.
 func TestKubeChecksRunArgs(t *testing.T) {
 	t.Setenv("SCALELAB_HOME", t.TempDir())
-	savedCluster(t, &cluster.State{Name: "pgk1", Engine: "postgres", Params: map[string]string{}})
+	clustertest.Saved(t, &cluster.State{Name: "pgk1", Engine: "postgres", Params: map[string]string{}})
 	job := []string{"kube", "job", "--name", "t1", "--image", "scalelab:dev", "--results-claim", "res", "--segments", "4", "--start-in", "2m", "--"}
 	pg := []string{"--engine", "postgres", "--target", "postgres://scalelab@pg:5432/db"}
 	for _, tc := range []struct {

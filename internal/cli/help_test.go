@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/cluster/clustertest"
 )
 
 // Every command answers -h and --help with its help on stdout and exit 0.
@@ -86,7 +87,7 @@ func TestListNarrows(t *testing.T) {
 func TestClusterImpliesEngine(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("SCALELAB_HOME", home)
-	savedCluster(t, &cluster.State{Name: "pgx1", Engine: "postgres", Target: "postgres://scalelab@127.0.0.1:1/scalelab", Params: map[string]string{}})
+	clustertest.Saved(t, &cluster.State{Name: "pgx1", Engine: "postgres", Target: "postgres://scalelab@127.0.0.1:1/scalelab", Params: map[string]string{}})
 	out := filepath.Join(t.TempDir(), "r")
 	code, _, stderr := run(t, context.Background(), "run", "logs", "--cluster", "pgx1", "--engine", "sqlite", "--out", out)
 	if code != ExitUsage || !strings.Contains(stderr, "pgx1 is a postgres cluster") || !strings.Contains(stderr, "--engine sqlite") {

@@ -79,18 +79,3 @@ func upLoadedCluster(t *testing.T, engineName, name string, args ...string) (*cl
 	}
 	return st, out
 }
-
-// savedCluster records st as a local cluster (its directory, cluster.Dir
-// of its name, and its state file) without starting anything, for
-// commands that only read clusters' states.
-func savedCluster(t *testing.T, st *cluster.State) *cluster.State {
-	t.Helper()
-	st.Dir = cluster.Dir(st.Name)
-	if err := os.MkdirAll(st.Dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Save(); err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
