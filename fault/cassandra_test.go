@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -65,21 +64,12 @@ func TestKillCassandraNode(t *testing.T) {
 		"--duration", "24s", "--users", "4", "--set", "logs.records=2000",
 		"--set", "cassandra.read_consistency=QUORUM", "--set", "cassandra.write_consistency=QUORUM",
 		"--fault", "kill:node3@4s")
-	if r.Status != results.StatusOK {
-		t.Fatalf("run status %s, exit %d: %s %v", r.Status, r.ExitCode, r.Error, r.Failures)
-	}
-	f := r.Faults[0]
-	if f.Outcome != "done" || f.Before == nil || f.After == nil {
-		t.Fatalf("fault %+v", f)
-	}
+	f := doneFault(t, r)
 	if after := okAfter(t, dir, f.AtS); f.Before.OK == 0 || after == 0 {
 		t.Errorf("before %+v, %d operations succeeded after the kill: want operations on both sides (QUORUM holds with 2 of 3)", f.Before, after)
 	}
 	t.Logf("around the kill: before %+v, after %+v", f.Before, f.After)
-	rc := r.Recovery
-	if rc == nil || rc.TimeToHealthyS == nil || rc.TimedOut || !strings.HasPrefix(rc.Health, "green, 2 of 3") {
-		t.Fatalf("recovery %+v", rc)
-	}
+	wantRecovered(t, r, "green, 2 of 3")
 	wantNodeDown(t, r, "node3")
 	checkAudit(t, r)
 }

@@ -173,10 +173,7 @@ func TestFaultsEndToEnd(t *testing.T) {
 			t.Errorf("no %q event in %+v", want, r.Events)
 		}
 	}
-	rc := r.Recovery
-	if rc == nil || rc.TimeToHealthyS == nil || rc.TimedOut || !strings.HasPrefix(rc.Health, "green, 2 of 3") {
-		t.Fatalf("recovery %+v", rc)
-	}
+	wantRecovered(t, r, "green, 2 of 3")
 	for _, want := range []string{"fault kill:node2@1s: done at", "node down node2", "healthy (green)"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("terminal summary lacks %q:\n%s", want, stdout)
@@ -229,6 +226,33 @@ func runInto(t *testing.T, args ...string) (int, *results.Run, string) {
 	code, stdout, stderr := runCLI(t, append(args, "--out", dir, "--progress", "off")...)
 	t.Logf("scalelab run: exit %d\n%s\n%s", code, stdout, stderr)
 	return code, readRun(t, dir), dir
+}
+
+// doneFault fails t unless the run r ended ok with its first fault done
+// and the operations before and after it counted; it returns that fault.
+func doneFault(t *testing.T, r *results.Run) results.Fault {
+	t.Helper()
+	if r.Status != results.StatusOK {
+		t.Fatalf("run status %s, exit %d: %s %v", r.Status, r.ExitCode, r.Error, r.Failures)
+	}
+	if len(r.Faults) == 0 {
+		t.Fatal("no fault in run.json")
+	}
+	f := r.Faults[0]
+	if f.Outcome != "done" || f.Before == nil || f.After == nil {
+		t.Fatalf("fault %+v", f)
+	}
+	return f
+}
+
+// wantRecovered fails t unless r's cluster became healthy again after
+// its faults, within the bound, with a health that starts with health.
+func wantRecovered(t *testing.T, r *results.Run, health string) {
+	t.Helper()
+	rc := r.Recovery
+	if rc == nil || rc.TimeToHealthyS == nil || rc.TimedOut || !strings.HasPrefix(rc.Health, health) {
+		t.Fatalf("recovery %+v", rc)
+	}
 }
 
 // wantNodeDown fails t unless r has a node_down event of node.

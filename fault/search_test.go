@@ -75,11 +75,8 @@ func TestKillOpenSearchNode(t *testing.T) {
 	if r.Totals == nil || r.Totals.Errors < f.After.Errors {
 		t.Errorf("run totals %+v count fewer errors than the %d after the kill", r.Totals, f.After.Errors)
 	}
-	rc := r.Recovery
-	if rc == nil || rc.TimeToHealthyS == nil || rc.TimedOut || !strings.HasPrefix(rc.Health, "green, 2 of 3") {
-		t.Fatalf("recovery %+v", rc)
-	}
-	t.Logf("green again %.1f s after the kill (waited %.1f s after the load)", *rc.TimeToHealthyS, rc.WaitedS)
+	wantRecovered(t, r, "green, 2 of 3")
+	t.Logf("green again %.1f s after the kill (waited %.1f s after the load)", *r.Recovery.TimeToHealthyS, r.Recovery.WaitedS)
 	seen := map[string]bool{}
 	for _, e := range r.Events {
 		seen[e.Kind+" "+e.Node] = true
