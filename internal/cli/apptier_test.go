@@ -19,9 +19,7 @@ import (
 // tier with the requests per server, HTTP statuses are counted, nothing
 // acknowledged is lost, and `cluster down` stops every process.
 func TestAppTierBehindHAProxy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts PostgreSQL, app servers and HAProxy")
-	}
+	skipShort(t, "starts PostgreSQL, app servers and HAProxy")
 	needPostgres(t)
 	needHAProxy(t)
 	t.Setenv("SCALELAB_HOME", t.TempDir())
@@ -151,9 +149,7 @@ func TestAppTierBehindHAProxy(t *testing.T) {
 // every cluster is stopped at the end; bad app fields are refused with
 // their place in the file.
 func TestAppTierExperiment(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts app servers and HAProxy")
-	}
+	skipShort(t, "starts app servers and HAProxy")
 	needHAProxy(t)
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	ctx := context.Background()

@@ -289,9 +289,7 @@ const stopBound = 5 * time.Second
 // results directory (exit 3); two in a row quit at once, leaving the
 // streamed files with whole lines only.
 func TestSignals(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	skipShort(t, "builds the binary")
 	bin := buildBinary(t)
 	start := func(dir string) *exec.Cmd {
 		cmd := exec.Command(bin, "run", "ycsb", "--engine", "memory", "--duration", "1m", "--set", "memory.latency=1ms", "--set", "ycsb.records=50", "--out", dir, "--progress", "off")

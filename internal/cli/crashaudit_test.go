@@ -20,9 +20,7 @@ import (
 // write of history.log back: none lost, the writes in flight at the kill
 // counted unknown.
 func TestKill9DuringFaultThenAudit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and starts PostgreSQL")
-	}
+	skipShort(t, "builds the binary and starts PostgreSQL")
 	needPostgres(t)
 	home := t.TempDir()
 	t.Setenv("SCALELAB_HOME", home)

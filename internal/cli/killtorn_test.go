@@ -16,9 +16,7 @@ import (
 // that ran, status incomplete, ignoring the torn lines, with the counts of
 // the whole lines only.
 func TestReportAfterKill9TornLines(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	skipShort(t, "builds the binary")
 	t.Parallel()
 	dir := killedMemoryRun(t, "--set", "memory.error_rate=0.05")
 	counts := seriesCounts(t, dir) // the whole lines, before the tear

@@ -79,3 +79,12 @@ func upLoadedCluster(t *testing.T, engineName, name string, args ...string) (*cl
 	}
 	return st, out
 }
+
+// skipShort skips t under -short, saying why it is long (it builds the
+// binary or starts servers).
+func skipShort(t *testing.T, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(why)
+	}
+}

@@ -200,9 +200,7 @@ func downLeavesNoNamespace(t *testing.T, ctx context.Context, st *cluster.State)
 
 func needNetns(t *testing.T, what string, check func() error, fix string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts " + what + " in network namespaces")
-	}
+	skipShort(t, "starts "+what+" in network namespaces")
 	if err := check(); err != nil {
 		testenv.Unavailable(t, what, err, fix)
 	}

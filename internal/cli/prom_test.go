@@ -56,9 +56,7 @@ func runOpts(t *testing.T, o *runner.Options) (*results.Run, string, error) {
 // (remote write); the operation count and the p99 it holds at the end
 // equal run.json's.
 func TestLiveFiguresInPrometheus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts Prometheus")
-	}
+	skipShort(t, "starts Prometheus")
 	live := promtest.FreeAddr(t)
 	prom := promtest.Prometheus(t, map[string][]string{"live": {live}})
 	prom.WaitTarget(t, "live")
@@ -102,9 +100,7 @@ func TestLiveFiguresInPrometheus(t *testing.T) {
 // what is missing; the run still measures. Bad mappings are usage errors
 // before anything runs.
 func TestPrometheusSourceBadInput(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts Prometheus")
-	}
+	skipShort(t, "starts Prometheus")
 	n1, n2 := promtest.NodeExporter(t), promtest.NodeExporter(t)
 	prom := promtest.Prometheus(t, map[string][]string{"node": {n1, n2}})
 	prom.WaitUp(t, "node", 2)

@@ -44,9 +44,7 @@ func startServeProcess(t *testing.T, addr string, args ...string) {
 // (process_cpu_seconds_total, its GOMAXPROCS as the limit) it names the
 // app server as saturated.
 func TestHandStartedAppServerSaturates(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts Prometheus and an app server")
-	}
+	skipShort(t, "starts Prometheus and an app server")
 	// the site's SQLite file in memory (tmpfs) where there is one: its
 	// server waits for no disk, so its CPU is what limits it
 	dbDir, err := os.MkdirTemp("/dev/shm", "scalelab-records-")

@@ -24,9 +24,7 @@ import (
 // store as saturated, and the exporter's figures are the store's engine
 // stats.
 func TestStoreSaturatedFromPrometheus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts PostgreSQL and Prometheus")
-	}
+	skipShort(t, "starts PostgreSQL and Prometheus")
 	needPostgres(t)
 	needCgroupLimits(t)
 	t.Setenv("SCALELAB_HOME", t.TempDir())

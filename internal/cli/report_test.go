@@ -17,9 +17,7 @@ import (
 // status incomplete, exit code 4 in run.json, a summary per operation
 // matching series.csv's measured rows, and a report page.
 func TestReportAfterKill9(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	skipShort(t, "builds the binary")
 	t.Parallel()
 	dir := killedMemoryRun(t, "--warmup", "1s", "--set", "memory.error_rate=0.02")
 	if r := readRun(t, dir); r.Status != results.StatusRunning {

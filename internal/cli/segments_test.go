@@ -73,9 +73,7 @@ func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*wa
 // equal the whole run's within noise, and the merged percentiles are those
 // of one histogram holding every segment's values.
 func TestSegmentsMergeEqualsWhole(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and runs processes")
-	}
+	skipShort(t, "builds the binary and runs processes")
 	bin := buildBinary(t)
 	// one SQLite file, loaded once, read by every process
 	db := filepath.Join(t.TempDir(), "ycsb.db")
@@ -170,9 +168,7 @@ func TestSegmentsMergeEqualsWhole(t *testing.T) {
 // are read back, the merged audit counts them all with none lost, and a
 // merge with one segment's directory deleted says which is missing.
 func TestSegmentsAuditedLogsOnPostgres(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and starts PostgreSQL")
-	}
+	skipShort(t, "builds the binary and starts PostgreSQL")
 	needPostgres(t)
 	home := t.TempDir()
 	t.Setenv("SCALELAB_HOME", home)

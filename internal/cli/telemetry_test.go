@@ -17,9 +17,7 @@ import (
 // cgroup, that the saturation line names it, and that `cluster down`
 // removes its cgroup.
 func TestCPULimitSaturates(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts PostgreSQL")
-	}
+	skipShort(t, "starts PostgreSQL")
 	needPostgres(t)
 	needCgroupLimits(t)
 	t.Setenv("SCALELAB_HOME", t.TempDir())
