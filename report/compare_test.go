@@ -14,11 +14,6 @@ func TestCompare(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	base, cont := filepath.Join(root, "base"), filepath.Join(root, "contender")
-	for _, d := range []string{base, cont} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
 	synth{intervals: 5, ops: []string{"read", "update"}, perOp: 300, open: true}.write(t, base)
 	synth{intervals: 5, ops: []string{"read", "update"}, perOp: 600, errEvery: 50, open: true}.write(t, cont)
 
@@ -104,9 +99,6 @@ func TestCompareTiers(t *testing.T) {
 	root := t.TempDir()
 	base, cont := filepath.Join(root, "base"), filepath.Join(root, "cached")
 	for _, d := range []string{base, cont} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
 		synth{intervals: 3, ops: []string{"read"}, perOp: 300}.write(t, d)
 	}
 	r, err := results.Read(cont)

@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -23,10 +24,14 @@ type synth struct {
 	status    string   // run.json status
 }
 
-// write creates dir's run.json, intervals.hlog and series.csv and returns
-// the document and the exact totals of the measured window per operation.
+// write creates dir (where it is missing) and its run.json, intervals.hlog
+// and series.csv, and returns the document and the exact totals of the
+// measured window per operation.
 func (s synth) write(tb testing.TB, dir string) (*results.Run, map[string]*metrics.OpStats) {
 	tb.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	hl, err := metrics.NewHlogSink(filepath.Join(dir, results.HlogFile), start)
 	if err != nil {
