@@ -18,7 +18,6 @@ import (
 var (
 	_ engine.Records    = (*Conn)(nil)
 	_ engine.Classifier = (*Conn)(nil)
-	_ engine.Collection = (*collection)(nil)
 )
 
 // buckets is how many partitions the keys are spread over. Scans read keys

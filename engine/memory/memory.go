@@ -43,11 +43,6 @@ func init() { engine.Register(&Engine{}) }
 // Engine is the memory engine. Its zero value is ready to use.
 type Engine struct{}
 
-var (
-	_ engine.Engine = (*Engine)(nil)
-	_ engine.Conn   = (*Conn)(nil)
-)
-
 // Name returns "memory".
 func (*Engine) Name() string { return Name }
 

@@ -16,7 +16,6 @@ import (
 var (
 	_ engine.Records    = (*Conn)(nil)
 	_ engine.Classifier = (*Conn)(nil)
-	_ engine.Collection = (*collection)(nil)
 )
 
 // Classify gives PostgreSQL's errors their class (Classify).

@@ -9,10 +9,7 @@ import (
 	"github.com/scalelab/scalelab/engine"
 )
 
-var (
-	_ engine.Records    = (*Conn)(nil)
-	_ engine.Collection = (*collection)(nil)
-)
+var _ engine.Records = (*Conn)(nil)
 
 // collection keeps each record as a hash at PREFIX + name + ":r:" + key
 // whose fields are the spec's field names, and every key in a sorted set

@@ -13,10 +13,7 @@ import (
 	"github.com/scalelab/scalelab/metrics"
 )
 
-var (
-	_ engine.Records    = (*Conn)(nil)
-	_ engine.Collection = (*collection)(nil)
-)
+var _ engine.Records = (*Conn)(nil)
 
 // recordMappings index only the key (a keyword, for scans in key order);
 // the fields stay in _source, unindexed.
