@@ -37,12 +37,8 @@ type CacheEngine interface {
 // WithCache returns the names of the registered engines whose connections
 // implement Cacher, sorted.
 func WithCache() []string {
-	var out []string
-	for _, name := range Names() {
-		e, _ := Lookup(name)
-		if c, ok := e.(CacheEngine); ok && c.HasCache() {
-			out = append(out, name)
-		}
-	}
-	return out
+	return namesWhere(func(e Engine) bool {
+		c, ok := e.(CacheEngine)
+		return ok && c.HasCache()
+	})
 }

@@ -241,12 +241,46 @@ type RecordsEngine interface {
 // WithRecords returns the names of the registered engines whose
 // connections implement Records, sorted.
 func WithRecords() []string {
+	return namesWhere(func(e Engine) bool {
+		r, ok := e.(RecordsEngine)
+		return ok && r.HasRecords()
+	})
+}
+
+// namesWhere returns the names of the registered engines for which has
+// is true, sorted.
+func namesWhere(has func(Engine) bool) []string {
 	var out []string
 	for _, name := range Names() {
-		e, _ := Lookup(name)
-		if r, ok := e.(RecordsEngine); ok && r.HasRecords() {
+		if e, _ := Lookup(name); has(e) {
 			out = append(out, name)
 		}
 	}
 	return out
+}
+
+// OpError marks the error of an operation that the engine named Engine
+// sent, so that the engine's classifier tells it from the errors of the
+// run's other engines (IsOpError).
+type OpError struct {
+	Engine string
+	Err    error
+}
+
+func (e *OpError) Error() string { return e.Err.Error() }
+func (e *OpError) Unwrap() error { return e.Err }
+
+// WrapOp marks err as an operation error of engine name (nil stays nil).
+func WrapOp(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &OpError{Engine: name, Err: err}
+}
+
+// IsOpError reports whether err is marked (WrapOp) as an operation error
+// of engine name.
+func IsOpError(err error, name string) bool {
+	var op *OpError
+	return errors.As(err, &op) && op.Engine == name
 }
