@@ -48,24 +48,16 @@ func TestParseTarget(t *testing.T) {
 			t.Errorf("ParseTarget(%q) = %v, %v; want %s", target, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "memcached://u:s3cr3t@127.0.0.1:1", "redis://127.0.0.1:1", "127.0.0.1", "h:0", "h:1,", "memcached://h:1/0?x=s3cr3t"} {
-		err := (&memcached.Engine{}).CheckTarget(bad)
-		if !errors.Is(err, engine.ErrConfig) || strings.Contains(err.Error(), "s3cr3t") {
-			t.Errorf("CheckTarget(%q) = %v; want an ErrConfig that does not show the target", bad, err)
-		}
-	}
+	enginetest.RefusesTargets(t, (&memcached.Engine{}).CheckTarget, "s3cr3t",
+		"", "memcached://u:s3cr3t@127.0.0.1:1", "redis://127.0.0.1:1", "127.0.0.1", "h:0", "h:1,", "memcached://h:1/0?x=s3cr3t")
 }
 
 // TestSettingsValidated: bad values are refused when set, naming the key;
 // the defaults hold a load (gomemcache's own are 2 idle connections and
 // 500ms).
 func TestSettingsValidated(t *testing.T) {
-	set := setting.NewSet((&memcached.Engine{}).Settings()...)
-	for _, a := range []string{"memcached.namespace=a b", "memcached.namespace=", "memcached.namespace=a:b", "memcached.max_idle_conns=0", "memcached.timeout=0s"} {
-		if err := set.Apply(a); !errors.Is(err, setting.ErrBadValue) || !strings.Contains(err.Error(), strings.Split(a, "=")[0]) {
-			t.Errorf("%s: %v", a, err)
-		}
-	}
+	enginetest.RefusesSettings(t, setting.NewSet((&memcached.Engine{}).Settings()...),
+		"memcached.namespace=a b", "memcached.namespace=", "memcached.namespace=a:b", "memcached.max_idle_conns=0", "memcached.timeout=0s")
 	if o := memcached.OptionsFrom(nil); o.MaxIdleConns != 64 || o.Timeout != time.Second || o.Namespace != "scalelab" {
 		t.Errorf("defaults %+v", o)
 	}
@@ -216,16 +208,10 @@ func TestInfoAndStats(t *testing.T) {
 // TestClusterSpecRefused: what a memcached cluster cannot be is refused
 // before anything starts.
 func TestClusterSpecRefused(t *testing.T) {
-	for _, spec := range []cluster.Spec{
-		{Nodes: 2}, {Replicas: 1}, {Heap: "1g"},
-		{Options: map[string]string{"listen": "0.0.0.0"}},
-		{Options: map[string]string{"memory_mb": "lots"}},
-		{Options: map[string]string{"threads": "0"}},
-		{Options: map[string]string{"evictions": "maybe"}},
-	} {
-		st := &cluster.State{Name: "x", Dir: t.TempDir(), Params: map[string]string{}}
-		if err := (memcached.Provisioner{}).Up(context.Background(), spec, st); err == nil || len(st.Nodes) != 0 {
-			t.Errorf("%+v: %v, nodes %v", spec, err, st.Nodes)
-		}
-	}
+	enginetest.RefusesSpecs(t, memcached.Provisioner{},
+		cluster.Spec{Nodes: 2}, cluster.Spec{Replicas: 1}, cluster.Spec{Heap: "1g"},
+		cluster.Spec{Options: map[string]string{"listen": "0.0.0.0"}},
+		cluster.Spec{Options: map[string]string{"memory_mb": "lots"}},
+		cluster.Spec{Options: map[string]string{"threads": "0"}},
+		cluster.Spec{Options: map[string]string{"evictions": "maybe"}})
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/setting"
 	"github.com/scalelab/scalelab/wait"
@@ -73,20 +74,10 @@ func TestSettingErrors(t *testing.T) {
 	t.Parallel()
 	e := &Engine{name: OpenSearch}
 	set := setting.NewSet(e.Settings()...)
-	for _, bad := range []string{"opensearch.refresh=sometimes", "opensearch.shards=0", "opensearch.routing=hash",
-		"opensearch.index_prefix=Upper", "opensearch.index_prefix=-x", "opensearch.client_nodes=-1"} {
-		err := set.Apply(bad)
-		key, _, _ := strings.Cut(bad, "=")
-		if !errors.Is(err, setting.ErrBadValue) || !strings.Contains(err.Error(), key) {
-			t.Errorf("%s: %v", bad, err)
-		}
-	}
-	for _, good := range []string{"opensearch.refresh=interval:30s", "opensearch.shards=6", "opensearch.replicas=0",
-		"opensearch.routing=user", "opensearch.index_layout=per_user", "opensearch.index_prefix=run1-", "opensearch.force_merge=true"} {
-		if err := set.Apply(good); err != nil {
-			t.Errorf("%s: %v", good, err)
-		}
-	}
+	enginetest.RefusesSettings(t, set, "opensearch.refresh=sometimes", "opensearch.shards=0", "opensearch.routing=hash",
+		"opensearch.index_prefix=Upper", "opensearch.index_prefix=-x", "opensearch.client_nodes=-1")
+	enginetest.AcceptsSettings(t, set, "opensearch.refresh=interval:30s", "opensearch.shards=6", "opensearch.replicas=0",
+		"opensearch.routing=user", "opensearch.index_layout=per_user", "opensearch.index_prefix=run1-", "opensearch.force_merge=true")
 	o, err := e.OptionsFrom(set)
 	if err != nil {
 		t.Fatal(err)
