@@ -11,7 +11,6 @@ package memcachedtest
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
@@ -20,33 +19,19 @@ import (
 	"github.com/scalelab/scalelab/setting"
 )
 
-// UpTimeout bounds the server's start.
-const UpTimeout = time.Minute
-
-var shared enginetest.Shared[string, *cluster.State]
+var server = enginetest.LocalServer{Kind: "memcachedtest", Binary: memcached.Binary,
+	Spec: cluster.Spec{Engine: memcached.Name, Options: map[string]string{"memory_mb": "64", "threads": "2"}}}
 
 // Shared returns the test binary's memcached server, started on first use
 // and stopped when the test binary ends (enginetest.Main). Without the
 // server binary the error wraps memcached.ErrNoServer.
-func Shared() (*cluster.State, error) {
-	return shared.Get("memcached", func() (*cluster.State, error) {
-		if _, err := memcached.Binary(); err != nil {
-			return nil, err
-		}
-		spec := cluster.Spec{Engine: memcached.Name, Options: map[string]string{"memory_mb": "64", "threads": "2"}}
-		return enginetest.UpShared("shared memcached test server", "memcachedtest", "server", spec, "", UpTimeout, true)
-	})
-}
+func Shared() (*cluster.State, error) { return server.Shared() }
 
 // Server returns the shared server, failing t under CI and skipping it
 // elsewhere when it cannot run.
 func Server(t testing.TB) *cluster.State {
 	t.Helper()
-	st, err := Shared()
-	if err != nil {
-		enginetest.Unavailable(t, memcached.Name, err, "make setup")
-	}
-	return st
+	return server.Get(t)
 }
 
 // Open connects to the shared server with set, under a namespace of its

@@ -7,7 +7,6 @@ package redistest
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
@@ -16,32 +15,18 @@ import (
 	"github.com/scalelab/scalelab/setting"
 )
 
-// UpTimeout bounds the server's start.
-const UpTimeout = time.Minute
-
-var shared enginetest.Shared[string, *cluster.State]
+var server = enginetest.LocalServer{Kind: "redistest", Binary: redis.Binary, Spec: cluster.Spec{Engine: redis.Name}}
 
 // Shared returns the test binary's Redis server, started on first use and
 // stopped when the test binary ends (enginetest.Main). Without the server
 // binary the error wraps redis.ErrNoServer.
-func Shared() (*cluster.State, error) {
-	return shared.Get("redis", func() (*cluster.State, error) {
-		if _, err := redis.Binary(); err != nil {
-			return nil, err
-		}
-		return enginetest.UpShared("shared redis test server", "redistest", "server", cluster.Spec{Engine: redis.Name}, "", UpTimeout, true)
-	})
-}
+func Shared() (*cluster.State, error) { return server.Shared() }
 
 // Server returns the shared server, failing t under CI and skipping it
 // elsewhere when it cannot run.
 func Server(t testing.TB) *cluster.State {
 	t.Helper()
-	st, err := Shared()
-	if err != nil {
-		enginetest.Unavailable(t, redis.Name, err, "make setup")
-	}
-	return st
+	return server.Get(t)
 }
 
 // Open connects to the shared server with set, under a key prefix of its
