@@ -149,6 +149,22 @@ func (r *Rows) Set(i, f int, v []byte) {
 	r.present[j] = true
 }
 
+// AddValues appends a row for key (Add) holding vals: the record's fields
+// in order, or with field >= 0 (a read of one field) that field's value;
+// a nil value leaves its field unset. It returns the row's index.
+func (r *Rows) AddValues(key []byte, field int, vals [][]byte) int {
+	i := r.Add(key)
+	for f, v := range vals {
+		if field >= 0 {
+			f = field
+		}
+		if v != nil {
+			r.Set(i, f, v)
+		}
+	}
+	return i
+}
+
 // SetString is Set for a value given as a string.
 func (r *Rows) SetString(i, f int, v string) {
 	j := i*r.nf + f

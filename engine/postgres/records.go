@@ -134,16 +134,7 @@ func addRow(vals [][]byte, key []byte, field int, dst *engine.Rows) {
 	if key == nil {
 		key, vals = vals[0], vals[1:]
 	}
-	i := dst.Add(key)
-	for j, v := range vals {
-		f := j
-		if field >= 0 {
-			f = field
-		}
-		if v != nil {
-			dst.Set(i, f, v)
-		}
-	}
+	dst.AddValues(key, field, vals)
 }
 
 func (s *collection) Get(ctx context.Context, key []byte, field int, dst *engine.Rows) error {

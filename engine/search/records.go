@@ -233,17 +233,7 @@ func (s *collection) ReadBack(ctx context.Context, keys [][]byte, field int, row
 	if status >= 300 {
 		return newHTTPError(http.MethodPost, path, status, data)
 	}
-	var resp struct {
-		Docs []struct {
-			ID     string          `json:"_id"`
-			Found  bool            `json:"found"`
-			Source json.RawMessage `json:"_source"`
-			Error  *struct {
-				Type   string `json:"type"`
-				Reason string `json:"reason"`
-			} `json:"error"`
-		} `json:"docs"`
-	}
+	var resp mgetResponse
 	if err := json.Unmarshal(data, &resp); err != nil {
 		return fmt.Errorf("read back: decode _mget response: %w", err)
 	}
@@ -271,3 +261,17 @@ func (s *collection) Close() error { return nil }
 // HasRecords reports true: the engine's connections implement
 // engine.Records.
 func (*Engine) HasRecords() bool { return true }
+
+// mgetResponse is the answer of _mget: per document asked for, in order,
+// whether it was found, its source when asked for, or its error.
+type mgetResponse struct {
+	Docs []struct {
+		ID     string          `json:"_id"`
+		Found  bool            `json:"found"`
+		Source json.RawMessage `json:"_source"`
+		Error  *struct {
+			Type   string `json:"type"`
+			Reason string `json:"reason"`
+		} `json:"error"`
+	} `json:"docs"`
+}
