@@ -7,14 +7,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/scalelab/scalelab/cluster/jvm/jvmtest"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/metrics"
@@ -471,19 +470,7 @@ func TestWriteParameters(t *testing.T) {
 // TestJDKErrors checks that a missing or too old JDK is an error naming
 // what to install, and that a suitable one is found by its release file.
 func TestJDKErrors(t *testing.T) {
-	fake := func(version string) string {
-		home := t.TempDir()
-		if err := os.MkdirAll(filepath.Join(home, "bin"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(home, "bin", "java"), []byte("#!/bin/sh\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(home, "release"), []byte(`JAVA_VERSION="`+version+`"`+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return home
-	}
+	fake := func(version string) string { return jvmtest.FakeJDK(t, t.TempDir(), "jdk", version) }
 	t.Setenv("PATH", "")
 	t.Setenv("JAVA_HOME", fake("17.0.15"))
 	osd := *distributions[OpenSearch]
