@@ -21,6 +21,13 @@ import (
 
 func TestMain(m *testing.M) { enginetest.Main(m) }
 
+// TestRecords runs the records conformance suite, what memcached's traits
+// allow of it (no scans, counts or highest key), under a namespace of its
+// own on the shared memcached server.
+func TestRecords(t *testing.T) {
+	recordstest.RunConn(t, memcachedtest.Open(t, enginetest.Settings(t, memcached.Name, nil)))
+}
+
 // open returns a fresh store (a namespace of its own) on the shared
 // server with the assignments applied to the engine's settings.
 func open(t *testing.T, assignments ...string) *memcached.Conn {
@@ -152,7 +159,7 @@ func TestCollections(t *testing.T) {
 // engine's is left alone.
 func TestClassify(t *testing.T) {
 	ctx := context.Background()
-	st := memcachedtest.Server(t)
+	st := memcachedtest.Server.Get(t)
 	port, err := cluster.FreePort(cluster.Loopback)
 	if err != nil {
 		t.Fatal(err)

@@ -169,7 +169,7 @@ func TestScanByteOrder(t *testing.T) {
 // error that is not the engine's is left alone.
 func TestClassify(t *testing.T) {
 	ctx := context.Background()
-	st := redistest.Server(t)
+	st := redistest.Server.Get(t)
 	port, err := cluster.FreePort(cluster.Loopback)
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +217,7 @@ func TestClassify(t *testing.T) {
 // read are refused.
 func TestPasswordSources(t *testing.T) {
 	ctx := context.Background()
-	st := redistest.Server(t)
+	st := redistest.Server.Get(t)
 	pw, err := st.Password()
 	if err != nil {
 		t.Fatal(err)

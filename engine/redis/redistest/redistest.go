@@ -15,25 +15,16 @@ import (
 	"github.com/scalelab/scalelab/setting"
 )
 
-var server = enginetest.LocalServer{Kind: "redistest", Binary: redis.Binary, Spec: cluster.Spec{Engine: redis.Name}}
-
-// Shared returns the test binary's Redis server, started on first use and
+// Server is the test binary's Redis server, started on first use and
 // stopped when the test binary ends (enginetest.Main). Without the server
-// binary the error wraps redis.ErrNoServer.
-func Shared() (*cluster.State, error) { return server.Shared() }
-
-// Server returns the shared server, failing t under CI and skipping it
-// elsewhere when it cannot run.
-func Server(t testing.TB) *cluster.State {
-	t.Helper()
-	return server.Get(t)
-}
+// binary its error wraps redis.ErrNoServer.
+var Server = enginetest.LocalServer{Kind: "redistest", Binary: redis.Binary, Spec: cluster.Spec{Engine: redis.Name}}
 
 // Open connects to the shared server with set, under a key prefix of its
 // own (set's redis.prefix), and deletes the prefix's keys when t ends.
 func Open(t testing.TB, set *setting.Set) *redis.Conn {
 	t.Helper()
-	st := Server(t)
+	st := Server.Get(t)
 	prefix := enginetest.Name() + ":"
 	if err := set.Apply(redis.KeyPrefix + "=" + prefix); err != nil {
 		t.Fatal(err)
