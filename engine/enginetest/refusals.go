@@ -3,11 +3,13 @@ package enginetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -55,5 +57,20 @@ func RefusesSpecs(t testing.TB, p cluster.Provisioner, specs ...cluster.Spec) {
 		if err := p.Up(context.Background(), spec, st); err == nil || len(st.Nodes) != 0 {
 			t.Errorf("%+v: %v, nodes %v", spec, err, st.Nodes)
 		}
+	}
+}
+
+// NothingListening checks that connect, given host:port of a loopback port
+// where nothing listens, fails with engine.ErrUnreachable, classed
+// refused.
+func NothingListening(t testing.TB, connect func(hostPort string) error) {
+	t.Helper()
+	port, err := cluster.FreePort(cluster.Loopback)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = connect(fmt.Sprintf("%s:%d", cluster.Loopback, port))
+	if !errors.Is(err, engine.ErrUnreachable) || metrics.ClassOf(err) != metrics.Refused {
+		t.Errorf("nothing listening: %v (class %v), want unreachable, refused", err, metrics.ClassOf(err))
 	}
 }

@@ -160,15 +160,10 @@ func TestCollections(t *testing.T) {
 func TestClassify(t *testing.T) {
 	ctx := context.Background()
 	st := memcachedtest.Server.Get(t)
-	port, err := cluster.FreePort(cluster.Loopback)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := memcached.OptionsFrom(nil)
-	_, err = memcached.Connect(ctx, []string{fmt.Sprintf("127.0.0.1:%d", port)}, o)
-	if !errors.Is(err, engine.ErrUnreachable) || metrics.ClassOf(err) != metrics.Refused {
-		t.Errorf("nothing listening: %v (class %v)", err, metrics.ClassOf(err))
-	}
+	enginetest.NothingListening(t, func(addr string) error {
+		_, err := memcached.Connect(ctx, []string{addr}, memcached.OptionsFrom(nil))
+		return err
+	})
 
 	c := open(t, "memcached.timeout=300ms")
 	col := collection(t, c, "cls", 3, true)
@@ -180,7 +175,7 @@ func TestClassify(t *testing.T) {
 
 	// an item over the server's item size limit (1 MB)
 	big := [][]byte{bytes.Repeat([]byte("x"), 2<<20), nil, nil}
-	err = c.Classify(ctx, col.Insert(ctx, []byte("big"), big))
+	err := c.Classify(ctx, col.Insert(ctx, []byte("big"), big))
 	if !strings.Contains(fmt.Sprint(err), "SERVER_ERROR") || metrics.ClassOf(err) != metrics.Rejected {
 		t.Errorf("item too large: %v (class %v)", err, metrics.ClassOf(err))
 	}

@@ -170,17 +170,13 @@ func TestScanByteOrder(t *testing.T) {
 func TestClassify(t *testing.T) {
 	ctx := context.Background()
 	st := redistest.Server.Get(t)
-	port, err := cluster.FreePort(cluster.Loopback)
-	if err != nil {
-		t.Fatal(err)
-	}
 	o := redis.OptionsFrom(nil)
 	o.Timeout, o.ConnectTimeout = 300*time.Millisecond, 300*time.Millisecond
-	_, err = redis.Connect(ctx, redis.Target{Addr: fmt.Sprintf("127.0.0.1:%d", port)}, o)
-	if !errors.Is(err, engine.ErrUnreachable) || metrics.ClassOf(err) != metrics.Refused {
-		t.Errorf("nothing listening: %v (class %v)", err, metrics.ClassOf(err))
-	}
-	_, err = redis.Connect(ctx, redis.Target{Addr: st.Nodes[0].ClientAddress(), Password: "not-the-password"}, o)
+	enginetest.NothingListening(t, func(addr string) error {
+		_, err := redis.Connect(ctx, redis.Target{Addr: addr}, o)
+		return err
+	})
+	_, err := redis.Connect(ctx, redis.Target{Addr: st.Nodes[0].ClientAddress(), Password: "not-the-password"}, o)
 	if !errors.Is(err, engine.ErrUnreachable) || metrics.ClassOf(err) != metrics.Refused || strings.Contains(err.Error(), "not-the-password") {
 		t.Errorf("wrong password: %v (class %v)", err, metrics.ClassOf(err))
 	}
