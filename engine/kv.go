@@ -36,9 +36,4 @@ type CacheEngine interface {
 
 // WithCache returns the names of the registered engines whose connections
 // implement Cacher, sorted.
-func WithCache() []string {
-	return namesWhere(func(e Engine) bool {
-		c, ok := e.(CacheEngine)
-		return ok && c.HasCache()
-	})
-}
+func WithCache() []string { return namesWith(CacheEngine.HasCache) }

@@ -149,6 +149,15 @@ func (r *Rows) Set(i, f int, v []byte) {
 	r.present[j] = true
 }
 
+// Strings returns keys as strings, in order.
+func Strings(keys [][]byte) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = string(k)
+	}
+	return out
+}
+
 // AddValues appends a row for key (Add) holding vals: the record's fields
 // in order, or with field >= 0 (a read of one field) that field's value;
 // a nil value leaves its field unset. It returns the row's index.
@@ -256,19 +265,15 @@ type RecordsEngine interface {
 
 // WithRecords returns the names of the registered engines whose
 // connections implement Records, sorted.
-func WithRecords() []string {
-	return namesWhere(func(e Engine) bool {
-		r, ok := e.(RecordsEngine)
-		return ok && r.HasRecords()
-	})
-}
+func WithRecords() []string { return namesWith(RecordsEngine.HasRecords) }
 
-// namesWhere returns the names of the registered engines for which has
-// is true, sorted.
-func namesWhere(has func(Engine) bool) []string {
+// namesWith returns the names of the registered engines that implement C
+// and for which has is true, sorted.
+func namesWith[C any](has func(C) bool) []string {
 	var out []string
 	for _, name := range Names() {
-		if e, _ := Lookup(name); has(e) {
+		e, _ := Lookup(name)
+		if c, ok := e.(C); ok && has(c) {
 			out = append(out, name)
 		}
 	}

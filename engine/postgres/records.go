@@ -265,11 +265,7 @@ func (s *collection) ReadBack(ctx context.Context, keys [][]byte, field int, dst
 	if field >= 0 {
 		cols = s.cols[field]
 	}
-	ks := make([]string, len(keys))
-	for i, k := range keys {
-		ks[i] = string(k)
-	}
-	rows, err := s.c.Primary().Query(ctx, "SELECT id, "+cols+" FROM "+s.table+" WHERE id = ANY($1)", ks)
+	rows, err := s.c.Primary().Query(ctx, "SELECT id, "+cols+" FROM "+s.table+" WHERE id = ANY($1)", engine.Strings(keys))
 	if err != nil {
 		return err
 	}

@@ -277,11 +277,7 @@ func (m *collection) ReadBack(ctx context.Context, keys [][]byte, field int, row
 	if len(keys) == 0 {
 		return nil
 	}
-	ks := make([]string, len(keys))
-	for i, k := range keys {
-		ks[i] = string(k)
-	}
-	return m.readKeys(ctx, ks, field, rows)
+	return m.readKeys(ctx, engine.Strings(keys), field, rows)
 }
 
 // Traits: one server, so reads see every acknowledged write; scans in key

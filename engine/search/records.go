@@ -213,11 +213,7 @@ func (s *collection) ReadBack(ctx context.Context, keys [][]byte, field int, row
 	if len(keys) == 0 {
 		return nil
 	}
-	ids := make([]string, len(keys))
-	for i, k := range keys {
-		ids[i] = string(k)
-	}
-	body, err := json.Marshal(map[string][]string{"ids": ids})
+	body, err := json.Marshal(map[string][]string{"ids": engine.Strings(keys)})
 	if err != nil {
 		return fmt.Errorf("read back: encode _mget: %w", err)
 	}
