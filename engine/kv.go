@@ -36,13 +36,4 @@ type CacheEngine interface {
 
 // WithCache returns the names of the registered engines whose connections
 // implement Cacher, sorted.
-func WithCache() []string {
-	var out []string
-	for _, name := range Names() {
-		e, _ := Lookup(name)
-		if c, ok := e.(CacheEngine); ok && c.HasCache() {
-			out = append(out, name)
-		}
-	}
-	return out
-}
+func WithCache() []string { return namesWith(CacheEngine.HasCache) }

@@ -149,6 +149,31 @@ func (r *Rows) Set(i, f int, v []byte) {
 	r.present[j] = true
 }
 
+// Strings returns keys as strings, in order.
+func Strings(keys [][]byte) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = string(k)
+	}
+	return out
+}
+
+// AddValues appends a row for key (Add) holding vals: the record's fields
+// in order, or with field >= 0 (a read of one field) that field's value;
+// a nil value leaves its field unset. It returns the row's index.
+func (r *Rows) AddValues(key []byte, field int, vals [][]byte) int {
+	i := r.Add(key)
+	for f, v := range vals {
+		if field >= 0 {
+			f = field
+		}
+		if v != nil {
+			r.Set(i, f, v)
+		}
+	}
+	return i
+}
+
 // SetString is Set for a value given as a string.
 func (r *Rows) SetString(i, f int, v string) {
 	j := i*r.nf + f
@@ -240,13 +265,43 @@ type RecordsEngine interface {
 
 // WithRecords returns the names of the registered engines whose
 // connections implement Records, sorted.
-func WithRecords() []string {
+func WithRecords() []string { return namesWith(RecordsEngine.HasRecords) }
+
+// namesWith returns the names of the registered engines that implement C
+// and for which has is true, sorted.
+func namesWith[C any](has func(C) bool) []string {
 	var out []string
 	for _, name := range Names() {
 		e, _ := Lookup(name)
-		if r, ok := e.(RecordsEngine); ok && r.HasRecords() {
+		if c, ok := e.(C); ok && has(c) {
 			out = append(out, name)
 		}
 	}
 	return out
+}
+
+// OpError marks the error of an operation that the engine named Engine
+// sent, so that the engine's classifier tells it from the errors of the
+// run's other engines (IsOpError).
+type OpError struct {
+	Engine string
+	Err    error
+}
+
+func (e *OpError) Error() string { return e.Err.Error() }
+func (e *OpError) Unwrap() error { return e.Err }
+
+// WrapOp marks err as an operation error of engine name (nil stays nil).
+func WrapOp(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &OpError{Engine: name, Err: err}
+}
+
+// IsOpError reports whether err is marked (WrapOp) as an operation error
+// of engine name.
+func IsOpError(err error, name string) bool {
+	var op *OpError
+	return errors.As(err, &op) && op.Engine == name
 }

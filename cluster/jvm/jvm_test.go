@@ -2,38 +2,22 @@ package jvm
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// fakeJDK makes a JDK home named name under root whose release file says
-// version.
-func fakeJDK(t *testing.T, root, name, version string) string {
-	t.Helper()
-	home := filepath.Join(root, name)
-	if err := os.MkdirAll(filepath.Join(home, "bin"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, "bin", "java"), []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, "release"), []byte(`JAVA_VERSION="`+version+`"`+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return home
-}
+	"github.com/scalelab/scalelab/cluster/jvm/jvmtest"
+)
 
 // A JDK is found by the version its release file states, wherever it is
 // installed: the newest that fits among the scanned homes, or the one an
 // environment variable names.
 func TestFindByVersion(t *testing.T) {
 	root := t.TempDir()
-	fakeJDK(t, root, "a-jdk", "17.0.15")
-	fakeJDK(t, root, "b-jdk", "21.0.2")
-	fakeJDK(t, root, "c-jdk", "25.0.1")
-	fakeJDK(t, root, "old", "1.8.0_402")
+	jvmtest.FakeJDK(t, root, "a-jdk", "17.0.15")
+	jvmtest.FakeJDK(t, root, "b-jdk", "21.0.2")
+	jvmtest.FakeJDK(t, root, "c-jdk", "25.0.1")
+	jvmtest.FakeJDK(t, root, "old", "1.8.0_402")
 	t.Setenv("PATH", "")
 	t.Setenv("JAVA_HOME", "")
 	t.Setenv("TEST_JDK", "")
@@ -53,7 +37,7 @@ func TestFindByVersion(t *testing.T) {
 			t.Errorf("%d..%d: %s %d %v, want %s (Java %d)", tc.min, tc.max, bin, v, err, tc.want, tc.version)
 		}
 	}
-	named := fakeJDK(t, t.TempDir(), "mine", "21.0.9")
+	named := jvmtest.FakeJDK(t, t.TempDir(), "mine", "21.0.9")
 	t.Setenv("TEST_JDK", named)
 	if bin, _, err := (Requirement{Min: 21, Env: "TEST_JDK", Roots: []string{root}}).Find(); err != nil || bin != filepath.Join(named, "bin", "java") {
 		t.Errorf("the JDK the environment names comes first: %s %v", bin, err)

@@ -99,11 +99,6 @@ func init() { engine.Register(&Engine{}) }
 // Engine is the cassandra engine. Its zero value is ready to use.
 type Engine struct{}
 
-var (
-	_ engine.Engine = (*Engine)(nil)
-	_ engine.Conn   = (*Conn)(nil)
-)
-
 // Name returns "cassandra".
 func (*Engine) Name() string { return Name }
 

@@ -10,6 +10,7 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/setting"
 )
@@ -55,21 +56,12 @@ func TestSettings(t *testing.T) {
 			t.Errorf("setting %s: key must start with %s. and have a description", sp.Key, Name)
 		}
 	}
-	for _, bad := range []string{
+	enginetest.RefusesSettings(t, set,
 		"cassandra.read_consistency=EACH_QUORUM", "cassandra.read_consistency=ANY", "cassandra.write_consistency=QUARUM",
 		"cassandra.compaction=DTCS", "cassandra.keyspace=Bad-Name", "cassandra.keyspace=1abc", "cassandra.batch_size=0",
-		"cassandra.replication=-1", "cassandra.timeout=0s",
-	} {
-		if err := set.Apply(bad); !errors.Is(err, setting.ErrBadValue) {
-			t.Errorf("%s accepted: %v", bad, err)
-		}
-	}
-	for _, good := range []string{"cassandra.read_consistency=LOCAL_ONE", "cassandra.write_consistency=EACH_QUORUM",
-		"cassandra.compaction=UCS", "cassandra.keyspace=logs_1", "cassandra.batch_size=500", "cassandra.replication=3"} {
-		if err := set.Apply(good); err != nil {
-			t.Errorf("%s refused: %v", good, err)
-		}
-	}
+		"cassandra.replication=-1", "cassandra.timeout=0s")
+	enginetest.AcceptsSettings(t, set, "cassandra.read_consistency=LOCAL_ONE", "cassandra.write_consistency=EACH_QUORUM",
+		"cassandra.compaction=UCS", "cassandra.keyspace=logs_1", "cassandra.batch_size=500", "cassandra.replication=3")
 	o, err := OptionsFrom(set)
 	if err != nil {
 		t.Fatal(err)

@@ -282,6 +282,26 @@ func gossip(ctx context.Context, s *gocql.Session) (map[string]gossipState, erro
 	return out, iter.Close()
 }
 
+// ringGossip returns the gossip state of the ring from the first running
+// node that answers within timeout, or nil when none does.
+func ringGossip(ctx context.Context, st *cluster.State, password string, timeout time.Duration) map[string]gossipState {
+	for _, n := range st.Nodes {
+		if !cluster.Alive(n.PID) {
+			continue
+		}
+		s, err := nodeSession(n, st.User, password, timeout)
+		if err != nil {
+			continue
+		}
+		g, err := gossip(ctx, s)
+		s.Close()
+		if err == nil {
+			return g
+		}
+	}
+	return nil
+}
+
 // ringReady reports whether every node answers CQL (with the default
 // superuser while the ring is new) and knows every node as NORMAL.
 func ringReady(ctx context.Context, st *cluster.State, nodes int) (bool, string) {
@@ -384,21 +404,7 @@ func (p *Provisioner) Status(ctx context.Context, st *cluster.State) ([]cluster.
 	if err != nil {
 		return nil, err
 	}
-	var g map[string]gossipState
-	for _, n := range st.Nodes {
-		if !cluster.Alive(n.PID) {
-			continue
-		}
-		s, err := nodeSession(n, st.User, password, 5*time.Second)
-		if err != nil {
-			continue
-		}
-		g, err = gossip(ctx, s)
-		s.Close()
-		if err == nil {
-			break
-		}
-	}
+	g := ringGossip(ctx, st, password, 5*time.Second)
 	var out []cluster.NodeStatus
 	for _, n := range st.Nodes {
 		alive := cluster.Alive(n.PID)
@@ -464,22 +470,7 @@ func (p *Provisioner) Health(ctx context.Context, st *cluster.State) (cluster.He
 	if err != nil {
 		return h, err
 	}
-	var g map[string]gossipState
-	for _, n := range st.Nodes {
-		if !cluster.Alive(n.PID) {
-			continue
-		}
-		s, err := nodeSession(n, st.User, password, 3*time.Second)
-		if err != nil {
-			continue
-		}
-		got, err := gossip(ctx, s)
-		s.Close()
-		if err == nil {
-			g = got
-			break
-		}
-	}
+	g := ringGossip(ctx, st, password, 3*time.Second)
 	if g == nil {
 		return h, nil
 	}

@@ -18,7 +18,6 @@ import (
 var (
 	_ engine.Records    = (*Conn)(nil)
 	_ engine.Classifier = (*Conn)(nil)
-	_ engine.Collection = (*collection)(nil)
 )
 
 // buckets is how many partitions the keys are spread over. Scans read keys
@@ -85,20 +84,6 @@ func bucket(key []byte) int {
 	return int(h.Sum32() % buckets)
 }
 
-// addRow copies vals into a new row of rows for key.
-func addRow(rows *engine.Rows, key []byte, field int, vals [][]byte) {
-	i := rows.Add(key)
-	for j, v := range vals {
-		f := j
-		if field >= 0 {
-			f = field
-		}
-		if v != nil {
-			rows.Set(i, f, v)
-		}
-	}
-}
-
 func (s *collection) width(field int) int {
 	if field >= 0 {
 		return 1
@@ -125,7 +110,7 @@ func (s *collection) Get(ctx context.Context, key []byte, field int, rows *engin
 	if err != nil {
 		return err
 	}
-	addRow(rows, key, field, vals)
+	rows.AddValues(key, field, vals)
 	return nil
 }
 
@@ -183,7 +168,7 @@ func (s *collection) Scan(ctx context.Context, start []byte, n, field int, rows 
 	}
 	slices.SortFunc(found, func(a, b scanned) int { return strings.Compare(a.key, b.key) })
 	for _, r := range found[:min(n, len(found))] {
-		addRow(rows, []byte(r.key), field, r.vals)
+		rows.AddValues([]byte(r.key), field, r.vals)
 	}
 	return nil
 }
@@ -315,7 +300,7 @@ func (s *collection) ReadBack(ctx context.Context, keys [][]byte, field int, row
 			chunk := ks[lo:min(lo+ReadBackChunk, len(ks))]
 			err := s.c.ReadBackScan(ctx, stmt, []any{b, chunk}, dest, func() {
 				if live {
-					addRow(rows, []byte(id), field, vals)
+					rows.AddValues([]byte(id), field, vals)
 				}
 			})
 			if err != nil {

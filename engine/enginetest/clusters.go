@@ -201,3 +201,42 @@ func CICluster(engineName string) (*cluster.State, bool) {
 	}
 	return &st, true
 }
+
+// LocalServerTimeout bounds the start of a LocalServer.
+const LocalServerTimeout = time.Minute
+
+// LocalServer is the one server of an engine (redis, memcached) that a
+// test binary shares: started on first use as `scalelab cluster up`
+// starts one, and stopped when the test binary ends (Main).
+type LocalServer struct {
+	// Spec is the server's cluster spec; its Engine names it.
+	Spec cluster.Spec
+	// Binary finds the server's binary; its error says what is missing.
+	Binary func() (string, error)
+	// Kind names the server's directory (SharedDir).
+	Kind string
+
+	shared Shared[string, *cluster.State]
+}
+
+// Shared returns the server, started on first use; without the server
+// binary, the error is Binary's.
+func (s *LocalServer) Shared() (*cluster.State, error) {
+	return s.shared.Get("server", func() (*cluster.State, error) {
+		if _, err := s.Binary(); err != nil {
+			return nil, err
+		}
+		return UpShared("shared "+s.Spec.Engine+" test server", s.Kind, "server", s.Spec, "", LocalServerTimeout, true)
+	})
+}
+
+// Get returns the server, failing t under CI and skipping it elsewhere
+// when it cannot run.
+func (s *LocalServer) Get(t testing.TB) *cluster.State {
+	t.Helper()
+	st, err := s.Shared()
+	if err != nil {
+		Unavailable(t, s.Spec.Engine, err, "make setup")
+	}
+	return st
+}

@@ -24,20 +24,8 @@ var ErrExists = metrics.WithClass(metrics.Other, errors.New("memcached: key exis
 // lost every compare-and-swap to concurrent writes of the record.
 var errContended = errors.New("memcached: the record changed under every compare-and-swap")
 
-// opError marks the error of an operation the engine sent, so that
-// Classify tells it from the errors of the run's other engines.
-type opError struct{ err error }
-
-func (e *opError) Error() string { return e.err.Error() }
-func (e *opError) Unwrap() error { return e.err }
-
 // wrap marks err as the engine's (nil stays nil).
-func wrap(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &opError{err: err}
-}
+func wrap(err error) error { return engine.WrapOp(Name, err) }
 
 // Classify gives memcached errors their class (Classify).
 func (c *Conn) Classify(ctx context.Context, err error) error { return Classify(ctx, err) }
@@ -54,8 +42,7 @@ func Classify(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
-	var op *opError
-	if !errors.As(err, &op) {
+	if !engine.IsOpError(err, Name) {
 		return err
 	}
 	return engine.ClassifyWith(ctx, err, classOf)

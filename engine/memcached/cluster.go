@@ -33,10 +33,7 @@ func init() { cluster.Register(Provisioner{}) }
 // only, TCP only.
 type Provisioner struct{}
 
-var (
-	_ cluster.Provisioner   = Provisioner{}
-	_ cluster.HealthChecker = Provisioner{}
-)
+var _ cluster.HealthChecker = Provisioner{}
 
 // Engine returns "memcached".
 func (Provisioner) Engine() string { return Name }

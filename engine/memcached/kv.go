@@ -13,7 +13,6 @@ import (
 
 var (
 	_ engine.Cacher      = (*Conn)(nil)
-	_ engine.KV          = (*kv)(nil)
 	_ engine.CacheEngine = (*Engine)(nil)
 )
 

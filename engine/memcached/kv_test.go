@@ -59,7 +59,7 @@ func TestKVGenerations(t *testing.T) {
 	ctx := context.Background()
 	c := open(t)
 	a, _ := kvtest.SharedNamespace(t, c, "gen")
-	other, err := memcached.Connect(ctx, strings.Split(strings.TrimPrefix(memcachedtest.Server(t).Target, "memcached://"), ","), c.Options())
+	other, err := memcached.Connect(ctx, strings.Split(strings.TrimPrefix(memcachedtest.Server.Get(t).Target, "memcached://"), ","), c.Options())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestKVGenerations(t *testing.T) {
 // miss; an entry over the server's item size is rejected.
 func TestKVErrors(t *testing.T) {
 	ctx := context.Background()
-	st := memcachedtest.Server(t)
+	st := memcachedtest.Server.Get(t)
 	c := open(t, "memcached.timeout=300ms")
 	kv := kvtest.Open(t, c, "err", true)
 	kvtest.StoppedServerTimesOut(t, kv, st.Nodes[0].PID, c.Classify)

@@ -39,11 +39,7 @@ func init() { engine.Register(&Engine{}) }
 // Engine is the memcached engine. Its zero value is ready to use.
 type Engine struct{}
 
-var (
-	_ engine.Engine        = (*Engine)(nil)
-	_ engine.TargetChecker = (*Engine)(nil)
-	_ engine.Conn          = (*Conn)(nil)
-)
+var _ engine.TargetChecker = (*Engine)(nil)
 
 // Name returns "memcached".
 func (*Engine) Name() string { return Name }

@@ -21,6 +21,13 @@ import (
 
 func TestMain(m *testing.M) { enginetest.Main(m) }
 
+// TestRecords runs the records conformance suite, what memcached's traits
+// allow of it (no scans, counts or highest key), under a namespace of its
+// own on the shared memcached server.
+func TestRecords(t *testing.T) {
+	recordstest.RunConn(t, memcachedtest.Open(t, enginetest.Settings(t, memcached.Name, nil)))
+}
+
 // open returns a fresh store (a namespace of its own) on the shared
 // server with the assignments applied to the engine's settings.
 func open(t *testing.T, assignments ...string) *memcached.Conn {
@@ -48,24 +55,16 @@ func TestParseTarget(t *testing.T) {
 			t.Errorf("ParseTarget(%q) = %v, %v; want %s", target, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "memcached://u:s3cr3t@127.0.0.1:1", "redis://127.0.0.1:1", "127.0.0.1", "h:0", "h:1,", "memcached://h:1/0?x=s3cr3t"} {
-		err := (&memcached.Engine{}).CheckTarget(bad)
-		if !errors.Is(err, engine.ErrConfig) || strings.Contains(err.Error(), "s3cr3t") {
-			t.Errorf("CheckTarget(%q) = %v; want an ErrConfig that does not show the target", bad, err)
-		}
-	}
+	enginetest.RefusesTargets(t, (&memcached.Engine{}).CheckTarget, "s3cr3t",
+		"", "memcached://u:s3cr3t@127.0.0.1:1", "redis://127.0.0.1:1", "127.0.0.1", "h:0", "h:1,", "memcached://h:1/0?x=s3cr3t")
 }
 
 // TestSettingsValidated: bad values are refused when set, naming the key;
 // the defaults hold a load (gomemcache's own are 2 idle connections and
 // 500ms).
 func TestSettingsValidated(t *testing.T) {
-	set := setting.NewSet((&memcached.Engine{}).Settings()...)
-	for _, a := range []string{"memcached.namespace=a b", "memcached.namespace=", "memcached.namespace=a:b", "memcached.max_idle_conns=0", "memcached.timeout=0s"} {
-		if err := set.Apply(a); !errors.Is(err, setting.ErrBadValue) || !strings.Contains(err.Error(), strings.Split(a, "=")[0]) {
-			t.Errorf("%s: %v", a, err)
-		}
-	}
+	enginetest.RefusesSettings(t, setting.NewSet((&memcached.Engine{}).Settings()...),
+		"memcached.namespace=a b", "memcached.namespace=", "memcached.namespace=a:b", "memcached.max_idle_conns=0", "memcached.timeout=0s")
 	if o := memcached.OptionsFrom(nil); o.MaxIdleConns != 64 || o.Timeout != time.Second || o.Namespace != "scalelab" {
 		t.Errorf("defaults %+v", o)
 	}
@@ -160,16 +159,11 @@ func TestCollections(t *testing.T) {
 // engine's is left alone.
 func TestClassify(t *testing.T) {
 	ctx := context.Background()
-	st := memcachedtest.Server(t)
-	port, err := cluster.FreePort(cluster.Loopback)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := memcached.OptionsFrom(nil)
-	_, err = memcached.Connect(ctx, []string{fmt.Sprintf("127.0.0.1:%d", port)}, o)
-	if !errors.Is(err, engine.ErrUnreachable) || metrics.ClassOf(err) != metrics.Refused {
-		t.Errorf("nothing listening: %v (class %v)", err, metrics.ClassOf(err))
-	}
+	st := memcachedtest.Server.Get(t)
+	enginetest.NothingListening(t, func(addr string) error {
+		_, err := memcached.Connect(ctx, []string{addr}, memcached.OptionsFrom(nil))
+		return err
+	})
 
 	c := open(t, "memcached.timeout=300ms")
 	col := collection(t, c, "cls", 3, true)
@@ -181,7 +175,7 @@ func TestClassify(t *testing.T) {
 
 	// an item over the server's item size limit (1 MB)
 	big := [][]byte{bytes.Repeat([]byte("x"), 2<<20), nil, nil}
-	err = c.Classify(ctx, col.Insert(ctx, []byte("big"), big))
+	err := c.Classify(ctx, col.Insert(ctx, []byte("big"), big))
 	if !strings.Contains(fmt.Sprint(err), "SERVER_ERROR") || metrics.ClassOf(err) != metrics.Rejected {
 		t.Errorf("item too large: %v (class %v)", err, metrics.ClassOf(err))
 	}
@@ -216,16 +210,10 @@ func TestInfoAndStats(t *testing.T) {
 // TestClusterSpecRefused: what a memcached cluster cannot be is refused
 // before anything starts.
 func TestClusterSpecRefused(t *testing.T) {
-	for _, spec := range []cluster.Spec{
-		{Nodes: 2}, {Replicas: 1}, {Heap: "1g"},
-		{Options: map[string]string{"listen": "0.0.0.0"}},
-		{Options: map[string]string{"memory_mb": "lots"}},
-		{Options: map[string]string{"threads": "0"}},
-		{Options: map[string]string{"evictions": "maybe"}},
-	} {
-		st := &cluster.State{Name: "x", Dir: t.TempDir(), Params: map[string]string{}}
-		if err := (memcached.Provisioner{}).Up(context.Background(), spec, st); err == nil || len(st.Nodes) != 0 {
-			t.Errorf("%+v: %v, nodes %v", spec, err, st.Nodes)
-		}
-	}
+	enginetest.RefusesSpecs(t, memcached.Provisioner{},
+		cluster.Spec{Nodes: 2}, cluster.Spec{Replicas: 1}, cluster.Spec{Heap: "1g"},
+		cluster.Spec{Options: map[string]string{"listen": "0.0.0.0"}},
+		cluster.Spec{Options: map[string]string{"memory_mb": "lots"}},
+		cluster.Spec{Options: map[string]string{"threads": "0"}},
+		cluster.Spec{Options: map[string]string{"evictions": "maybe"}})
 }

@@ -16,10 +16,7 @@ import (
 	"github.com/scalelab/scalelab/engine"
 )
 
-var (
-	_ engine.Records    = (*Conn)(nil)
-	_ engine.Collection = (*collection)(nil)
-)
+var _ engine.Records = (*Conn)(nil)
 
 // collection keeps each record as one item: its fields' values, each
 // preceded by its length as a uvarint, with the field count as the item's

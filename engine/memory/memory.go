@@ -43,11 +43,6 @@ func init() { engine.Register(&Engine{}) }
 // Engine is the memory engine. Its zero value is ready to use.
 type Engine struct{}
 
-var (
-	_ engine.Engine = (*Engine)(nil)
-	_ engine.Conn   = (*Conn)(nil)
-)
-
 // Name returns "memory".
 func (*Engine) Name() string { return Name }
 
@@ -447,14 +442,7 @@ func (c *Conn) View(ctx context.Context, key string, fn func(rec Record) error) 
 	if err := c.inject(ctx); err != nil {
 		return err
 	}
-	s := c.shard(key)
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	rec, ok := s.m[key]
-	if !ok {
-		return fmt.Errorf("get %q: %w", key, engine.ErrNotFound)
-	}
-	return fn(rec)
+	return c.Peek(key, fn)
 }
 
 // Peek is View without injected faults, latency or cancellation: the

@@ -7,10 +7,7 @@ import (
 	"github.com/scalelab/scalelab/engine"
 )
 
-var (
-	_ engine.Records    = (*Conn)(nil)
-	_ engine.Collection = (*collection)(nil)
-)
+var _ engine.Records = (*Conn)(nil)
 
 // collection keeps each record as a Record keyed by field name, in the
 // store's one key space (a run has one collection per store; Recreate

@@ -58,11 +58,7 @@ func init() { engine.Register(&Engine{}) }
 // Engine is the mongodb engine.
 type Engine struct{}
 
-var (
-	_ engine.Engine        = (*Engine)(nil)
-	_ engine.TargetChecker = (*Engine)(nil)
-	_ engine.Conn          = (*Conn)(nil)
-)
+var _ engine.TargetChecker = (*Engine)(nil)
 
 // Name returns "mongodb".
 func (*Engine) Name() string { return Name }

@@ -15,7 +15,6 @@ import (
 var (
 	_ engine.Records    = (*Conn)(nil)
 	_ engine.Classifier = (*Conn)(nil)
-	_ engine.Collection = (*collection)(nil)
 )
 
 // collection keeps records as documents {_id: key, FIELD: binary, ...} in

@@ -20,9 +20,7 @@ func TestMain(m *testing.M) { enginetest.Main(m) }
 // (mongodb.routers=random): each gets about half, as the per-server
 // request counts for run.json show.
 func TestRoutersSpread(t *testing.T) {
-	if _, err := mongotest.Shared("sqlite"); err != nil {
-		enginetest.Unavailable(t, mongodb.Name, err, "make ferretdb")
-	}
+	mongotest.Server(t)
 	var hosts []string
 	for range 2 {
 		st := enginetest.StartCluster(t, cluster.Spec{Engine: mongodb.FerretDB}, "", time.Minute)

@@ -15,10 +15,7 @@ import (
 // TestSampleStats reads serverStatus before and after inserts: the
 // server's insert counter moves by what the test wrote.
 func TestSampleStats(t *testing.T) {
-	st, err := mongotest.Shared("sqlite")
-	if err != nil {
-		enginetest.Unavailable(t, mongodb.Name, err, "make ferretdb")
-	}
+	st := mongotest.Server(t)
 	ctx := context.Background()
 	tg, err := mongodb.ParseTarget(fmt.Sprintf("mongodb://%s:%d/stats%s", st.Nodes[0].Host, st.Nodes[0].Port, enginetest.Name()))
 	if err != nil {

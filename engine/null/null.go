@@ -18,11 +18,6 @@ func init() { engine.Register(&Engine{}) }
 // Engine is the null engine. Its zero value is ready to use.
 type Engine struct{}
 
-var (
-	_ engine.Engine = (*Engine)(nil)
-	_ engine.Conn   = (*Conn)(nil)
-)
-
 // Name returns "null".
 func (*Engine) Name() string { return Name }
 

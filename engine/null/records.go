@@ -7,10 +7,7 @@ import (
 	"github.com/scalelab/scalelab/engine"
 )
 
-var (
-	_ engine.Records    = (*Conn)(nil)
-	_ engine.Collection = collection{}
-)
+var _ engine.Records = (*Conn)(nil)
 
 // collection does no I/O: every operation succeeds at once; reads and scans
 // return no rows, counts 0, and the read-back is unsupported (nothing is

@@ -63,10 +63,7 @@ func init() { cluster.Register(Provisioner{}) }
 // replicas on free loopback ports, password (SCRAM) authentication only.
 type Provisioner struct{}
 
-var (
-	_ cluster.Provisioner = Provisioner{}
-	_ cluster.Downer      = Provisioner{}
-)
+var _ cluster.Downer = Provisioner{}
 
 // Engine returns "postgres".
 func (Provisioner) Engine() string { return Name }

@@ -58,11 +58,6 @@ func init() { engine.Register(&Engine{}) }
 // Engine is the postgres engine. Its zero value is ready to use.
 type Engine struct{}
 
-var (
-	_ engine.Engine = (*Engine)(nil)
-	_ engine.Conn   = (*Conn)(nil)
-)
-
 // Name returns "postgres".
 func (*Engine) Name() string { return Name }
 

@@ -16,7 +16,6 @@ import (
 var (
 	_ engine.Records    = (*Conn)(nil)
 	_ engine.Classifier = (*Conn)(nil)
-	_ engine.Collection = (*collection)(nil)
 )
 
 // Classify gives PostgreSQL's errors their class (Classify).
@@ -135,16 +134,7 @@ func addRow(vals [][]byte, key []byte, field int, dst *engine.Rows) {
 	if key == nil {
 		key, vals = vals[0], vals[1:]
 	}
-	i := dst.Add(key)
-	for j, v := range vals {
-		f := j
-		if field >= 0 {
-			f = field
-		}
-		if v != nil {
-			dst.Set(i, f, v)
-		}
-	}
+	dst.AddValues(key, field, vals)
 }
 
 func (s *collection) Get(ctx context.Context, key []byte, field int, dst *engine.Rows) error {
@@ -275,11 +265,7 @@ func (s *collection) ReadBack(ctx context.Context, keys [][]byte, field int, dst
 	if field >= 0 {
 		cols = s.cols[field]
 	}
-	ks := make([]string, len(keys))
-	for i, k := range keys {
-		ks[i] = string(k)
-	}
-	rows, err := s.c.Primary().Query(ctx, "SELECT id, "+cols+" FROM "+s.table+" WHERE id = ANY($1)", ks)
+	rows, err := s.c.Primary().Query(ctx, "SELECT id, "+cols+" FROM "+s.table+" WHERE id = ANY($1)", engine.Strings(keys))
 	if err != nil {
 		return err
 	}

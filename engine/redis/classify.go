@@ -22,20 +22,8 @@ var ErrExists = metrics.WithClass(metrics.Other, errors.New("redis: key exists")
 // Classify gives Redis errors their class (Classify).
 func (c *Conn) Classify(ctx context.Context, err error) error { return Classify(ctx, err) }
 
-// opError marks the error of a command the engine sent, so that Classify
-// tells it from the errors of the run's other engines.
-type opError struct{ err error }
-
-func (e *opError) Error() string { return e.err.Error() }
-func (e *opError) Unwrap() error { return e.err }
-
 // wrap marks err as the engine's (nil stays nil).
-func wrap(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &opError{err: err}
-}
+func wrap(err error) error { return engine.WrapOp(Name, err) }
 
 // Classify gives err its outcome class: a reply or a free connection that
 // did not come in time is metrics.Timeout; a refused, reset or closed
@@ -50,9 +38,8 @@ func Classify(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
-	var op *opError
 	var reply goredis.Error
-	if !errors.As(err, &op) && !errors.As(err, &reply) {
+	if !engine.IsOpError(err, Name) && !errors.As(err, &reply) {
 		return err
 	}
 	return engine.ClassifyWith(ctx, err, classOf)

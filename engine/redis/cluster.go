@@ -40,10 +40,7 @@ func init() { cluster.Register(Provisioner{}) }
 // port, with a generated password, no persistence, its own directory.
 type Provisioner struct{}
 
-var (
-	_ cluster.Provisioner   = Provisioner{}
-	_ cluster.HealthChecker = Provisioner{}
-)
+var _ cluster.HealthChecker = Provisioner{}
 
 // Engine returns "redis".
 func (Provisioner) Engine() string { return Name }

@@ -16,7 +16,6 @@ import (
 
 var (
 	_ engine.Cacher      = (*Conn)(nil)
-	_ engine.KV          = (*kv)(nil)
 	_ engine.CacheEngine = (*Engine)(nil)
 )
 

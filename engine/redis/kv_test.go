@@ -95,7 +95,7 @@ func TestKVGenerations(t *testing.T) {
 // miss.
 func TestKVErrors(t *testing.T) {
 	ctx := context.Background()
-	st := redistest.Server(t)
+	st := redistest.Server.Get(t)
 	c := open(t, "redis.timeout=300ms")
 	kv := kvtest.Open(t, c, "err", true)
 	kvtest.StoppedServerTimesOut(t, kv, st.Nodes[0].PID, c.Classify)

@@ -9,10 +9,7 @@ import (
 	"github.com/scalelab/scalelab/engine"
 )
 
-var (
-	_ engine.Records    = (*Conn)(nil)
-	_ engine.Collection = (*collection)(nil)
-)
+var _ engine.Records = (*Conn)(nil)
 
 // collection keeps each record as a hash at PREFIX + name + ":r:" + key
 // whose fields are the spec's field names, and every key in a sorted set
@@ -280,11 +277,7 @@ func (m *collection) ReadBack(ctx context.Context, keys [][]byte, field int, row
 	if len(keys) == 0 {
 		return nil
 	}
-	ks := make([]string, len(keys))
-	for i, k := range keys {
-		ks[i] = string(k)
-	}
-	return m.readKeys(ctx, ks, field, rows)
+	return m.readKeys(ctx, engine.Strings(keys), field, rows)
 }
 
 // Traits: one server, so reads see every acknowledged write; scans in key

@@ -57,11 +57,7 @@ func (quiet) Printf(context.Context, string, ...any) {}
 // Engine is the redis engine. Its zero value is ready to use.
 type Engine struct{}
 
-var (
-	_ engine.Engine        = (*Engine)(nil)
-	_ engine.TargetChecker = (*Engine)(nil)
-	_ engine.Conn          = (*Conn)(nil)
-)
+var _ engine.TargetChecker = (*Engine)(nil)
 
 // Name returns "redis".
 func (*Engine) Name() string { return Name }

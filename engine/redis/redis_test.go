@@ -67,23 +67,15 @@ func TestParseTarget(t *testing.T) {
 			t.Errorf("CheckTarget(%q) = %v", pw, err)
 		}
 	}
-	for _, bad := range []string{"", "redis://:s3cr3t@h:99999/0", "rediss://:s3cr3t@h:1", "http://:s3cr3t@h:1", "redis://:s3cr3t@h:1/db",
-		"redis://:s3cr3t@h:1/0?pool_size=3", "redis://:s3cr3t@:1", "nohost", "redis://:s3cr3t@h:1:2/0 %zz"} {
-		err := (&redis.Engine{}).CheckTarget(bad)
-		if !errors.Is(err, engine.ErrConfig) || strings.Contains(err.Error(), "s3cr3t") {
-			t.Errorf("CheckTarget(%q) = %v; want an ErrConfig that does not show the password", bad, err)
-		}
-	}
+	enginetest.RefusesTargets(t, (&redis.Engine{}).CheckTarget, "s3cr3t", "", "redis://:s3cr3t@h:99999/0", "rediss://:s3cr3t@h:1",
+		"http://:s3cr3t@h:1", "redis://:s3cr3t@h:1/db", "redis://:s3cr3t@h:1/0?pool_size=3", "redis://:s3cr3t@:1", "nohost",
+		"redis://:s3cr3t@h:1:2/0 %zz")
 }
 
 // TestSettingsValidated: bad values are refused when set, naming the key.
 func TestSettingsValidated(t *testing.T) {
-	set := setting.NewSet((&redis.Engine{}).Settings()...)
-	for _, a := range []string{"redis.prefix=a b", "redis.prefix=x*", "redis.pool_size=-1", "redis.timeout=0s", "redis.connect_timeout=soon"} {
-		if err := set.Apply(a); !errors.Is(err, setting.ErrBadValue) || !strings.Contains(err.Error(), strings.Split(a, "=")[0]) {
-			t.Errorf("%s: %v", a, err)
-		}
-	}
+	enginetest.RefusesSettings(t, setting.NewSet((&redis.Engine{}).Settings()...),
+		"redis.prefix=a b", "redis.prefix=x*", "redis.pool_size=-1", "redis.timeout=0s", "redis.connect_timeout=soon")
 	o := redis.OptionsFrom(nil)
 	if o.PoolSize < 64 || o.Timeout != 10*time.Second || o.Prefix != "scalelab:" {
 		t.Errorf("defaults %+v", o)
@@ -177,18 +169,14 @@ func TestScanByteOrder(t *testing.T) {
 // error that is not the engine's is left alone.
 func TestClassify(t *testing.T) {
 	ctx := context.Background()
-	st := redistest.Server(t)
-	port, err := cluster.FreePort(cluster.Loopback)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := redistest.Server.Get(t)
 	o := redis.OptionsFrom(nil)
 	o.Timeout, o.ConnectTimeout = 300*time.Millisecond, 300*time.Millisecond
-	_, err = redis.Connect(ctx, redis.Target{Addr: fmt.Sprintf("127.0.0.1:%d", port)}, o)
-	if !errors.Is(err, engine.ErrUnreachable) || metrics.ClassOf(err) != metrics.Refused {
-		t.Errorf("nothing listening: %v (class %v)", err, metrics.ClassOf(err))
-	}
-	_, err = redis.Connect(ctx, redis.Target{Addr: st.Nodes[0].ClientAddress(), Password: "not-the-password"}, o)
+	enginetest.NothingListening(t, func(addr string) error {
+		_, err := redis.Connect(ctx, redis.Target{Addr: addr}, o)
+		return err
+	})
+	_, err := redis.Connect(ctx, redis.Target{Addr: st.Nodes[0].ClientAddress(), Password: "not-the-password"}, o)
 	if !errors.Is(err, engine.ErrUnreachable) || metrics.ClassOf(err) != metrics.Refused || strings.Contains(err.Error(), "not-the-password") {
 		t.Errorf("wrong password: %v (class %v)", err, metrics.ClassOf(err))
 	}
@@ -225,7 +213,7 @@ func TestClassify(t *testing.T) {
 // read are refused.
 func TestPasswordSources(t *testing.T) {
 	ctx := context.Background()
-	st := redistest.Server(t)
+	st := redistest.Server.Get(t)
 	pw, err := st.Password()
 	if err != nil {
 		t.Fatal(err)
@@ -282,16 +270,10 @@ func TestSampleStats(t *testing.T) {
 // TestClusterSpecRefused: what a redis cluster cannot be is refused before
 // anything starts.
 func TestClusterSpecRefused(t *testing.T) {
-	for _, spec := range []cluster.Spec{
-		{Nodes: 2}, {Replicas: 1}, {Heap: "1g"},
-		{Options: map[string]string{"bind": "0.0.0.0"}},
-		{Options: map[string]string{"requirepass": "x"}},
-		{Options: map[string]string{"Bad Name": "1"}},
-		{Options: map[string]string{"maxmemory": "1gb\nbind 0.0.0.0"}},
-	} {
-		st := &cluster.State{Name: "x", Dir: t.TempDir(), Params: map[string]string{}}
-		if err := (redis.Provisioner{}).Up(context.Background(), spec, st); err == nil || len(st.Nodes) != 0 {
-			t.Errorf("%+v: %v, nodes %v", spec, err, st.Nodes)
-		}
-	}
+	enginetest.RefusesSpecs(t, redis.Provisioner{},
+		cluster.Spec{Nodes: 2}, cluster.Spec{Replicas: 1}, cluster.Spec{Heap: "1g"},
+		cluster.Spec{Options: map[string]string{"bind": "0.0.0.0"}},
+		cluster.Spec{Options: map[string]string{"requirepass": "x"}},
+		cluster.Spec{Options: map[string]string{"Bad Name": "1"}},
+		cluster.Spec{Options: map[string]string{"maxmemory": "1gb\nbind 0.0.0.0"}})
 }

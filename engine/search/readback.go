@@ -49,16 +49,7 @@ func (c *Conn) Found(ctx context.Context, docs []DocRef, found []bool) error {
 	if status >= 300 {
 		return fmt.Errorf("read back: POST /_mget: HTTP %d: %.300s", status, data)
 	}
-	var resp struct {
-		Docs []struct {
-			ID    string `json:"_id"`
-			Found bool   `json:"found"`
-			Error *struct {
-				Type   string `json:"type"`
-				Reason string `json:"reason"`
-			} `json:"error"`
-		} `json:"docs"`
-	}
+	var resp mgetResponse
 	if err := json.Unmarshal(data, &resp); err != nil {
 		return fmt.Errorf("read back: decode _mget response: %w", err)
 	}

@@ -13,10 +13,7 @@ import (
 	"github.com/scalelab/scalelab/metrics"
 )
 
-var (
-	_ engine.Records    = (*Conn)(nil)
-	_ engine.Collection = (*collection)(nil)
-)
+var _ engine.Records = (*Conn)(nil)
 
 // recordMappings index only the key (a keyword, for scans in key order);
 // the fields stay in _source, unindexed.
@@ -216,11 +213,7 @@ func (s *collection) ReadBack(ctx context.Context, keys [][]byte, field int, row
 	if len(keys) == 0 {
 		return nil
 	}
-	ids := make([]string, len(keys))
-	for i, k := range keys {
-		ids[i] = string(k)
-	}
-	body, err := json.Marshal(map[string][]string{"ids": ids})
+	body, err := json.Marshal(map[string][]string{"ids": engine.Strings(keys)})
 	if err != nil {
 		return fmt.Errorf("read back: encode _mget: %w", err)
 	}
@@ -236,17 +229,7 @@ func (s *collection) ReadBack(ctx context.Context, keys [][]byte, field int, row
 	if status >= 300 {
 		return newHTTPError(http.MethodPost, path, status, data)
 	}
-	var resp struct {
-		Docs []struct {
-			ID     string          `json:"_id"`
-			Found  bool            `json:"found"`
-			Source json.RawMessage `json:"_source"`
-			Error  *struct {
-				Type   string `json:"type"`
-				Reason string `json:"reason"`
-			} `json:"error"`
-		} `json:"docs"`
-	}
+	var resp mgetResponse
 	if err := json.Unmarshal(data, &resp); err != nil {
 		return fmt.Errorf("read back: decode _mget response: %w", err)
 	}
@@ -274,3 +257,17 @@ func (s *collection) Close() error { return nil }
 // HasRecords reports true: the engine's connections implement
 // engine.Records.
 func (*Engine) HasRecords() bool { return true }
+
+// mgetResponse is the answer of _mget: per document asked for, in order,
+// whether it was found, its source when asked for, or its error.
+type mgetResponse struct {
+	Docs []struct {
+		ID     string          `json:"_id"`
+		Found  bool            `json:"found"`
+		Source json.RawMessage `json:"_source"`
+		Error  *struct {
+			Type   string `json:"type"`
+			Reason string `json:"reason"`
+		} `json:"error"`
+	} `json:"docs"`
+}

@@ -67,11 +67,6 @@ type Engine struct {
 	name string
 }
 
-var (
-	_ engine.Engine = (*Engine)(nil)
-	_ engine.Conn   = (*Conn)(nil)
-)
-
 // Name returns "opensearch" or "elasticsearch".
 func (e *Engine) Name() string { return e.name }
 

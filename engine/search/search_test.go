@@ -7,15 +7,15 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/scalelab/scalelab/cluster/jvm/jvmtest"
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/setting"
 	"github.com/scalelab/scalelab/wait"
@@ -73,20 +73,10 @@ func TestSettingErrors(t *testing.T) {
 	t.Parallel()
 	e := &Engine{name: OpenSearch}
 	set := setting.NewSet(e.Settings()...)
-	for _, bad := range []string{"opensearch.refresh=sometimes", "opensearch.shards=0", "opensearch.routing=hash",
-		"opensearch.index_prefix=Upper", "opensearch.index_prefix=-x", "opensearch.client_nodes=-1"} {
-		err := set.Apply(bad)
-		key, _, _ := strings.Cut(bad, "=")
-		if !errors.Is(err, setting.ErrBadValue) || !strings.Contains(err.Error(), key) {
-			t.Errorf("%s: %v", bad, err)
-		}
-	}
-	for _, good := range []string{"opensearch.refresh=interval:30s", "opensearch.shards=6", "opensearch.replicas=0",
-		"opensearch.routing=user", "opensearch.index_layout=per_user", "opensearch.index_prefix=run1-", "opensearch.force_merge=true"} {
-		if err := set.Apply(good); err != nil {
-			t.Errorf("%s: %v", good, err)
-		}
-	}
+	enginetest.RefusesSettings(t, set, "opensearch.refresh=sometimes", "opensearch.shards=0", "opensearch.routing=hash",
+		"opensearch.index_prefix=Upper", "opensearch.index_prefix=-x", "opensearch.client_nodes=-1")
+	enginetest.AcceptsSettings(t, set, "opensearch.refresh=interval:30s", "opensearch.shards=6", "opensearch.replicas=0",
+		"opensearch.routing=user", "opensearch.index_layout=per_user", "opensearch.index_prefix=run1-", "opensearch.force_merge=true")
 	o, err := e.OptionsFrom(set)
 	if err != nil {
 		t.Fatal(err)
@@ -480,19 +470,7 @@ func TestWriteParameters(t *testing.T) {
 // TestJDKErrors checks that a missing or too old JDK is an error naming
 // what to install, and that a suitable one is found by its release file.
 func TestJDKErrors(t *testing.T) {
-	fake := func(version string) string {
-		home := t.TempDir()
-		if err := os.MkdirAll(filepath.Join(home, "bin"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(home, "bin", "java"), []byte("#!/bin/sh\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(home, "release"), []byte(`JAVA_VERSION="`+version+`"`+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return home
-	}
+	fake := func(version string) string { return jvmtest.FakeJDK(t, t.TempDir(), "jdk", version) }
 	t.Setenv("PATH", "")
 	t.Setenv("JAVA_HOME", fake("17.0.15"))
 	osd := *distributions[OpenSearch]

@@ -13,7 +13,6 @@ import (
 var (
 	_ engine.Records    = (*Conn)(nil)
 	_ engine.Classifier = (*Conn)(nil)
-	_ engine.Collection = (*collection)(nil)
 )
 
 // maxVars stays under SQLite's default limit of bound parameters per

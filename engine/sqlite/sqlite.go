@@ -45,11 +45,6 @@ func init() { engine.Register(&Engine{}) }
 // Engine is the sqlite engine. Its zero value is ready to use.
 type Engine struct{}
 
-var (
-	_ engine.Engine = (*Engine)(nil)
-	_ engine.Conn   = (*Conn)(nil)
-)
-
 // Name returns "sqlite".
 func (*Engine) Name() string { return Name }
 

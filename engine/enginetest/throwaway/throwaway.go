@@ -29,7 +29,6 @@ func init() {
 type Engine struct{}
 
 var (
-	_ engine.Engine        = Engine{}
 	_ engine.RecordsEngine = Engine{}
 	_ engine.Records       = (*Conn)(nil)
 )

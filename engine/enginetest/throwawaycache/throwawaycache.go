@@ -30,7 +30,6 @@ func init() { engine.Register(Engine{}) }
 type Engine struct{}
 
 var (
-	_ engine.Engine      = Engine{}
 	_ engine.CacheEngine = Engine{}
 	_ engine.Cacher      = (*Conn)(nil)
 )

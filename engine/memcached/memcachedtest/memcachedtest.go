@@ -11,7 +11,6 @@ package memcachedtest
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
@@ -20,41 +19,18 @@ import (
 	"github.com/scalelab/scalelab/setting"
 )
 
-// UpTimeout bounds the server's start.
-const UpTimeout = time.Minute
-
-var shared enginetest.Shared[string, *cluster.State]
-
-// Shared returns the test binary's memcached server, started on first use
-// and stopped when the test binary ends (enginetest.Main). Without the
-// server binary the error wraps memcached.ErrNoServer.
-func Shared() (*cluster.State, error) {
-	return shared.Get("memcached", func() (*cluster.State, error) {
-		if _, err := memcached.Binary(); err != nil {
-			return nil, err
-		}
-		spec := cluster.Spec{Engine: memcached.Name, Options: map[string]string{"memory_mb": "64", "threads": "2"}}
-		return enginetest.UpShared("shared memcached test server", "memcachedtest", "server", spec, "", UpTimeout, true)
-	})
-}
-
-// Server returns the shared server, failing t under CI and skipping it
-// elsewhere when it cannot run.
-func Server(t testing.TB) *cluster.State {
-	t.Helper()
-	st, err := Shared()
-	if err != nil {
-		enginetest.Unavailable(t, memcached.Name, err, "make setup")
-	}
-	return st
-}
+// Server is the test binary's memcached server, started on first use and
+// stopped when the test binary ends (enginetest.Main). Without the server
+// binary its error wraps memcached.ErrNoServer.
+var Server = enginetest.LocalServer{Kind: "memcachedtest", Binary: memcached.Binary,
+	Spec: cluster.Spec{Engine: memcached.Name, Options: map[string]string{"memory_mb": "64", "threads": "2"}}}
 
 // Open connects to the shared server with set, under a namespace of its
 // own (set's memcached.namespace). Its items stay until the server stops:
 // memcached cannot list them to delete them.
 func Open(t testing.TB, set *setting.Set) *memcached.Conn {
 	t.Helper()
-	st := Server(t)
+	st := Server.Get(t)
 	if err := set.Apply(memcached.KeyNamespace + "=" + strings.ReplaceAll(enginetest.Name(), "_", "-")); err != nil {
 		t.Fatal(err)
 	}

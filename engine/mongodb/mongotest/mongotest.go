@@ -37,14 +37,22 @@ func Shared(backend string) (*cluster.State, error) {
 	})
 }
 
-// Open connects to a fresh database of the shared server with set, and
-// drops it when t ends.
-func Open(t testing.TB, set *setting.Set) *mongodb.Conn {
+// Server returns the shared server of the SQLite backend, failing t under
+// CI and skipping it elsewhere when it cannot run.
+func Server(t testing.TB) *cluster.State {
 	t.Helper()
 	st, err := Shared("sqlite")
 	if err != nil {
 		enginetest.Unavailable(t, mongodb.Name, err, "make ferretdb (needs Go and the Go module proxy)")
 	}
+	return st
+}
+
+// Open connects to a fresh database of the shared server with set, and
+// drops it when t ends.
+func Open(t testing.TB, set *setting.Set) *mongodb.Conn {
+	t.Helper()
+	st := Server(t)
 	target := fmt.Sprintf("mongodb://%s:%d/%s", st.Nodes[0].Host, st.Nodes[0].Port, enginetest.Name())
 	c := enginetest.OpenEngine(t, mongodb.Name, engine.Config{Target: target, Settings: set}).(*mongodb.Conn)
 	t.Cleanup(func() {

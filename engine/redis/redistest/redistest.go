@@ -7,7 +7,6 @@ package redistest
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
@@ -16,39 +15,16 @@ import (
 	"github.com/scalelab/scalelab/setting"
 )
 
-// UpTimeout bounds the server's start.
-const UpTimeout = time.Minute
-
-var shared enginetest.Shared[string, *cluster.State]
-
-// Shared returns the test binary's Redis server, started on first use and
+// Server is the test binary's Redis server, started on first use and
 // stopped when the test binary ends (enginetest.Main). Without the server
-// binary the error wraps redis.ErrNoServer.
-func Shared() (*cluster.State, error) {
-	return shared.Get("redis", func() (*cluster.State, error) {
-		if _, err := redis.Binary(); err != nil {
-			return nil, err
-		}
-		return enginetest.UpShared("shared redis test server", "redistest", "server", cluster.Spec{Engine: redis.Name}, "", UpTimeout, true)
-	})
-}
-
-// Server returns the shared server, failing t under CI and skipping it
-// elsewhere when it cannot run.
-func Server(t testing.TB) *cluster.State {
-	t.Helper()
-	st, err := Shared()
-	if err != nil {
-		enginetest.Unavailable(t, redis.Name, err, "make setup")
-	}
-	return st
-}
+// binary its error wraps redis.ErrNoServer.
+var Server = enginetest.LocalServer{Kind: "redistest", Binary: redis.Binary, Spec: cluster.Spec{Engine: redis.Name}}
 
 // Open connects to the shared server with set, under a key prefix of its
 // own (set's redis.prefix), and deletes the prefix's keys when t ends.
 func Open(t testing.TB, set *setting.Set) *redis.Conn {
 	t.Helper()
-	st := Server(t)
+	st := Server.Get(t)
 	prefix := enginetest.Name() + ":"
 	if err := set.Apply(redis.KeyPrefix + "=" + prefix); err != nil {
 		t.Fatal(err)

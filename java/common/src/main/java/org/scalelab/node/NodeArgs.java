@@ -9,11 +9,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.function.BiConsumer;
 
 /**
  * The arguments scalelab passes to a node launcher: --home DIR, -Ekey=value settings,
  * and for tests --exit-with-pid PID (stop when that process ends) and --delete-home-on-exit.
+ * Parsing them also prepares the node's home directory.
  */
 final class NodeArgs {
 
@@ -32,7 +35,8 @@ final class NodeArgs {
             "logger.esdeprecation.level = error",
             "");
 
-    String home;
+    /** The node's home directory, absolute. */
+    Path home;
     long exitWithPid;
     boolean deleteHome;
     final Map<String, Object> settings = new LinkedHashMap<>();
@@ -41,17 +45,20 @@ final class NodeArgs {
     }
 
     /**
-     * Parses the arguments; exits with status 2 on bad usage.
+     * Parses the arguments (exits with status 2 on bad usage) and prepares the
+     * node's home directory (see {@link #prepareHome}).
      *
      * @param args the command line
+     * @param yml the distribution's configuration file name
      * @return the parsed arguments
+     * @throws IOException when the home directory cannot be prepared
      */
-    static NodeArgs parse(final String[] args) {
+    static NodeArgs parse(final String[] args, final String yml) throws IOException {
         final NodeArgs a = new NodeArgs();
         for (int i = 0; i < args.length; i++) {
             final String s = args[i];
             if (s.equals("--home") && i + 1 < args.length) {
-                a.home = args[++i];
+                a.home = Path.of(args[++i]).toAbsolutePath();
             } else if (s.equals("--exit-with-pid") && i + 1 < args.length) {
                 a.exitWithPid = Long.parseLong(args[++i]);
             } else if (s.equals("--delete-home-on-exit")) {
@@ -62,7 +69,7 @@ final class NodeArgs {
                 final String v = s.substring(eq + 1);
                 if (v.startsWith("[") && v.endsWith("]")) {
                     final String inner = v.substring(1, v.length() - 1).trim();
-                    a.settings.put(k, inner.isEmpty() ? java.util.List.of()
+                    a.settings.put(k, inner.isEmpty() ? List.of()
                             : Arrays.stream(inner.split(",")).map(String::trim).toList());
                 } else {
                     a.settings.put(k, v);
@@ -74,6 +81,7 @@ final class NodeArgs {
         if (a.home == null) {
             usage("--home is required");
         }
+        a.prepareHome(yml);
         return a;
     }
 
@@ -84,17 +92,63 @@ final class NodeArgs {
 
     /**
      * Creates home/config with an empty node configuration file (every setting
-     * comes from the command line) and the console log configuration.
+     * comes from the command line) and the console log configuration, and the
+     * (empty) home/modules and home/plugins directories the node looks into.
      *
-     * @param home the node's home directory
      * @param yml the distribution's configuration file name
      * @throws IOException when the files cannot be written
      */
-    void prepareHome(final Path home, final String yml) throws IOException {
-        final Path config = home.resolve("config");
+    private void prepareHome(final String yml) throws IOException {
+        final Path config = config();
         Files.createDirectories(config);
         Files.writeString(config.resolve(yml), "# settings come from scalelab's command line\n", StandardCharsets.UTF_8);
         Files.writeString(config.resolve("log4j2.properties"), LOG4J2, StandardCharsets.UTF_8);
+        Files.createDirectories(home.resolve("modules"));
+        Files.createDirectories(home.resolve("plugins"));
+    }
+
+    /**
+     * The node's configuration directory.
+     *
+     * @return home/config
+     */
+    Path config() {
+        return home.resolve("config");
+    }
+
+    /**
+     * The node's name, from -Enode.name.
+     *
+     * @return the name, or null when not given
+     */
+    String nodeName() {
+        final Object n = settings.get("node.name");
+        return n == null ? null : n.toString();
+    }
+
+    /**
+     * Hands the command line's settings to a distribution's settings builder
+     * (a value in brackets is a list), with the node's home and, unless
+     * given, its data and log directories under it.
+     *
+     * @param put puts one value
+     * @param putList puts a list
+     */
+    void putSettings(final BiConsumer<String, String> put, final BiConsumer<String, List<String>> putList) {
+        put.accept("path.home", home.toString());
+        if (!settings.containsKey("path.data")) {
+            put.accept("path.data", home.resolve("data").toString());
+        }
+        if (!settings.containsKey("path.logs")) {
+            put.accept("path.logs", home.resolve("logs").toString());
+        }
+        settings.forEach((k, v) -> {
+            if (v instanceof List<?> l) {
+                putList.accept(k, l.stream().map(Object::toString).toList());
+            } else {
+                put.accept(k, v.toString());
+            }
+        });
     }
 
     /**
@@ -114,7 +168,7 @@ final class NodeArgs {
         if (!deleteHome) {
             return;
         }
-        try (java.util.stream.Stream<Path> paths = Files.walk(Path.of(home))) {
+        try (java.util.stream.Stream<Path> paths = Files.walk(home)) {
             paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (final IOException e) {
             System.err.println("scalelab-node: delete " + home + ": " + e);

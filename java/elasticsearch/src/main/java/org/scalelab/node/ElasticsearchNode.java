@@ -4,13 +4,11 @@
  */
 package org.scalelab.node;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.Collections;
 import java.util.concurrent.TimeUnit;
 
 import org.codelibs.elasticsearch.runner.node.ClusterRunnerNode;
+import org.elasticsearch.Version;
 import org.elasticsearch.common.logging.LogConfigurator;
 import org.elasticsearch.common.settings.Settings;
 import org.elasticsearch.env.Environment;
@@ -56,22 +54,13 @@ public final class ElasticsearchNode {
      * @throws Exception when the node cannot start
      */
     public static void main(final String[] args) throws Exception {
-        final NodeArgs a = NodeArgs.parse(args);
-        final Path home = Paths.get(a.home).toAbsolutePath();
-        a.prepareHome(home, "elasticsearch.yml");
+        final NodeArgs a = NodeArgs.parse(args, "elasticsearch.yml");
         final Settings.Builder b = Settings.builder();
-        NodeRunner.putSettings(a, home, b::put, b::putList);
-        final String nodeName = b.get("node.name");
-        final Environment env = InternalSettingsPreparer.prepareEnvironment(b.build(), Collections.emptyMap(), home.resolve("config"),
-                () -> nodeName);
+        a.putSettings(b::put, b::putList);
+        final Environment env = InternalSettingsPreparer.prepareEnvironment(b.build(), Collections.emptyMap(), a.config(), a::nodeName);
         LogConfigurator.registerErrorListener();
         LogConfigurator.configure(env);
-        Files.createDirectories(env.modulesFile());
-        Files.createDirectories(env.pluginsFile());
         final Node node = new ClusterRunnerNode(env, NodeRunner.plugins(MODULES, Plugin.class));
-        NodeRunner.run(a, node::start, () -> {
-            node.close();
-            node.awaitClose(30, TimeUnit.SECONDS);
-        }, nodeName + " (Elasticsearch " + org.elasticsearch.Version.CURRENT + ")");
+        NodeRunner.run(a, node::start, node::close, () -> node.awaitClose(30, TimeUnit.SECONDS), "Elasticsearch " + Version.CURRENT);
     }
 }

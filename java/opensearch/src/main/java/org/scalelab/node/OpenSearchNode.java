@@ -4,13 +4,11 @@
  */
 package org.scalelab.node;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.Collections;
 import java.util.concurrent.TimeUnit;
 
 import org.codelibs.opensearch.runner.node.OpenSearchRunnerNode;
+import org.opensearch.Version;
 import org.opensearch.common.logging.LogConfigurator;
 import org.opensearch.common.settings.Settings;
 import org.opensearch.env.Environment;
@@ -57,22 +55,13 @@ public final class OpenSearchNode {
      * @throws Exception when the node cannot start
      */
     public static void main(final String[] args) throws Exception {
-        final NodeArgs a = NodeArgs.parse(args);
-        final Path home = Paths.get(a.home).toAbsolutePath();
-        a.prepareHome(home, "opensearch.yml");
+        final NodeArgs a = NodeArgs.parse(args, "opensearch.yml");
         final Settings.Builder b = Settings.builder();
-        NodeRunner.putSettings(a, home, b::put, b::putList);
-        final String nodeName = b.get("node.name");
-        final Environment env = InternalSettingsPreparer.prepareEnvironment(b.build(), Collections.emptyMap(), home.resolve("config"),
-                () -> nodeName);
+        a.putSettings(b::put, b::putList);
+        final Environment env = InternalSettingsPreparer.prepareEnvironment(b.build(), Collections.emptyMap(), a.config(), a::nodeName);
         LogConfigurator.registerErrorListener();
         LogConfigurator.configure(env);
-        Files.createDirectories(env.modulesDir());
-        Files.createDirectories(env.pluginsDir());
         final Node node = new OpenSearchRunnerNode(env, NodeRunner.plugins(MODULES, Plugin.class));
-        NodeRunner.run(a, node::start, () -> {
-            node.close();
-            node.awaitClose(30, TimeUnit.SECONDS);
-        }, nodeName + " (OpenSearch " + org.opensearch.Version.CURRENT + ")");
+        NodeRunner.run(a, node::start, node::close, () -> node.awaitClose(30, TimeUnit.SECONDS), "OpenSearch " + Version.CURRENT);
     }
 }
