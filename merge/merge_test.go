@@ -23,24 +23,30 @@ import (
 // at one instant, and returns their directories.
 func runSegments(t *testing.T, n int, engine string, sets []string, slos ...string) []string {
 	t.Helper()
+	return runSegmentsOf(t, n, func(seg segment.Segment, out string) *runner.Options {
+		return &runner.Options{Scenario: "ycsb", Engine: engine, Users: 4, Given: map[string]bool{"users": true}, Duration: 1500 * time.Millisecond,
+			Drain: time.Second, Seed: 1, Sets: append([]string{"ycsb.records=200"}, sets...), SLO: slos, Segment: seg, Out: out}
+	})
+}
+
+// runSegmentsOf runs segments 0..n-1 of the test that opts describes (for
+// one segment and its output directory) in this process, started at one
+// instant, and returns their directories.
+func runSegmentsOf(t *testing.T, n int, opts func(seg segment.Segment, out string) *runner.Options) []string {
+	t.Helper()
 	base := t.TempDir()
 	at := time.Now().Add(300 * time.Millisecond)
 	dirs := make([]string, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		dirs[i] = filepath.Join(base, fmt.Sprintf("shard-%d", i))
-		o := &runner.Options{Scenario: "ycsb", Engine: engine, Users: 4, Given: map[string]bool{"users": true}, Duration: 1500 * time.Millisecond,
-			Drain: time.Second, Seed: 1, Sets: append([]string{"ycsb.records=200"}, sets...), SLO: slos,
-			Segment: segment.Segment{Index: i, Count: n}, StartAt: at, Out: dirs[i]}
+		o := opts(segment.Segment{Index: i, Count: n}, dirs[i])
+		o.StartAt = at
 		p, err := runner.NewPlan(o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p.Execute(context.Background(), runner.Quiet{}, io.Discard, io.Discard)
-		}()
+		wg.Go(func() { p.Execute(context.Background(), runner.Quiet{}, io.Discard, io.Discard) })
 	}
 	wg.Wait()
 	return dirs

@@ -2,12 +2,10 @@ package merge
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,24 +27,7 @@ func TestMergeThreadsSegments(t *testing.T) {
 			Given: map[string]bool{"users": true, "ramp-up": true, "loops": true}, Drain: time.Second, Seed: 1,
 			Sets: []string{"ycsb.records=200"}, Segment: seg, Out: out}
 	}
-	at := time.Now().Add(300 * time.Millisecond)
-	dirs := make([]string, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		dirs[i] = filepath.Join(base, fmt.Sprintf("shard-%d", i))
-		o := opts(segment.Segment{Index: i, Count: n}, dirs[i])
-		o.StartAt = at
-		p, err := runner.NewPlan(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p.Execute(context.Background(), runner.Quiet{}, io.Discard, io.Discard)
-		}()
-	}
-	wg.Wait()
+	dirs := runSegmentsOf(t, n, opts)
 	p, err := runner.NewPlan(opts(segment.Segment{}, filepath.Join(base, "whole")))
 	if err != nil {
 		t.Fatal(err)
