@@ -3,11 +3,8 @@ package runner
 import (
 	"bytes"
 	"context"
-	"io"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	_ "github.com/scalelab/scalelab/engine/sqlite"
 	"github.com/scalelab/scalelab/report"
@@ -20,33 +17,15 @@ import (
 // and leaves the run's verdict as it was.
 func TestReauditOverwrittenSince(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "ycsb.db")
-	base := t.TempDir()
-	sets := []string{"ycsb.records=100", "sqlite.busy_timeout=5s"}
-	exec := func(name string, o Options) *results.Run {
-		t.Helper()
-		o.Scenario, o.Engine, o.Target, o.Seed, o.Drain = "ycsb", "sqlite", db, 1, time.Second
-		o.Out = filepath.Join(base, name)
-		o.Sets = append(o.Sets, sets...)
-		o.Args = []string{"scalelab", "run", "ycsb", "--engine", "sqlite", "--target", db}
-		p, err := NewPlan(&o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		doc, err := p.Execute(context.Background(), Quiet{}, io.Discard, io.Discard)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		return doc
-	}
-	exec("load", Options{LoadOnly: true})
+	f := newYCSBFile(t, 100)
 	runOpts := Options{Users: 2, Given: map[string]bool{"users": true}, Ops: 3000, Sets: []string{"ycsb.workload=a", "ycsb.load=false"}}
-	first := exec("first", runOpts)
+	runOpts.Args = []string{"scalelab", "run", "ycsb", "--engine", "sqlite", "--target", f.db}
+	first := f.run(t, "first", runOpts)
 	if g := first.Audit.Registers; g == nil || !g.Checked || g.Lost != 0 || g.Overwritten != 0 {
 		t.Fatalf("first run's own audit: %+v", g)
 	}
-	exec("second", runOpts) // the same keys, updated again later
-	dir := filepath.Join(base, "first")
+	f.run(t, "second", runOpts) // the same keys, updated again later
+	dir := f.dir("first")
 	r, err := results.Read(dir)
 	if err != nil {
 		t.Fatal(err)

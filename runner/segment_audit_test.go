@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -19,16 +18,7 @@ import (
 // key the other segment wrote last is counted foreign, not lost.
 func TestSegmentsAuditUpdates(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "ycsb.db")
-	base := t.TempDir()
-	sets := []string{"ycsb.records=200", "sqlite.busy_timeout=5s"}
-	load, err := NewPlan(&Options{Scenario: "ycsb", Engine: "sqlite", Target: db, LoadOnly: true, Sets: sets, Out: filepath.Join(base, "load"), Seed: 1, Drain: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := load.Execute(context.Background(), Quiet{}, io.Discard, io.Discard); err != nil {
-		t.Fatal(err)
-	}
+	f := newYCSBFile(t, 200)
 	// both segments must be ready before the common start, or their
 	// second of load may not overlap: a busy machine takes a while to
 	// open them
@@ -36,12 +26,8 @@ func TestSegmentsAuditUpdates(t *testing.T) {
 	docs := make([]*results.Run, 2)
 	var wg sync.WaitGroup
 	for i := range 2 {
-		p, err := NewPlan(&Options{Scenario: "ycsb", Engine: "sqlite", Target: db, Users: 2, Given: map[string]bool{"users": true},
-			Sets: append([]string{"ycsb.workload=a"}, sets...), Duration: time.Second, Seed: 1, Drain: time.Second,
-			Segment: segment.Segment{Index: i, Count: 2}, StartAt: at, Out: filepath.Join(base, fmt.Sprintf("shard-%d", i))})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := f.plan(t, fmt.Sprintf("shard-%d", i), Options{Users: 2, Given: map[string]bool{"users": true},
+			Sets: []string{"ycsb.workload=a"}, Duration: time.Second, Segment: segment.Segment{Index: i, Count: 2}, StartAt: at})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
