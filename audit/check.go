@@ -39,23 +39,18 @@ type CheckConfig struct {
 }
 
 func (c *CheckConfig) defaults() {
-	if c.Batch <= 0 {
-		c.Batch = 500
-	}
-	if c.Workers <= 0 {
-		c.Workers = 4
-	}
-	if c.Timeout <= 0 {
-		c.Timeout = 10 * time.Minute
-	}
-	if c.Retries <= 0 {
-		c.Retries = 3
-	}
-	if c.MaxIDs <= 0 {
-		c.MaxIDs = 20
-	}
-	if c.Settle <= 0 {
-		c.Settle = 500 * time.Millisecond
+	orDefault(&c.Batch, 500)
+	orDefault(&c.Workers, 4)
+	orDefault(&c.Timeout, 10*time.Minute)
+	orDefault(&c.Retries, 3)
+	orDefault(&c.MaxIDs, 20)
+	orDefault(&c.Settle, 500*time.Millisecond)
+}
+
+// orDefault sets *v to d when it is zero or negative.
+func orDefault[T int | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
 	}
 }
 

@@ -274,6 +274,20 @@ func (d *decoder) payload(p []byte) error {
 		p = p[n:]
 		return int64(u>>1) ^ -int64(u&1), nil
 	}
+	// verTime reads a register record's version and time deltas into dl.
+	verTime := func() error {
+		dv, err := zig()
+		if err != nil {
+			return err
+		}
+		dt, err := zig()
+		if err != nil {
+			return err
+		}
+		dl.ver += dv
+		dl.t += dt
+		return nil
+	}
 	for len(p) > 0 {
 		tag := p[0]
 		p = p[1:]
@@ -306,28 +320,18 @@ func (d *decoder) payload(p []byte) error {
 				err = d.itemDone(first, int64(u), Unknown, class)
 			}
 		case kindRegWrite, kindRegDelete, kindRegInsert:
-			var key, dv, dt int64
+			var key int64
 			if key, err = zig(); err == nil {
-				if dv, err = zig(); err == nil {
-					dt, err = zig()
-				}
+				err = verTime()
 			}
 			if err != nil {
 				return err
 			}
-			dl.ver += dv
-			dl.t += dt
 			err = d.regInvoked(kind, key, dl.ver, dl.t)
 		case kindRegOK, kindRegFailed, kindRegUnknown:
-			var dv, dt int64
-			if dv, err = zig(); err == nil {
-				dt, err = zig()
-			}
-			if err != nil {
+			if err = verTime(); err != nil {
 				return err
 			}
-			dl.ver += dv
-			dl.t += dt
 			out := Unknown
 			switch kind {
 			case kindRegOK:
