@@ -14,6 +14,7 @@ import (
 // compositeWorkload's sessions post (slow), wait, then read; the post and
 // the read form the composite "client".
 type compositeWorkload struct {
+	nothingToLoad
 	post, read, wait time.Duration
 	failRead         bool
 	perSession       int // operations of a session; 0: endless
@@ -25,10 +26,7 @@ const (
 	cClient
 )
 
-func (w *compositeWorkload) Operations() []string                           { return []string{"post", "read", "client"} }
-func (w *compositeWorkload) LoadSize() int64                                { return 0 }
-func (w *compositeWorkload) Load(context.Context, int, func(n int64)) error { return nil }
-func (w *compositeWorkload) Close() error                                   { return nil }
+func (w *compositeWorkload) Operations() []string { return []string{"post", "read", "client"} }
 func (w *compositeWorkload) NewSession(id, seed uint64) scenario.Session {
 	return &compositeSession{w: w}
 }
@@ -117,21 +115,29 @@ func checkComposites(t *testing.T, ss []metrics.Sample, wantClass metrics.Class)
 	return n, lagged
 }
 
-// TestCompositeClosedIncludesWait: in the closed model the composite spans
-// the post, the client's wait and the read.
-func TestCompositeClosedIncludesWait(t *testing.T) {
-	t.Parallel()
-	wl := &compositeWorkload{post: 5 * time.Millisecond, read: time.Millisecond, wait: 30 * time.Millisecond}
-	ss := runComposite(t, wl, &Closed{Users: 1}, Options{Ops: 20})
-	n, _ := checkComposites(t, ss, metrics.OK)
-	if n != 10 {
-		t.Fatalf("%d composites recorded, want 10 (20 operations)", n)
+// checkWaitingComposites checks the composites of samples ss of wl
+// (checkComposites, all succeeded): there are want of them (why: what
+// makes that many), each spanning at least the post, the client's wait and
+// the read.
+func checkWaitingComposites(t *testing.T, ss []metrics.Sample, wl *compositeWorkload, want int, why string) {
+	t.Helper()
+	if n, _ := checkComposites(t, ss, metrics.OK); n != want {
+		t.Fatalf("%d composites recorded, want %d (%s)", n, want, why)
 	}
 	for _, s := range ss {
 		if s.Op == cClient && s.LatencyNs < int64(wl.post+wl.wait+wl.read) {
 			t.Fatalf("composite latency %v: shorter than the post, wait and read (%v)", time.Duration(s.LatencyNs), wl.post+wl.wait+wl.read)
 		}
 	}
+}
+
+// TestCompositeClosedIncludesWait: in the closed model the composite spans
+// the post, the client's wait and the read.
+func TestCompositeClosedIncludesWait(t *testing.T) {
+	t.Parallel()
+	wl := &compositeWorkload{post: 5 * time.Millisecond, read: time.Millisecond, wait: 30 * time.Millisecond}
+	ss := runComposite(t, wl, &Closed{Users: 1}, Options{Ops: 20})
+	checkWaitingComposites(t, ss, wl, 10, "20 operations")
 }
 
 // TestCompositeThreads: the threads model records composites as the
@@ -141,15 +147,7 @@ func TestCompositeThreads(t *testing.T) {
 	t.Parallel()
 	wl := &compositeWorkload{post: 2 * time.Millisecond, read: time.Millisecond, wait: 10 * time.Millisecond, perSession: 2}
 	ss := runComposite(t, wl, &Threads{Users: 1, RampUp: 5 * time.Millisecond, Loops: 3}, Options{Duration: time.Minute})
-	n, _ := checkComposites(t, ss, metrics.OK)
-	if n != 3 {
-		t.Fatalf("%d composites recorded, want 3 (3 loops of a post and a read)", n)
-	}
-	for _, s := range ss {
-		if s.Op == cClient && s.LatencyNs < int64(wl.post+wl.wait+wl.read) {
-			t.Fatalf("composite latency %v: shorter than the post, wait and read (%v)", time.Duration(s.LatencyNs), wl.post+wl.wait+wl.read)
-		}
-	}
+	checkWaitingComposites(t, ss, wl, 3, "3 loops of a post and a read")
 	if len(ss) != 9 {
 		t.Fatalf("%d samples, want 9 (3 posts, 3 reads, 3 composites)", len(ss))
 	}
