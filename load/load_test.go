@@ -12,9 +12,18 @@ import (
 	"github.com/scalelab/scalelab/scenario"
 )
 
+// nothingToLoad is the part of a test workload that loads nothing and
+// holds nothing to release.
+type nothingToLoad struct{}
+
+func (nothingToLoad) LoadSize() int64                                { return 0 }
+func (nothingToLoad) Load(context.Context, int, func(n int64)) error { return nil }
+func (nothingToLoad) Close() error                                   { return nil }
+
 // fakeWorkload is a one-operation workload whose Do sleeps for a set time,
 // optionally stalling once, for testing the executors' logic.
 type fakeWorkload struct {
+	nothingToLoad
 	service  time.Duration
 	stallAt  int64 // the n-th operation (1-based) stalls
 	stallFor time.Duration
@@ -23,10 +32,7 @@ type fakeWorkload struct {
 	sessions atomic.Int64
 }
 
-func (w *fakeWorkload) Operations() []string                           { return []string{"op"} }
-func (w *fakeWorkload) LoadSize() int64                                { return 0 }
-func (w *fakeWorkload) Load(context.Context, int, func(n int64)) error { return nil }
-func (w *fakeWorkload) Close() error                                   { return nil }
+func (w *fakeWorkload) Operations() []string { return []string{"op"} }
 func (w *fakeWorkload) NewSession(id, seed uint64) scenario.Session {
 	w.sessions.Add(1)
 	return &fakeSession{w: w}

@@ -18,6 +18,7 @@ import (
 // since its base) the first one started; with oneOp its sessions are
 // endless and one operation is one loop (scenario.OneOpSessions).
 type userWorkload struct {
+	nothingToLoad
 	sessionOps int // operations per session when not oneOp
 	oneOp      bool
 	base       func() int64
@@ -29,11 +30,8 @@ type userWorkload struct {
 
 var _ scenario.OneOpSessions = (*userWorkload)(nil)
 
-func (w *userWorkload) Operations() []string                           { return []string{"op"} }
-func (w *userWorkload) LoadSize() int64                                { return 0 }
-func (w *userWorkload) Load(context.Context, int, func(n int64)) error { return nil }
-func (w *userWorkload) Close() error                                   { return nil }
-func (w *userWorkload) OneOpSessions() bool                            { return w.oneOp }
+func (w *userWorkload) Operations() []string { return []string{"op"} }
+func (w *userWorkload) OneOpSessions() bool  { return w.oneOp }
 func (w *userWorkload) NewSession(id, _ uint64) scenario.Session {
 	return &userSession{w: w, id: id}
 }

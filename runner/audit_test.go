@@ -212,13 +212,18 @@ func (fakeScenario) Open(context.Context, scenario.Env) (scenario.Workload, erro
 	return fakeWorkload{}, nil
 }
 
-type fakeWorkload struct{}
+// nothingToLoad is the part of a test workload that loads nothing and
+// holds nothing to release.
+type nothingToLoad struct{}
 
-func (fakeWorkload) Operations() []string                         { return []string{"fake.write"} }
-func (fakeWorkload) LoadSize() int64                              { return 0 }
-func (fakeWorkload) Load(context.Context, int, func(int64)) error { return nil }
-func (fakeWorkload) Close() error                                 { return nil }
-func (fakeWorkload) NewSession(uint64, uint64) scenario.Session   { return &fakeSession{} }
+func (nothingToLoad) LoadSize() int64                              { return 0 }
+func (nothingToLoad) Load(context.Context, int, func(int64)) error { return nil }
+func (nothingToLoad) Close() error                                 { return nil }
+
+type fakeWorkload struct{ nothingToLoad }
+
+func (fakeWorkload) Operations() []string                       { return []string{"fake.write"} }
+func (fakeWorkload) NewSession(uint64, uint64) scenario.Session { return &fakeSession{} }
 func (fakeWorkload) ReadBack(ctx context.Context, ids []int64, present []bool) error {
 	if fakeBlock != nil && len(ids) > 0 {
 		select {

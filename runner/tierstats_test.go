@@ -51,13 +51,13 @@ func (c fakeStatsConn) SampleStats(ctx context.Context) (map[string]float64, err
 }
 
 // statsWorkload sends every operation to its server.
-type statsWorkload struct{ srv *fakeServer }
+type statsWorkload struct {
+	nothingToLoad
+	srv *fakeServer
+}
 
-func (w statsWorkload) Operations() []string                         { return []string{"op"} }
-func (w statsWorkload) LoadSize() int64                              { return 0 }
-func (w statsWorkload) Load(context.Context, int, func(int64)) error { return nil }
-func (w statsWorkload) NewSession(uint64, uint64) scenario.Session   { return statsSession(w) }
-func (w statsWorkload) Close() error                                 { return nil }
+func (w statsWorkload) Operations() []string                       { return []string{"op"} }
+func (w statsWorkload) NewSession(uint64, uint64) scenario.Session { return statsSession{w.srv} }
 
 type statsSession struct{ srv *fakeServer }
 
