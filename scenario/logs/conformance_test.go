@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -162,43 +161,22 @@ func conformance(t *testing.T, name string, variant []string) {
 	checkQueries(t, w, records)
 
 	// Sessions in parallel with every operation: no error at all.
-	const sessions, ops = 4, 100
-	var wg sync.WaitGroup
-	var counts [numOps]atomic.Int64
 	var notFound atomic.Int64
 	lags := e.te.lags != nil && e.te.lags(e.set)
-	for i := range sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := w.NewSession(uint64(i), uint64(i)+100)
-			for range ops {
-				op, ok := s.Next()
-				if !ok {
-					t.Error("session ended")
-					return
-				}
-				counts[op].Add(1)
-				err := s.Do(ctx)
-				if op == OpRead && lags && metrics.ClassOf(err) == metrics.NotFound {
-					notFound.Add(1)
-					continue
-				}
-				if err != nil {
-					t.Errorf("%s: %v (class %v)", operationNames[op], err, metrics.ClassOf(err))
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	counts := scenariotest.ConcurrentSessions(t, w, 4, 100, 100, func(_ scenario.Session, op int, err error) bool {
+		if op == OpRead && lags && metrics.ClassOf(err) == metrics.NotFound {
+			notFound.Add(1)
+			return true
+		}
+		return false
+	})
 	for op, weight := range w.cfg.mix {
-		if (weight > 0) != (counts[op].Load() > 0) {
-			t.Errorf("%s done %d times with weight %g", operationNames[op], counts[op].Load(), weight)
+		if (weight > 0) != (counts[op] > 0) {
+			t.Errorf("%s done %d times with weight %g", operationNames[op], counts[op], weight)
 		}
 	}
-	if nf := notFound.Load(); nf > counts[OpRead].Load()/2 {
-		t.Errorf("%d of %d reads found nothing", nf, counts[OpRead].Load())
+	if nf := notFound.Load(); nf > counts[OpRead]/2 {
+		t.Errorf("%d of %d reads found nothing", nf, counts[OpRead])
 	}
 	n := w.ids.prefix.Load()
 	if n != w.ids.issued.Load() || n <= records || w.ids.failures.Load() != 0 {

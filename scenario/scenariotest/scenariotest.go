@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/scalelab/scalelab/audit"
 	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine/enginetest"
+	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/scenario"
 )
 
@@ -28,6 +30,36 @@ func OpenStore(t testing.TB, sc scenario.Scenario, name string, assignments ...s
 	}
 	set := enginetest.Settings(t, name, sc.Settings(), assignments...)
 	return scenario.Env{Engine: name, Conn: p.Open(t, set), Settings: set}, p
+}
+
+// Store is a fresh store of an engine opened for a scenario's tests: the
+// environment to open the scenario in (seed 42, no tiers) and the
+// scenario, whose workload is of type W.
+type Store[W scenario.Workload] struct {
+	scenario.Env
+	sc scenario.Scenario
+}
+
+// NewStore opens a fresh store of engine name from its test provider, with
+// assignments applied to the engine's and sc's settings.
+func NewStore[W scenario.Workload](t testing.TB, sc scenario.Scenario, name string, assignments ...string) *Store[W] {
+	t.Helper()
+	env, _ := OpenStore(t, sc, name, assignments...)
+	env.Seed = 42
+	return &Store[W]{Env: env, sc: sc}
+}
+
+// Workload opens the scenario's workload on the store after applying
+// assignments to its settings, failing t on error; the workload is closed
+// when t ends.
+func (s *Store[W]) Workload(t testing.TB, assignments ...string) W {
+	t.Helper()
+	return MustOpen[W](t, s.sc, s.Env, assignments...)
+}
+
+// Open is Workload returning the error.
+func (s *Store[W]) Open(assignments ...string) (W, error) {
+	return Open[W](s.sc, s.Env, assignments...)
 }
 
 // Open applies assignments to env's settings and opens sc's workload in
@@ -121,6 +153,42 @@ func AuditedSessions(t testing.TB, w scenario.Workload, users, ops int, seed uin
 		t.Fatal(err)
 	}
 	return h, path
+}
+
+// ConcurrentSessions runs sessions of w at once (session i with seed
+// seed+i), each for ops operations, and returns how many times each
+// operation (by its index in w.Operations) was done. A session that ends
+// early fails t; so does an operation's error, ending its session, unless
+// tolerated (nil: none is) says that s may meet it in op.
+func ConcurrentSessions(t testing.TB, w scenario.Workload, sessions, ops int, seed uint64, tolerated func(s scenario.Session, op int, err error) bool) []int64 {
+	t.Helper()
+	ctx := context.Background()
+	names := w.Operations()
+	counts := make([]atomic.Int64, len(names))
+	var wg sync.WaitGroup
+	for i := range sessions {
+		wg.Go(func() {
+			s := w.NewSession(uint64(i), seed+uint64(i))
+			for range ops {
+				op, ok := s.Next()
+				if !ok {
+					t.Error("session ended")
+					return
+				}
+				counts[op].Add(1)
+				if err := s.Do(ctx); err != nil && (tolerated == nil || !tolerated(s, op, err)) {
+					t.Errorf("%s: %v (class %v)", names[op], err, metrics.ClassOf(err))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	out := make([]int64, len(counts))
+	for op := range counts {
+		out[op] = counts[op].Load()
+	}
+	return out
 }
 
 // CacheReport returns the "cache" section of w's report, failing t unless

@@ -36,7 +36,7 @@ func TestAuditRegisters(t *testing.T) {
 	for _, name := range []string{"memory", "sqlite"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			w := openEngine(t, name).workload(t, KeyUsers+"=300")
+			w := openEngine(t, name).Workload(t, KeyUsers+"=300")
 			h, regs := auditedRun(t, w)
 			dels := 0
 			for _, r := range regs {
@@ -63,7 +63,7 @@ func TestAuditRegisters(t *testing.T) {
 func TestAuditCatchesResurrectionAndLostUpdate(t *testing.T) {
 	t.Parallel()
 	e := openEngine(t, "memory")
-	w := e.workload(t, KeyUsers+"=300")
+	w := e.Workload(t, KeyUsers+"=300")
 	h, regs := auditedRun(t, w)
 	last := map[int64]audit.RegWrite{}
 	for _, r := range regs {
@@ -88,7 +88,7 @@ func TestAuditCatchesResurrectionAndLostUpdate(t *testing.T) {
 	// Behind the scenario's back, through the engine's records: the
 	// deleted user comes back, the updated one loses its update.
 	ctx := context.Background()
-	c, err := e.conn.(engine.Records).Collection(ctx, engine.CollectionSpec{Name: usersCollection, Fields: userFields})
+	c, err := e.Conn.(engine.Records).Collection(ctx, engine.CollectionSpec{Name: usersCollection, Fields: userFields})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,8 +136,8 @@ func TestCacheTierRefused(t *testing.T) {
 	}
 	tier := openEngine(t, "memory")
 	e := openEngine(t, "memory")
-	_, err := (&Scenario{}).Open(context.Background(), scenario.Env{Engine: "memory", Conn: e.conn, Settings: e.set,
-		Tiers: map[string]scenario.Tier{scenario.RoleCache: {Engine: "memory", Conn: notCache{tier.conn}}}})
+	_, err := (&Scenario{}).Open(context.Background(), scenario.Env{Engine: "memory", Conn: e.Conn, Settings: e.Settings,
+		Tiers: map[string]scenario.Tier{scenario.RoleCache: {Engine: "memory", Conn: notCache{tier.Conn}}}})
 	if !errors.Is(err, scenario.ErrEngineNotSupported) || !strings.Contains(err.Error(), "no key-value cache") {
 		t.Errorf("a tier that is no key-value cache: %v", err)
 	}
@@ -150,7 +150,7 @@ func TestCacheSharedRedis(t *testing.T) {
 	t.Parallel()
 	tier := scenario.Tier{Engine: "redis", Conn: redistest.Open(t, enginetest.Settings(t, "redis", nil))}
 	e := openEngine(t, "memory", KeyKeys+"="+KeysSocial, KeyUsers+"=300")
-	wl, err := (&Scenario{}).Open(context.Background(), scenario.Env{Engine: "memory", Conn: e.conn, Settings: e.set, Seed: 42,
+	wl, err := (&Scenario{}).Open(context.Background(), scenario.Env{Engine: "memory", Conn: e.Conn, Settings: e.Settings, Seed: 42,
 		Tiers: map[string]scenario.Tier{scenario.RoleCache: tier}})
 	if err != nil {
 		t.Fatal(err)

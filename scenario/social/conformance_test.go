@@ -1,6 +1,7 @@
 package social
 
 import (
+	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/scenario/kit"
 	"github.com/scalelab/scalelab/scenario/scenariotest"
 
@@ -8,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,38 +17,16 @@ import (
 	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/engine/null"
 	"github.com/scalelab/scalelab/metrics"
-	"github.com/scalelab/scalelab/scenario"
-	"github.com/scalelab/scalelab/setting"
 )
 
 // env is an engine opened for a test, with its settings.
-type env struct {
-	name string
-	conn engine.Conn
-	set  *setting.Set
-}
+type env = scenariotest.Store[*Workload]
 
 // openEngine opens a fresh store of engine name from its test provider
 // with assignments applied to the engine's and the scenario's settings.
 func openEngine(t testing.TB, name string, assignments ...string) *env {
 	t.Helper()
-	se, _ := scenariotest.OpenStore(t, &Scenario{}, name, assignments...)
-	return &env{name: name, conn: se.Conn, set: se.Settings}
-}
-
-// scenarioEnv is the environment the tests open social in.
-func (e *env) scenarioEnv() scenario.Env {
-	return scenario.Env{Engine: e.name, Conn: e.conn, Settings: e.set, Seed: 42}
-}
-
-// workload opens the social workload after applying more assignments.
-func (e *env) workload(t testing.TB, assignments ...string) *Workload {
-	t.Helper()
-	return scenariotest.MustOpen[*Workload](t, &Scenario{}, e.scenarioEnv(), assignments...)
-}
-
-func (e *env) open(assignments ...string) (*Workload, error) {
-	return scenariotest.Open[*Workload](&Scenario{}, e.scenarioEnv(), assignments...)
+	return scenariotest.NewStore[*Workload](t, &Scenario{}, name, assignments...)
 }
 
 // testMix does every operation often, so that a short run exercises
@@ -78,7 +56,7 @@ func conformanceSized(t *testing.T, name string, size suite, assignments ...stri
 	phase := func(what string) { t.Logf("%s done after %.1fs", what, time.Since(start).Seconds()) }
 	e := openEngine(t, name, assignments...)
 	phase("open")
-	w := e.workload(t, fmt.Sprint(KeyUsers, "=", conformanceUsers), KeyKeys+"=social", KeyGraphM+"=4", KeyMaxScanLength+"=30")
+	w := e.Workload(t, fmt.Sprint(KeyUsers, "=", conformanceUsers), KeyKeys+"=social", KeyGraphM+"=4", KeyMaxScanLength+"=30")
 	if w.LoadSize() != conformanceUsers {
 		t.Fatalf("LoadSize %d", w.LoadSize())
 	}
@@ -156,30 +134,11 @@ func conformanceSized(t *testing.T, name string, size suite, assignments ...stri
 	w.ops = kit.NewChooser(testMix[:])
 	const sessions = 4
 	ops := size.ops
-	var wg sync.WaitGroup
-	var counts [numOps]atomic.Int64
-	for i := range sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := w.NewSession(uint64(i), uint64(i)+1000).(*Session)
-			for range ops {
-				op, ok := s.Next()
-				if !ok {
-					t.Error("session ended")
-					return
-				}
-				counts[op].Add(1)
-				if err := s.Do(ctx); err != nil && !(errors.Is(err, engine.ErrNotFound) && w.ks.isGone(s.n) && metrics.ClassOf(err) == metrics.NotFound) {
-					t.Errorf("%s: %v (class %v)", operationNames[op], err, metrics.ClassOf(err))
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	counts := scenariotest.ConcurrentSessions(t, w, sessions, ops, 1000, func(s scenario.Session, _ int, err error) bool {
+		return errors.Is(err, engine.ErrNotFound) && w.ks.isGone(s.(*Session).n) && metrics.ClassOf(err) == metrics.NotFound
+	})
 	for op := range numOps {
-		if counts[op].Load() == 0 {
+		if counts[op] == 0 {
 			t.Errorf("no %s in %d operations", operationNames[op], sessions*ops)
 		}
 	}
@@ -244,7 +203,7 @@ func conformanceSized(t *testing.T, name string, size suite, assignments ...stri
 		t.Errorf("read of a user with another's document: %v", err)
 	}
 	// Reopening without a load counts what is there and checks the delta.
-	w2 := e.workload(t, KeyLoad+"=false", KeyKeys+"=uniform")
+	w2 := e.Workload(t, KeyLoad+"=false", KeyKeys+"=uniform")
 	if w2.baseCount != conformanceUsers+w.insertsOK.Load()-w.deletesOK.Load() {
 		t.Errorf("reopened: %d users counted", w2.baseCount)
 	}

@@ -43,7 +43,7 @@ func TestMixProportions(t *testing.T) {
 	for mix, props := range mixes {
 		t.Run(mix, func(t *testing.T) {
 			t.Parallel()
-			w := openEngine(t, "null").workload(t, KeyMix+"="+mix, KeyUsers+"=1000")
+			w := openEngine(t, "null").Workload(t, KeyMix+"="+mix, KeyUsers+"=1000")
 			s := w.NewSession(0, 5).(*Session)
 			const n = 1_000_000
 			var counts [numOps]int
@@ -68,7 +68,7 @@ func TestUniformAndZipfian(t *testing.T) {
 	t.Parallel()
 	const users, draws = 1000, 200_000
 	hist := func(keys string) []int {
-		w := openEngine(t, "null").workload(t, KeyKeys+"="+keys, KeyUsers+"=1000", KeyMix+"=d2")
+		w := openEngine(t, "null").Workload(t, KeyKeys+"="+keys, KeyUsers+"=1000", KeyMix+"=d2")
 		s := w.NewSession(0, 9).(*Session)
 		h := make([]int, users)
 		for range draws {
@@ -106,7 +106,7 @@ func TestUniformAndZipfian(t *testing.T) {
 func TestWalk(t *testing.T) {
 	t.Parallel()
 	for _, loc := range []string{"0.9", "0.5", "0"} {
-		w := openEngine(t, "null").workload(t, KeyKeys+"=social", KeyUsers+"=20000", KeyLocality+"="+loc, KeyMix+"=d2")
+		w := openEngine(t, "null").Workload(t, KeyKeys+"=social", KeyUsers+"=20000", KeyLocality+"="+loc, KeyMix+"=d2")
 		g := w.Graph()
 		s := w.NewSession(0, 3).(*Session)
 		const steps = 50_000
@@ -149,7 +149,7 @@ func TestWalk(t *testing.T) {
 // deleted; with every friend of the current user deleted, it jumps.
 func TestWalkAvoidsDeletedUsers(t *testing.T) {
 	t.Parallel()
-	w := openEngine(t, "null").workload(t, KeyKeys+"=social", KeyUsers+"=2000", KeyLocality+"=1", KeyMix+"=d2")
+	w := openEngine(t, "null").Workload(t, KeyKeys+"=social", KeyUsers+"=2000", KeyLocality+"=1", KeyMix+"=d2")
 	for n := uint64(0); n < 2000; n += 2 {
 		w.ks.markGone(n)
 	}
@@ -176,12 +176,12 @@ func TestBadSettings(t *testing.T) {
 	t.Parallel()
 	e := openEngine(t, "null")
 	for _, a := range []string{KeyKeys + "=friends", KeyMix + "=d3", KeyLocality + "=1.5", KeyGraphM + "=0", KeyZipfian + "=1"} {
-		err := e.set.Apply(a)
+		err := e.Settings.Apply(a)
 		if !errors.Is(err, setting.ErrBadValue) || !strings.Contains(err.Error(), strings.Split(a, "=")[0]) {
 			t.Errorf("%s: %v", a, err)
 		}
 	}
-	_, err := e.open(KeyKeys+"=social", KeyUsers+"=100000000", KeyGraphM+"=100")
+	_, err := e.Open(KeyKeys+"=social", KeyUsers+"=100000000", KeyGraphM+"=100")
 	if !errors.Is(err, setting.ErrBadValue) || !strings.Contains(err.Error(), KeyGraphM) {
 		t.Errorf("a graph too large: %v", err)
 	}
@@ -191,7 +191,7 @@ func TestBadSettings(t *testing.T) {
 func TestNullRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w := openEngine(t, "null").workload(t, KeyKeys+"=social", KeyUsers+"=5000")
+	w := openEngine(t, "null").Workload(t, KeyKeys+"=social", KeyUsers+"=5000")
 	w.ops = kit.NewChooser(testMix[:])
 	if err := w.Load(ctx, 2, nil); err != nil {
 		t.Fatal(err)
@@ -211,7 +211,7 @@ func TestNullRun(t *testing.T) {
 // TestSessionOps: a session ends after social.session_ops operations.
 func TestSessionOps(t *testing.T) {
 	t.Parallel()
-	w := openEngine(t, "null").workload(t, KeySessionOps+"=3", KeyUsers+"=10")
+	w := openEngine(t, "null").Workload(t, KeySessionOps+"=3", KeyUsers+"=10")
 	s := w.NewSession(0, 1)
 	for i := range 4 {
 		if _, ok := s.Next(); ok != (i < 3) {
@@ -227,7 +227,7 @@ func TestSessionOps(t *testing.T) {
 // TestLoadCancelled: Load stops with the context's error.
 func TestLoadCancelled(t *testing.T) {
 	t.Parallel()
-	w := openEngine(t, "memory").workload(t, KeyUsers+"=100000")
+	w := openEngine(t, "memory").Workload(t, KeyUsers+"=100000")
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
 	err := w.Load(ctx, 2, func(int64) {

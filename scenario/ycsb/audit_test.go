@@ -33,7 +33,7 @@ func TestAuditReadBack(t *testing.T) {
 	}
 	// null stores nothing: it cannot read back.
 	e := openEngine(t, "null")
-	w := e.workload(t, "ycsb.workload=d")
+	w := e.Workload(t, "ycsb.workload=d")
 	if err := w.ReadBack(context.Background(), nil, nil); err == nil {
 		t.Error("null: ReadBack probe succeeded; want errors.ErrUnsupported")
 	}
@@ -42,7 +42,7 @@ func TestAuditReadBack(t *testing.T) {
 func auditReadBack(t *testing.T, name, order string) {
 	ctx := context.Background()
 	e := openEngine(t, name)
-	w := e.workload(t, "ycsb.workload=d", "ycsb.insert_order="+order, "ycsb.records=200", "ycsb.session_ops=0")
+	w := e.Workload(t, "ycsb.workload=d", "ycsb.insert_order="+order, "ycsb.records=200", "ycsb.session_ops=0")
 	if err := w.Load(ctx, 2, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func auditReadBack(t *testing.T, name, order string) {
 func auditUpdates(t *testing.T, name string) {
 	ctx := context.Background()
 	e := openEngine(t, name)
-	w := e.workload(t, "ycsb.workload=a", "ycsb.records=200", "ycsb.session_ops=0", "ycsb.verify=true")
+	w := e.Workload(t, "ycsb.workload=a", "ycsb.records=200", "ycsb.session_ops=0", "ycsb.verify=true")
 	if err := w.Load(ctx, 2, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -209,19 +209,19 @@ func TestCacheModes(t *testing.T) {
 		}
 	}
 	e := openEngine(t, "memory", "cache.mode=shared")
-	_, err := (&Scenario{}).Open(context.Background(), scenario.Env{Engine: "memory", Conn: e.conn, Settings: e.set})
+	_, err := (&Scenario{}).Open(context.Background(), scenario.Env{Engine: "memory", Conn: e.Conn, Settings: e.Settings})
 	if !errors.Is(err, setting.ErrBadValue) {
 		t.Errorf("shared without a tier: %v", err)
 	}
 	tier := openEngine(t, "memory")
 	e = openEngine(t, "memory")
-	_, err = (&Scenario{}).Open(context.Background(), scenario.Env{Engine: "memory", Conn: e.conn, Settings: e.set,
-		Tiers: map[string]scenario.Tier{scenario.RoleCache: {Engine: "memory", Conn: notCache{tier.conn}}}})
+	_, err = (&Scenario{}).Open(context.Background(), scenario.Env{Engine: "memory", Conn: e.Conn, Settings: e.Settings,
+		Tiers: map[string]scenario.Tier{scenario.RoleCache: {Engine: "memory", Conn: notCache{tier.Conn}}}})
 	if !errors.Is(err, scenario.ErrEngineNotSupported) || !strings.Contains(err.Error(), "memory is no key-value cache") || !strings.Contains(err.Error(), "cache.mode=local") {
 		t.Errorf("a tier that is no key-value cache: %v", err)
 	}
 	// the same tier is fine when the cache is local
-	w := cached(t, &scenario.Tier{Engine: "memory", Conn: tier.conn}, "cache.mode=local")
+	w := cached(t, &scenario.Tier{Engine: "memory", Conn: tier.Conn}, "cache.mode=local")
 	if w.cache == nil || w.cache.Mode != cache.Local {
 		t.Errorf("local with a tier: %+v", w.cache)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/scalelab/scalelab/engine/null"
 	"github.com/scalelab/scalelab/engine/sqlite"
 	"github.com/scalelab/scalelab/metrics"
+	"github.com/scalelab/scalelab/scenario/scenariotest"
 )
 
 // storingEngines are the engines of Engines() with a test provider that
@@ -73,7 +73,7 @@ func conformance(t *testing.T, engineName, wl, order string) {
 	ctx := context.Background()
 	e := openEngine(t, engineName, strict(engineName)...)
 	records, ops := sizes(engineName)
-	w := e.workload(t, "ycsb.workload="+wl, "ycsb.insert_order="+order, "ycsb.verify=true",
+	w := e.Workload(t, "ycsb.workload="+wl, "ycsb.insert_order="+order, "ycsb.verify=true",
 		fmt.Sprint("ycsb.records=", records), "ycsb.session_ops=0", "ycsb.max_scan_length=50")
 	if w.LoadSize() != int64(records) {
 		t.Fatalf("LoadSize %d", w.LoadSize())
@@ -97,32 +97,10 @@ func conformance(t *testing.T, engineName, wl, order string) {
 	}
 
 	// Sessions in parallel, with verification: no error at all.
-	const sessions = 4
-	var wg sync.WaitGroup
-	var counts [numOps]atomic.Int64
-	for i := range sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := w.NewSession(uint64(i), uint64(i)+1000)
-			for range ops {
-				op, ok := s.Next()
-				if !ok {
-					t.Error("session ended")
-					return
-				}
-				counts[op].Add(1)
-				if err := s.Do(ctx); err != nil {
-					t.Errorf("%s: %v (class %v)", operationNames[op], err, metrics.ClassOf(err))
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	counts := scenariotest.ConcurrentSessions(t, w, 4, ops, 1000, nil)
 	for op, p := range workloads[wl].props {
-		if (p > 0) != (counts[op].Load() > 0) {
-			t.Errorf("workload %s did %d %s operations (proportion %g)", wl, counts[op].Load(), operationNames[op], p)
+		if (p > 0) != (counts[op] > 0) {
+			t.Errorf("workload %s did %d %s operations (proportion %g)", wl, counts[op], operationNames[op], p)
 		}
 	}
 
@@ -188,12 +166,12 @@ func conformance(t *testing.T, engineName, wl, order string) {
 func corruption(t *testing.T, engineName string) {
 	ctx := context.Background()
 	e := openEngine(t, engineName, strict(engineName)...)
-	w := e.workload(t, "ycsb.verify=true", "ycsb.records=100")
+	w := e.Workload(t, "ycsb.verify=true", "ycsb.records=100")
 	if err := w.Load(ctx, 2, nil); err != nil {
 		t.Fatal(err)
 	}
 	key := string(appendKey(nil, 7, false))
-	enginetest.Corrupt(t, e.conn, "usertable", w.fieldNames, key, 0, "garbage")
+	enginetest.Corrupt(t, e.Conn, "usertable", w.fieldNames, key, 0, "garbage")
 
 	s := w.newSession(1)
 	for _, op := range []int{OpRead, OpReadModifyWrite, OpScan} {
@@ -210,7 +188,7 @@ func corruption(t *testing.T, engineName string) {
 		t.Errorf("reading field1 of the corrupted record: %v", err)
 	}
 	// Unverified workloads do not check values.
-	w2 := e.workload(t, "ycsb.verify=false", "ycsb.load=false")
+	w2 := e.Workload(t, "ycsb.verify=false", "ycsb.load=false")
 	s = w2.newSession(1)
 	s.op, s.prepared, s.key, s.field = OpRead, true, append(s.key[:0], key...), -1
 	if err := s.Do(ctx); err != nil {
@@ -224,22 +202,22 @@ func TestSQLiteReopenKeepsData(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := openEngine(t, "sqlite")
-	w := e.workload(t, "ycsb.records=300", "ycsb.verify=true")
+	w := e.Workload(t, "ycsb.records=300", "ycsb.verify=true")
 	if err := w.Load(ctx, 2, nil); err != nil {
 		t.Fatal(err)
 	}
 	count := func() int {
 		var n int
-		if err := e.conn.(*sqlite.Conn).DB().QueryRow("SELECT count(*) FROM usertable").Scan(&n); err != nil {
+		if err := e.Conn.(*sqlite.Conn).DB().QueryRow("SELECT count(*) FROM usertable").Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
-	e.workload(t, "ycsb.load=false")
+	e.Workload(t, "ycsb.load=false")
 	if n := count(); n != 300 {
 		t.Fatalf("after reopening with load=false: %d rows", n)
 	}
-	e.workload(t, "ycsb.load=true")
+	e.Workload(t, "ycsb.load=true")
 	if n := count(); n != 0 {
 		t.Fatalf("after reopening with load=true: %d rows", n)
 	}
@@ -255,11 +233,11 @@ func TestMemoryFaultsClassed(t *testing.T) {
 	// Dropped writes during the load: about 2% of the keys are missing, and
 	// reading them is not_found.
 	e := openEngine(t, "memory", "memory.drop_writes=0.02")
-	w := e.workload(t, fmt.Sprint("ycsb.records=", records), "ycsb.workload=c")
+	w := e.Workload(t, fmt.Sprint("ycsb.records=", records), "ycsb.workload=c")
 	if err := w.Load(ctx, 4, nil); err != nil {
 		t.Fatal(err)
 	}
-	missing := records - e.conn.(*memory.Conn).Len()
+	missing := records - e.Conn.(*memory.Conn).Len()
 	if missing < 50 || missing > 160 { // Binomial(5000, 0.02): 100 +- 10
 		t.Fatalf("%d of %d records dropped, want about 100", missing, records)
 	}
@@ -283,11 +261,11 @@ func TestMemoryFaultsClassed(t *testing.T) {
 	// Injected errors: about 30% of operations fail, classed rejected. The
 	// load retries them, so every record is there.
 	e = openEngine(t, "memory", "memory.error_rate=0.3", "memory.error_class=rejected")
-	w = e.workload(t, "ycsb.records=1000", "ycsb.workload=a", "ycsb.session_ops=0", "ycsb.verify=true")
+	w = e.Workload(t, "ycsb.records=1000", "ycsb.workload=a", "ycsb.session_ops=0", "ycsb.verify=true")
 	if err := w.Load(ctx, 2, nil); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.conn.(*memory.Conn).Len(); n != 1000 {
+	if n := e.Conn.(*memory.Conn).Len(); n != 1000 {
 		t.Fatalf("%d records loaded, want 1000", n)
 	}
 	var classes [metrics.NumClasses]int
@@ -305,8 +283,8 @@ func TestMemoryFaultsClassed(t *testing.T) {
 	}
 
 	// Without a load, operations that are not rejected find no record.
-	w = e.workload(t, "ycsb.load=false", "ycsb.verify=false")
-	e.conn.(*memory.Conn).Clear()
+	w = e.Workload(t, "ycsb.load=false", "ycsb.verify=false")
+	e.Conn.(*memory.Conn).Clear()
 	classes = [metrics.NumClasses]int{}
 	s = w.newSession(3)
 	for range ops {
@@ -322,7 +300,7 @@ func TestMemoryFaultsClassed(t *testing.T) {
 func TestLoadCancelled(t *testing.T) {
 	t.Parallel()
 	e := openEngine(t, "memory")
-	w := e.workload(t, "ycsb.records=100000")
+	w := e.Workload(t, "ycsb.records=100000")
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
 	err := w.Load(ctx, 2, func(int64) {
@@ -338,13 +316,13 @@ func TestLoadCancelled(t *testing.T) {
 // BenchmarkLoadSQLite measures loading 100k records into SQLite.
 func BenchmarkLoadSQLite(b *testing.B) {
 	e := openEngine(b, "sqlite")
-	w := e.workload(b, "ycsb.records=100000")
+	w := e.Workload(b, "ycsb.records=100000")
 	for b.Loop() {
 		if err := w.Load(context.Background(), 2, nil); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		if _, err := e.conn.(*sqlite.Conn).DB().Exec("DELETE FROM usertable"); err != nil {
+		if _, err := e.Conn.(*sqlite.Conn).DB().Exec("DELETE FROM usertable"); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()

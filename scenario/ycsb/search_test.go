@@ -18,7 +18,7 @@ func TestSearchRejectsUserRouting(t *testing.T) {
 			t.Parallel()
 			searchtest.Require(t, name)
 			e := openEngine(t, name, name+".routing=user")
-			_, err := (&Scenario{}).Open(context.Background(), scenario.Env{Engine: name, Conn: e.conn, Settings: e.set, Seed: 1})
+			_, err := (&Scenario{}).Open(context.Background(), scenario.Env{Engine: name, Conn: e.Conn, Settings: e.Settings, Seed: 1})
 			if err == nil {
 				t.Fatal("routing=user accepted")
 			}

@@ -14,25 +14,13 @@ import (
 )
 
 // env is an open engine with the resolved settings of the engine and ycsb.
-type env struct {
-	name string
-	conn engine.Conn
-	set  *setting.Set
-}
+type env = scenariotest.Store[*Workload]
 
 // openEngine opens a fresh store of engine name from its test provider
 // with the assignments (engine and ycsb keys) applied.
 func openEngine(t testing.TB, name string, assignments ...string) *env {
 	t.Helper()
-	se, _ := scenariotest.OpenStore(t, &Scenario{}, name, assignments...)
-	return &env{name: name, conn: se.Conn, set: se.Settings}
-}
-
-// workload opens the ycsb workload on the engine after applying more
-// assignments to its settings.
-func (e *env) workload(t testing.TB, assignments ...string) *Workload {
-	t.Helper()
-	return scenariotest.MustOpen[*Workload](t, &Scenario{}, scenario.Env{Engine: e.name, Conn: e.conn, Settings: e.set, Seed: 42}, assignments...)
+	return scenariotest.NewStore[*Workload](t, &Scenario{}, name, assignments...)
 }
 
 func TestRegistered(t *testing.T) {
@@ -60,7 +48,7 @@ func TestRegistered(t *testing.T) {
 
 func TestOperations(t *testing.T) {
 	t.Parallel()
-	w := openEngine(t, "null").workload(t)
+	w := openEngine(t, "null").Workload(t)
 	want := []string{"read", "update", "insert", "scan", "read_modify_write"}
 	if got := w.Operations(); !slices.Equal(got, want) {
 		t.Errorf("Operations() = %v", got)
@@ -68,7 +56,7 @@ func TestOperations(t *testing.T) {
 	if w.LoadSize() != 1000 {
 		t.Errorf("LoadSize() = %d", w.LoadSize())
 	}
-	if w := openEngine(t, "null", "ycsb.load=false").workload(t); w.LoadSize() != 0 {
+	if w := openEngine(t, "null", "ycsb.load=false").Workload(t); w.LoadSize() != 0 {
 		t.Errorf("LoadSize() with load=false = %d", w.LoadSize())
 	}
 }
@@ -76,11 +64,11 @@ func TestOperations(t *testing.T) {
 func TestOpenErrors(t *testing.T) {
 	t.Parallel()
 	e := openEngine(t, "null", "ycsb.verify=true")
-	_, err := (&Scenario{}).Open(context.Background(), scenario.Env{Engine: "null", Conn: e.conn, Settings: e.set})
+	_, err := (&Scenario{}).Open(context.Background(), scenario.Env{Engine: "null", Conn: e.Conn, Settings: e.Settings})
 	if err == nil || !errors.Is(err, errVerifyNothing) {
 		t.Errorf("verify on null: %v", err)
 	}
-	_, err = (&Scenario{}).Open(context.Background(), scenario.Env{Engine: "norecords", Conn: noRecords{}, Settings: e.set})
+	_, err = (&Scenario{}).Open(context.Background(), scenario.Env{Engine: "norecords", Conn: noRecords{}, Settings: e.Settings})
 	if !errors.Is(err, scenario.ErrEngineNotSupported) || !strings.Contains(err.Error(), "sqlite") {
 		t.Errorf("an engine without records: %v", err)
 	}
@@ -127,7 +115,7 @@ func TestWorkloadDefaults(t *testing.T) {
 
 func TestSessionOps(t *testing.T) {
 	t.Parallel()
-	w := openEngine(t, "null", "ycsb.session_ops=3").workload(t)
+	w := openEngine(t, "null", "ycsb.session_ops=3").Workload(t)
 	s := w.NewSession(1, 1)
 	if err := s.Do(context.Background()); !errors.Is(err, errNotPrepared) {
 		t.Errorf("Do before Next: %v", err)
@@ -143,7 +131,7 @@ func TestSessionOps(t *testing.T) {
 	if _, ok := s.Next(); ok {
 		t.Error("session did not end after 3 ops")
 	}
-	s = openEngine(t, "null", "ycsb.session_ops=0").workload(t).NewSession(2, 2)
+	s = openEngine(t, "null", "ycsb.session_ops=0").Workload(t).NewSession(2, 2)
 	for range 1000 {
 		if _, ok := s.Next(); !ok {
 			t.Fatal("session with session_ops=0 ended")
@@ -156,7 +144,7 @@ func TestSessionOps(t *testing.T) {
 func TestSessionsDeterministic(t *testing.T) {
 	t.Parallel()
 	trace := func(seed uint64) []string {
-		w := openEngine(t, "null", "ycsb.workload=b", "ycsb.session_ops=0", "ycsb.read_all_fields=false").workload(t)
+		w := openEngine(t, "null", "ycsb.workload=b", "ycsb.session_ops=0", "ycsb.read_all_fields=false").Workload(t)
 		s := w.newSession(seed)
 		var out []string
 		for range 200 {
@@ -178,7 +166,7 @@ func TestSessionsDeterministic(t *testing.T) {
 func TestNullSessionsAllocationFree(t *testing.T) {
 	for _, wl := range []string{"a", "b", "c", "d", "e", "f"} {
 		for _, extra := range [][]string{nil, {"ycsb.read_all_fields=false", "ycsb.write_all_fields=true", "ycsb.scan_length_distribution=zipfian"}} {
-			w := openEngine(t, "null", append([]string{"ycsb.workload=" + wl, "ycsb.session_ops=0"}, extra...)...).workload(t)
+			w := openEngine(t, "null", append([]string{"ycsb.workload=" + wl, "ycsb.session_ops=0"}, extra...)...).Workload(t)
 			s := w.NewSession(1, 1)
 			ctx := context.Background()
 			step := func() {
@@ -198,7 +186,7 @@ func TestNullSessionsAllocationFree(t *testing.T) {
 }
 
 func BenchmarkSessionNullWorkloadC(b *testing.B) {
-	w := openEngine(b, "null", "ycsb.workload=c", "ycsb.session_ops=0", "ycsb.records=1000000").workload(b)
+	w := openEngine(b, "null", "ycsb.workload=c", "ycsb.session_ops=0", "ycsb.records=1000000").Workload(b)
 	s := w.NewSession(1, 1)
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -212,7 +200,7 @@ func BenchmarkSessionNullWorkloadC(b *testing.B) {
 }
 
 func BenchmarkSessionNullWorkloadCParallel(b *testing.B) {
-	w := openEngine(b, "null", "ycsb.workload=c", "ycsb.session_ops=0", "ycsb.records=1000000").workload(b)
+	w := openEngine(b, "null", "ycsb.workload=c", "ycsb.session_ops=0", "ycsb.records=1000000").Workload(b)
 	ctx := context.Background()
 	var id uint64
 	var mu = make(chan struct{}, 1)
@@ -237,7 +225,7 @@ func BenchmarkSessionNullWorkloadCParallel(b *testing.B) {
 func BenchmarkSessionNull(b *testing.B) {
 	for _, wl := range []string{"a", "b", "c", "d", "e", "f"} {
 		b.Run(wl, func(b *testing.B) {
-			w := openEngine(b, "null", "ycsb.workload="+wl, "ycsb.session_ops=0", "ycsb.records=1000000").workload(b)
+			w := openEngine(b, "null", "ycsb.workload="+wl, "ycsb.session_ops=0", "ycsb.records=1000000").Workload(b)
 			s := w.NewSession(1, 1)
 			ctx := context.Background()
 			b.ReportAllocs()
@@ -252,7 +240,7 @@ func BenchmarkSessionNull(b *testing.B) {
 // BenchmarkNewSession measures starting a session (what a short session
 // costs the phases model).
 func BenchmarkNewSession(b *testing.B) {
-	w := openEngine(b, "null", "ycsb.workload=c").workload(b)
+	w := openEngine(b, "null", "ycsb.workload=c").Workload(b)
 	b.ReportAllocs()
 	for i := uint64(0); b.Loop(); i++ {
 		w.NewSession(i, i)
