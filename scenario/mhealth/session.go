@@ -81,29 +81,17 @@ func (s *Session) Next() (int, bool) {
 	for {
 		switch s.phase {
 		case phaseCreate:
-			s.op = OpPatientCreate
-			return s.op, true
+			return s.prepare(OpPatientCreate)
 		case phasePlan:
-			s.op = OpPlanNext
-			return s.op, true
+			return s.prepare(OpPlanNext)
 		case phaseEducation:
-			if s.item < len(s.plan.Education) {
-				if s.r.Float64() < 0.8 { // most items get read
-					s.op = OpEducationUpdate
-					return s.op, true
-				}
-				s.item++
-				continue
+			if s.pickItem(len(s.plan.Education), 0.8) { // most items get read
+				return s.prepare(OpEducationUpdate)
 			}
 			s.phase, s.item = phaseExercise, 0
 		case phaseExercise:
-			if s.item < len(s.plan.Exercises) {
-				if s.r.Float64() < 0.7 {
-					s.op = OpExerciseUpdate
-					return s.op, true
-				}
-				s.item++
-				continue
+			if s.pickItem(len(s.plan.Exercises), 0.7) {
+				return s.prepare(OpExerciseUpdate)
 			}
 			s.phase, s.hour = phaseHour, 0
 		case phaseHour:
@@ -113,21 +101,35 @@ func (s *Session) Next() (int, bool) {
 			}
 			s.act = hourActivity(s.r, s.weekStartMs()+int64(s.hour)*3600_000)
 			s.read = s.r.Float64() < s.w.cfg.readProb
-			s.op = OpActivityPost
-			return s.op, true
+			return s.prepare(OpActivityPost)
 		case phaseTotals:
-			s.op = OpTotalsGet
-			return s.op, true
+			return s.prepare(OpTotalsGet)
 		case phaseAchieve:
-			s.op = OpAchievementsGet
-			return s.op, true
+			return s.prepare(OpAchievementsGet)
 		case phaseTailoring:
-			s.op = OpPlanTailoring
-			return s.op, true
+			return s.prepare(OpPlanTailoring)
 		case phaseDone:
 			return 0, false
 		}
 	}
+}
+
+// prepare makes op the session's next operation.
+func (s *Session) prepare(op int) (int, bool) {
+	s.op = op
+	return op, true
+}
+
+// pickItem moves to the next of the plan's n items (from the current one)
+// that the patient acts on, each with probability p, and reports whether
+// there is one.
+func (s *Session) pickItem(n int, p float64) bool {
+	for ; s.item < n; s.item++ {
+		if s.r.Float64() < p {
+			return true
+		}
+	}
+	return false
 }
 
 // Think pauses mhealth.wait_after_write after a write; otherwise the load
