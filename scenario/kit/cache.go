@@ -20,3 +20,20 @@ func OpenCache(ctx context.Context, env scenario.Env, scen, namespace string) (*
 	}
 	return cache.OpenFor(ctx, p)
 }
+
+// Remember sets m[k] to v, making the map on first use; a new key when m
+// already holds limit keys makes it forget one other, any: how a session
+// keeps its last acknowledged write of the keys it wrote most recently,
+// to tell a stale read from the cache.
+func Remember[K comparable, V any](m *map[K]V, k K, v V, limit int) {
+	if *m == nil {
+		*m = make(map[K]V)
+	}
+	if _, ok := (*m)[k]; !ok && len(*m) >= limit {
+		for old := range *m {
+			delete(*m, old)
+			break
+		}
+	}
+	(*m)[k] = v
+}

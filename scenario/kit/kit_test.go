@@ -106,3 +106,20 @@ func testZipfian(t *testing.T, theta float64) {
 		t.Errorf("counts not decreasing: %d %d %d %d %d", counts[0], counts[1], counts[5], counts[50], counts[500])
 	}
 }
+
+// TestRemember: the map is made on first use, a known key is updated in
+// place, and a new key past the limit replaces one other.
+func TestRemember(t *testing.T) {
+	t.Parallel()
+	var m map[int]string
+	Remember(&m, 1, "a", 2)
+	Remember(&m, 2, "b", 2)
+	Remember(&m, 1, "c", 2)
+	if len(m) != 2 || m[1] != "c" || m[2] != "b" {
+		t.Fatalf("after updating a known key at the limit: %v, want map[1:c 2:b]", m)
+	}
+	Remember(&m, 3, "d", 2)
+	if len(m) != 2 || m[3] != "d" {
+		t.Fatalf("after a new key past the limit: %v, want 2 keys with 3:d", m)
+	}
+}

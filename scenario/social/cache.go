@@ -203,16 +203,7 @@ func (s *Session) cachedUpdate(ctx context.Context, status string) error {
 	if err != nil {
 		return err
 	}
-	if s.written == nil {
-		s.written = make(map[uint64]lastWrite)
-	}
-	if _, ok := s.written[s.n]; !ok && len(s.written) >= maxWritten {
-		for k := range s.written { // forget one, any
-			delete(s.written, k)
-			break
-		}
-	}
-	s.written[s.n] = lastWrite{ver: ver, floor: floor}
+	kit.Remember(&s.written, s.n, lastWrite{ver: ver, floor: floor}, maxWritten)
 	if !c.Through() {
 		s.invalidate(ctx)
 		return nil

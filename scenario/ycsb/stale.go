@@ -3,6 +3,8 @@ package ycsb
 import (
 	"bytes"
 	"strconv"
+
+	"github.com/scalelab/scalelab/scenario/kit"
 )
 
 // Stale reads through a cache. With a cache, every update stamps the
@@ -112,16 +114,7 @@ func (s *Session) endWrite(ok bool) {
 	if !ok {
 		return
 	}
-	if s.written == nil {
-		s.written = make(map[uint64]lastWrite)
-	}
-	if _, ok := s.written[s.keynum]; !ok && len(s.written) >= maxWritten {
-		for k := range s.written { // forget one, any
-			delete(s.written, k)
-			break
-		}
-	}
-	s.written[s.keynum] = lastWrite{field: s.wfield, ver: s.wver, floor: s.wfloor}
+	kit.Remember(&s.written, s.keynum, lastWrite{field: s.wfield, ver: s.wver, floor: s.wfloor}, maxWritten)
 }
 
 // stale reports whether s.full, the record just read of s.key, is older
