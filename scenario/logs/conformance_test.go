@@ -143,16 +143,7 @@ func conformance(t *testing.T, name string, variant []string) {
 		records = slowRecords
 	}
 	w := e.workload(t, append([]string{fmt.Sprint("logs.records=", records), allOps, "logs.batch_size=50", "logs.session_ops=0"}, smallProbe...)...)
-	if w.LoadSize() != records {
-		t.Fatalf("LoadSize %d", w.LoadSize())
-	}
-	var loaded atomic.Int64
-	if err := w.Load(ctx, 3, func(n int64) { loaded.Add(n) }); err != nil {
-		t.Fatal(err)
-	}
-	if loaded.Load() != records {
-		t.Fatalf("progress reported %d records, want %d", loaded.Load(), records)
-	}
+	scenariotest.LoadAll(t, w, 3, records)
 	if n, next, err := w.st.existing(ctx); err != nil || n != records || next != records {
 		t.Fatalf("existing after load: %d records, next %d, %v", n, next, err)
 	}

@@ -5,6 +5,7 @@ package scenariotest
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -95,6 +96,40 @@ func MustLoad(t testing.TB, w scenario.Workload, workers int) {
 	t.Helper()
 	if err := w.Load(context.Background(), workers, func(int64) {}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// LoadAll loads w with workers, failing t on error or unless w's load
+// size and the items its progress reported are both want.
+func LoadAll(t testing.TB, w scenario.Workload, workers int, want int64) {
+	t.Helper()
+	if w.LoadSize() != want {
+		t.Fatalf("LoadSize %d, want %d", w.LoadSize(), want)
+	}
+	var loaded atomic.Int64
+	if err := w.Load(context.Background(), workers, func(n int64) { loaded.Add(n) }); err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Load() != want {
+		t.Fatalf("progress reported %d items, want %d", loaded.Load(), want)
+	}
+}
+
+// LoadCancels loads w with two workers, cancelling the context at its
+// third progress report, and fails t unless Load returns the context's
+// error.
+func LoadCancels(t testing.TB, w scenario.Workload) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n := 0
+	err := w.Load(ctx, 2, func(int64) {
+		if n++; n == 3 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Load after cancel: %v", err)
 	}
 }
 
@@ -191,12 +226,15 @@ func ConcurrentSessions(t testing.TB, w scenario.Workload, sessions, ops int, se
 	return out
 }
 
-// CacheReport returns the "cache" section of w's report, failing t unless
-// it has every figure of cache.Stats.Report and the extra keys.
-func CacheReport(t testing.TB, w scenario.Reporter, extra ...string) map[string]any {
+// AsideReport returns the "cache" section of w's report, failing t
+// unless it has every figure of cache.Stats.Report and those a cache-aside
+// (cache.Aside.Report) adds: the write policy, the TTL and the writes'
+// counters.
+func AsideReport(t testing.TB, w scenario.Reporter) map[string]any {
 	t.Helper()
 	r, _ := w.Report()["cache"].(map[string]any)
-	want := append(slices.Collect(maps.Keys(cache.NewStats().Report(cache.Local, ""))), extra...)
+	want := append(slices.Collect(maps.Keys(cache.NewStats().Report(cache.Local, ""))),
+		"write_policy", "ttl", "invalidations", "fill_errors", "invalidate_errors")
 	for _, k := range want {
 		if _, ok := r[k]; !ok {
 			t.Fatalf("report %v has no %s", r, k)

@@ -22,13 +22,6 @@ func cachedWorkload(t *testing.T, tier *scenario.Tier, assignments ...string) *W
 	return scenariotest.Cached[*Workload](t, &Scenario{}, tier, assignments...)
 }
 
-// figures returns the report's cache section, checking that it has every
-// figure of cache.Stats and social's own.
-func figures(t *testing.T, w *Workload) map[string]any {
-	t.Helper()
-	return scenariotest.CacheReport(t, w, "write_policy", "ttl", "invalidations", "fill_errors", "invalidate_errors")
-}
-
 // step prepares the next operation of s that is op and does it.
 func step(t *testing.T, s *Session, op int) {
 	t.Helper()
@@ -62,7 +55,7 @@ func TestCacheProfiles(t *testing.T) {
 				}
 			}
 		}
-		r := figures(t, w)
+		r := scenariotest.AsideReport(t, w)
 		t.Logf("%s, %s keys: %d hits, %d misses, %d stale, %d invalidations, %d through sets", tc.policy, tc.keys, r["hits"], r["misses"], r["stale_reads"], r["invalidations"], r["through_sets"])
 		if r["hits"].(int64) == 0 || r["misses"].(int64) == 0 || r["stale_reads"].(int64) != 0 || r["mode"] != "local" || r["fill_errors"].(int64) != 0 {
 			t.Errorf("%s, %s keys: %v", tc.policy, tc.keys, r)
@@ -97,7 +90,7 @@ func TestCacheStaleProfile(t *testing.T) {
 			t.Fatal(err)
 		}
 		step(t, writer, OpRead)
-		r := figures(t, w)
+		r := scenariotest.AsideReport(t, w)
 		if r["stale_reads"].(int64) != 1 || r["hits"].(int64) != 1 || r["misses"].(int64) != 1 {
 			t.Errorf("%s: %v", policy, r)
 		}
@@ -121,7 +114,7 @@ func TestCacheDelete(t *testing.T) {
 		if _, err := w.cache.KV.Get(context.Background(), Key(0)); !errors.Is(err, engine.ErrNotFound) {
 			t.Errorf("%s: the deleted user is still cached: %v", policy, err)
 		}
-		if r := figures(t, w); r["invalidations"].(int64) != 1 {
+		if r := scenariotest.AsideReport(t, w); r["invalidations"].(int64) != 1 {
 			t.Errorf("%s: %v", policy, r)
 		}
 	}
@@ -158,7 +151,7 @@ func TestCacheSharedRedis(t *testing.T) {
 	t.Cleanup(func() { wl.Close() })
 	w := wl.(*Workload)
 	h, _ := auditedRun(t, w)
-	r := figures(t, w)
+	r := scenariotest.AsideReport(t, w)
 	if r["mode"] != "shared" || r["engine"] != "redis" || r["hits"].(int64) == 0 || r["invalidations"].(int64) == 0 || r["invalidate_errors"].(int64) != 0 {
 		t.Errorf("%v", r)
 	}
@@ -189,7 +182,7 @@ func TestCacheDown(t *testing.T) {
 	for range 100 {
 		step(t, s, OpRead)
 	}
-	r := figures(t, w)
+	r := scenariotest.AsideReport(t, w)
 	if r["hits"].(int64) != 0 || r["misses"].(int64) != 0 || r["cache_errors"].(int64) != 100 {
 		t.Errorf("figures with the cache down: %v", r)
 	}

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,16 +56,7 @@ func conformanceSized(t *testing.T, name string, size suite, assignments ...stri
 	e := openEngine(t, name, assignments...)
 	phase("open")
 	w := e.Workload(t, fmt.Sprint(KeyUsers, "=", conformanceUsers), KeyKeys+"=social", KeyGraphM+"=4", KeyMaxScanLength+"=30")
-	if w.LoadSize() != conformanceUsers {
-		t.Fatalf("LoadSize %d", w.LoadSize())
-	}
-	var loaded atomic.Int64
-	if err := w.Load(ctx, 3, func(n int64) { loaded.Add(n) }); err != nil {
-		t.Fatal(err)
-	}
-	if loaded.Load() != conformanceUsers {
-		t.Fatalf("progress reported %d users, want %d", loaded.Load(), conformanceUsers)
-	}
+	scenariotest.LoadAll(t, w, 3, conformanceUsers)
 	if n, err := w.st.count(ctx); err != nil || n != conformanceUsers {
 		t.Fatalf("count after load: %d (%v)", n, err)
 	}

@@ -2,6 +2,7 @@ package social
 
 import (
 	"github.com/scalelab/scalelab/scenario/kit"
+	"github.com/scalelab/scalelab/scenario/scenariotest"
 
 	"context"
 	"errors"
@@ -227,17 +228,7 @@ func TestSessionOps(t *testing.T) {
 // TestLoadCancelled: Load stops with the context's error.
 func TestLoadCancelled(t *testing.T) {
 	t.Parallel()
-	w := openEngine(t, "memory").Workload(t, KeyUsers+"=100000")
-	ctx, cancel := context.WithCancel(context.Background())
-	n := 0
-	err := w.Load(ctx, 2, func(int64) {
-		if n++; n == 3 {
-			cancel()
-		}
-	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Load after cancel: %v", err)
-	}
+	scenariotest.LoadCancels(t, openEngine(t, "memory").Workload(t, KeyUsers+"=100000"))
 }
 
 // TestUsersDeterministic: a user depends on the seed and its number only.

@@ -24,13 +24,6 @@ func cached(t *testing.T, tier *scenario.Tier, assignments ...string) *Workload 
 	return scenariotest.Cached[*Workload](t, &Scenario{}, tier, assignments...)
 }
 
-// cacheFigures returns the report's "cache" section, checking that it has
-// every key of cache.Stats.Report and ycsb's own.
-func cacheFigures(t *testing.T, w *Workload) map[string]any {
-	t.Helper()
-	return scenariotest.CacheReport(t, w, "write_policy", "ttl", "invalidations", "fill_errors", "invalidate_errors")
-}
-
 // runOps runs n operations of each session in turn, one at a time.
 func runOps(t *testing.T, n int, sessions ...*Session) {
 	t.Helper()
@@ -63,7 +56,7 @@ func TestCacheNoConcurrentWriter(t *testing.T) {
 		for _, wl := range []string{"a", "f"} {
 			w := cached(t, nil, "cache.mode=local", "cache.write="+policy, "ycsb.workload="+wl, "ycsb.records=40", "ycsb.verify=true", "ycsb.session_ops=0")
 			runOps(t, 1500, w.newSession(1), w.newSession(2), w.newSession(3))
-			r := cacheFigures(t, w)
+			r := scenariotest.AsideReport(t, w)
 			hits, misses, stale := r["hits"].(int64), r["misses"].(int64), r["stale_reads"].(int64)
 			t.Logf("%s, workload %s: %d hits, %d misses, %d stale, %d invalidations, %d through sets", policy, wl, hits, misses, stale, r["invalidations"], r["through_sets"])
 			if stale != 0 || hits == 0 || misses == 0 || r["mode"] != "local" || r["write_policy"] != policy || r["stale_checked"] != true {
@@ -94,7 +87,7 @@ func TestCacheThroughHitsMore(t *testing.T) {
 	for _, policy := range []string{cache.WriteInvalidate, cache.WriteThrough} {
 		w := cached(t, nil, "cache.mode=local", "cache.write="+policy, "ycsb.workload=a", "ycsb.records=100", "ycsb.session_ops=0")
 		runOps(t, 2000, w.newSession(7))
-		hits[policy] = cacheFigures(t, w)["hits"].(int64)
+		hits[policy] = scenariotest.AsideReport(t, w)["hits"].(int64)
 	}
 	if hits[cache.WriteThrough] <= hits[cache.WriteInvalidate] {
 		t.Errorf("hits: %v", hits)
@@ -127,7 +120,7 @@ func TestCacheStaleRace(t *testing.T) {
 		if err := writer.Do(ctx); err != nil {
 			t.Fatal(err)
 		}
-		r := cacheFigures(t, w)
+		r := scenariotest.AsideReport(t, w)
 		read := r["by_operation"].(map[string]any)["read"].(map[string]any)
 		if r["stale_reads"].(int64) != 1 || read["stale_reads"].(int64) != 1 || read["hits"].(int64) != 1 || read["misses"].(int64) != 1 {
 			t.Errorf("%s: %v", policy, r)
@@ -137,7 +130,7 @@ func TestCacheStaleRace(t *testing.T) {
 		if err := writer.Do(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if n := cacheFigures(t, w)["stale_reads"].(int64); n != 2 {
+		if n := scenariotest.AsideReport(t, w)["stale_reads"].(int64); n != 2 {
 			t.Errorf("%s: %d stale reads after reading the stale entry again", policy, n)
 		}
 	}
@@ -173,7 +166,7 @@ func TestCacheConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := cacheFigures(t, w)
+	r := scenariotest.AsideReport(t, w)
 	var total int64
 	for _, n := range reads {
 		total += n
@@ -192,7 +185,7 @@ func TestCacheTTL(t *testing.T) {
 	runOps(t, 2, s) // a miss, then a hit
 	time.Sleep(100 * time.Millisecond)
 	runOps(t, 1, s) // expired: a miss
-	r := cacheFigures(t, w)
+	r := scenariotest.AsideReport(t, w)
 	if r["hits"].(int64) != 1 || r["misses"].(int64) != 2 || r["ttl"] != "50ms" {
 		t.Errorf("%v", r)
 	}
@@ -233,7 +226,7 @@ func TestCacheShortFields(t *testing.T) {
 	t.Parallel()
 	w := cached(t, nil, "cache.mode=local", "ycsb.field_length=20", "ycsb.records=10", "ycsb.verify=true", "ycsb.session_ops=0")
 	runOps(t, 500, w.newSession(1))
-	if r := cacheFigures(t, w); r["stale_checked"] != false || r["hits"].(int64) == 0 {
+	if r := scenariotest.AsideReport(t, w); r["stale_checked"] != false || r["hits"].(int64) == 0 {
 		t.Errorf("%v", r)
 	}
 }
@@ -295,7 +288,7 @@ func TestCacheShared(t *testing.T) {
 	tier := &scenario.Tier{Engine: "redis", Conn: redistest.Open(t, enginetest.Settings(t, "redis", nil))}
 	w := cached(t, tier, "ycsb.workload=b", "ycsb.records=200", "ycsb.verify=true", "ycsb.session_ops=0")
 	runOps(t, 1000, w.newSession(1), w.newSession(2))
-	r := cacheFigures(t, w)
+	r := scenariotest.AsideReport(t, w)
 	if r["mode"] != "shared" || r["engine"] != "redis" || r["stale_reads"].(int64) != 0 || r["hits"].(int64) == 0 || r["misses"].(int64) == 0 ||
 		r["invalidations"].(int64) == 0 || r["fill_errors"].(int64) != 0 || r["invalidate_errors"].(int64) != 0 {
 		t.Errorf("%v", r)
@@ -305,7 +298,7 @@ func TestCacheShared(t *testing.T) {
 	}
 	again := cached(t, tier, "ycsb.workload=c", "ycsb.records=200", "ycsb.session_ops=0")
 	runOps(t, 1, again.newSession(1))
-	if r := cacheFigures(t, again); r["misses"].(int64) != 1 {
+	if r := scenariotest.AsideReport(t, again); r["misses"].(int64) != 1 {
 		t.Errorf("the second run's first read: %v", r)
 	}
 }
@@ -323,7 +316,7 @@ func TestCacheDownBypassed(t *testing.T) {
 	w := cached(t, nil, "cache.mode=local", "ycsb.workload=c", "ycsb.records=40", "ycsb.verify=true", "ycsb.session_ops=0")
 	w.cache.KV = enginetest.DownKV{}
 	runOps(t, 200, w.newSession(1), w.newSession(2))
-	r := cacheFigures(t, w)
+	r := scenariotest.AsideReport(t, w)
 	if r["hits"].(int64) != 0 || r["misses"].(int64) != 0 || r["cache_errors"].(int64) != 400 || r["fill_errors"].(int64) != 0 {
 		t.Errorf("figures with the cache down: %v", r)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"testing"
 
 	"github.com/scalelab/scalelab/engine"
@@ -75,16 +74,7 @@ func conformance(t *testing.T, engineName, wl, order string) {
 	records, ops := sizes(engineName)
 	w := e.Workload(t, "ycsb.workload="+wl, "ycsb.insert_order="+order, "ycsb.verify=true",
 		fmt.Sprint("ycsb.records=", records), "ycsb.session_ops=0", "ycsb.max_scan_length=50")
-	if w.LoadSize() != int64(records) {
-		t.Fatalf("LoadSize %d", w.LoadSize())
-	}
-	var loaded atomic.Int64
-	if err := w.Load(ctx, 3, func(n int64) { loaded.Add(n) }); err != nil {
-		t.Fatal(err)
-	}
-	if loaded.Load() != int64(records) {
-		t.Fatalf("progress reported %d records, want %d", loaded.Load(), records)
-	}
+	scenariotest.LoadAll(t, w, 3, int64(records))
 
 	// Every loaded key reads back with the right values.
 	s := w.newSession(99)
@@ -299,18 +289,7 @@ func TestMemoryFaultsClassed(t *testing.T) {
 // TestLoadCancelled checks Load stops with the context's error.
 func TestLoadCancelled(t *testing.T) {
 	t.Parallel()
-	e := openEngine(t, "memory")
-	w := e.Workload(t, "ycsb.records=100000")
-	ctx, cancel := context.WithCancel(context.Background())
-	n := 0
-	err := w.Load(ctx, 2, func(int64) {
-		if n++; n == 3 {
-			cancel()
-		}
-	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Load after cancel: %v", err)
-	}
+	scenariotest.LoadCancels(t, openEngine(t, "memory").Workload(t, "ycsb.records=100000"))
 }
 
 // BenchmarkLoadSQLite measures loading 100k records into SQLite.
