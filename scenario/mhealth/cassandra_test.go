@@ -10,9 +10,6 @@ import (
 // ONE for reads and ALL for writes (which also read their writes).
 func TestConformanceCassandra(t *testing.T) {
 	t.Parallel()
-	t.Run("quorum", func(t *testing.T) { t.Parallel(); conformance(t, cassandra.Name) })
-	t.Run("one-all", func(t *testing.T) {
-		t.Parallel()
-		conformance(t, cassandra.Name, cassandra.KeyReadConsistency+"=ONE", cassandra.KeyWriteConsistency+"=ALL")
-	})
+	conformanceVariants(t, cassandra.Name, variant{"quorum", nil},
+		variant{"one-all", []string{cassandra.KeyReadConsistency + "=ONE", cassandra.KeyWriteConsistency + "=ALL"}})
 }

@@ -106,6 +106,24 @@ func conformance(t *testing.T, name string, sets ...string) {
 	}
 }
 
+// variant is one configuration the suite runs in: a subtest's name and
+// its settings.
+type variant struct {
+	name string
+	sets []string
+}
+
+// conformanceVariants runs the suite on engine name in each variant, as
+// parallel subtests.
+func conformanceVariants(t *testing.T, name string, variants ...variant) {
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			conformance(t, name, v.sets...)
+		})
+	}
+}
+
 func TestConformanceMemory(t *testing.T) { t.Parallel(); conformance(t, "memory") }
 func TestConformanceSQLite(t *testing.T) { t.Parallel(); conformance(t, "sqlite") }
 

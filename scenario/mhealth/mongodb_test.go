@@ -11,13 +11,7 @@ import (
 // natural id, and one collection per patient; and with generated ids.
 func TestConformanceMongoDB(t *testing.T) {
 	t.Parallel()
-	t.Run("shared", func(t *testing.T) { t.Parallel(); conformance(t, mongodb.Name) })
-	t.Run("per_user", func(t *testing.T) {
-		t.Parallel()
-		conformance(t, mongodb.Name, mongodb.KeyLayout+"="+mongodb.LayoutPerUser)
-	})
-	t.Run("generated_ids", func(t *testing.T) {
-		t.Parallel()
-		conformance(t, mongodb.Name, mongodb.KeyNaturalIDs+"=false")
-	})
+	conformanceVariants(t, mongodb.Name, variant{"shared", nil},
+		variant{"per_user", []string{mongodb.KeyLayout + "=" + mongodb.LayoutPerUser}},
+		variant{"generated_ids", []string{mongodb.KeyNaturalIDs + "=false"}})
 }

@@ -17,9 +17,5 @@ func TestMain(m *testing.M) { pgtest.Main(m, 1, func(*pgtest.Cluster) {}) }
 // reads after its own write to the primary, so no read is stale.
 func TestConformancePostgres(t *testing.T) {
 	t.Parallel()
-	t.Run("primary", func(t *testing.T) { t.Parallel(); conformance(t, postgres.Name) })
-	t.Run("replicas", func(t *testing.T) {
-		t.Parallel()
-		conformance(t, postgres.Name, postgres.KeyReadFrom+"=replicas")
-	})
+	conformanceVariants(t, postgres.Name, variant{"primary", nil}, variant{"replicas", []string{postgres.KeyReadFrom + "=replicas"}})
 }

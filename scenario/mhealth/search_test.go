@@ -24,29 +24,38 @@ func TestConformanceSearch(t *testing.T) {
 	})
 }
 
-// TestStaleReadsWithPeriodicRefresh: with the default 1 s refresh, reads
-// right after a post miss it (stale, counted, not errors), and once the
-// index is refreshed every total is right.
-func TestStaleReadsWithPeriodicRefresh(t *testing.T) {
-	t.Parallel()
+// oneWeekOnOpenSearch opens mhealth on OpenSearch with sets, loads one
+// patient and lives its week of 8 hours in one session, failing t on any
+// operation's error.
+func oneWeekOnOpenSearch(t *testing.T, sets ...string) *Workload {
+	t.Helper()
 	ctx := context.Background()
-	w, _ := openEngine(t, search.OpenSearch, KeyWeeks+"=1", KeyHoursPerWeek+"=8", KeyPatients+"=1")
+	w, _ := openEngine(t, search.OpenSearch, append([]string{KeyWeeks + "=1", KeyHoursPerWeek + "=8", KeyPatients + "=1"}, sets...)...)
 	if err := w.Load(ctx, 1, func(int64) {}); err != nil {
 		t.Fatal(err)
 	}
 	s := w.NewSession(0, 5).(*Session)
 	for {
-		if _, ok := s.Next(); !ok {
-			break
+		op, ok := s.Next()
+		if !ok {
+			return w
 		}
 		if err := s.Do(ctx); err != nil {
-			t.Fatalf("stale reads must not be errors by default: %v", err)
+			t.Fatalf("%s: %v", operationNames[op], err)
 		}
 	}
+}
+
+// TestStaleReadsWithPeriodicRefresh: with the default 1 s refresh, reads
+// right after a post miss it (stale, counted, not errors), and once the
+// index is refreshed every total is right.
+func TestStaleReadsWithPeriodicRefresh(t *testing.T) {
+	t.Parallel()
+	w := oneWeekOnOpenSearch(t) // stale reads are no errors by default
 	if w.stale[OpTotalsGet].Load() == 0 || w.stale[OpAchievementsGet].Load() == 0 {
 		t.Fatalf("no stale reads with a 1 s refresh: %v", w.Report())
 	}
-	if err := w.Check(ctx); err != nil {
+	if err := w.Check(context.Background()); err != nil {
 		t.Fatalf("check after refresh: %v", err)
 	}
 }
@@ -57,20 +66,7 @@ func TestStaleReadsWithPeriodicRefresh(t *testing.T) {
 // totals read right after a post sees it.
 func TestRefreshAllAfterWrite(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	w, _ := openEngine(t, search.OpenSearch, KeyWeeks+"=1", KeyHoursPerWeek+"=8", KeyPatients+"=1", KeyRefreshAfter+"="+RefreshAll)
-	if err := w.Load(ctx, 1, func(int64) {}); err != nil {
-		t.Fatal(err)
-	}
-	s := w.NewSession(0, 5).(*Session)
-	for {
-		if _, ok := s.Next(); !ok {
-			break
-		}
-		if err := s.Do(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	w := oneWeekOnOpenSearch(t, KeyRefreshAfter+"="+RefreshAll)
 	if st, fr := w.stale[OpTotalsGet].Load(), w.fresh[OpTotalsGet].Load(); st != 0 || fr != 8 {
 		t.Fatalf("totals after a refresh of every index: %d stale, %d fresh, want 0 and 8", st, fr)
 	}
