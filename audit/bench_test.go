@@ -11,67 +11,64 @@ import (
 	"testing"
 )
 
-// BenchmarkLogWrite is the audit's cost per audited write: an invocation
-// line and an outcome line, each appended under a shard lock, with the
-// flusher writing the file in the background. Parallel, as the load
-// model's workers run.
-func BenchmarkLogWrite(b *testing.B) {
+// benchLog times body on a fresh history file of 8 shards; closing it
+// (the last flush) is not timed.
+func benchLog(b *testing.B, body func(w *Writer)) {
 	w, err := Create(filepath.Join(b.TempDir(), "history.log"), 8)
 	if err != nil {
 		b.Fatal(err)
 	}
-	var sess, ids atomic.Int64
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		l := w.Log(uint64(sess.Add(1)))
-		for pb.Next() {
-			id := ids.Add(1)
-			l.Writing(id, 1)
-			l.Done(nil)
-		}
-	})
+	body(w)
 	b.StopTimer()
 	if err := w.Close(); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// benchParallelLog times op in parallel, as the load model's workers run,
+// each worker logging as a session of its own; n numbers the operations
+// from 1.
+func benchParallelLog(b *testing.B, op func(l *Log, n int64)) {
+	benchLog(b, func(w *Writer) {
+		var sess, ops atomic.Int64
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			l := w.Log(uint64(sess.Add(1)))
+			for pb.Next() {
+				op(l, ops.Add(1))
+			}
+		})
+	})
+}
+
+// BenchmarkLogWrite is the audit's cost per audited write: an invocation
+// line and an outcome line, each appended under a shard lock, with the
+// flusher writing the file in the background.
+func BenchmarkLogWrite(b *testing.B) {
+	benchParallelLog(b, func(l *Log, id int64) {
+		l.Writing(id, 1)
+		l.Done(nil)
+	})
 }
 
 // BenchmarkLogRead is the cost of a Done after an operation that wrote
 // nothing (a read): what every non-writing operation pays.
 func BenchmarkLogRead(b *testing.B) {
-	w, err := Create(filepath.Join(b.TempDir(), "history.log"), 8)
-	if err != nil {
-		b.Fatal(err)
-	}
-	l := w.Log(0)
-	for b.Loop() {
-		l.Done(nil)
-	}
-	if err := w.Close(); err != nil {
-		b.Fatal(err)
-	}
+	benchLog(b, func(w *Writer) {
+		l := w.Log(0)
+		for b.Loop() {
+			l.Done(nil)
+		}
+	})
 }
 
 // BenchmarkRegisterLog is the audit's cost per audited update: an
 // invocation line with its version and time, then the outcome line.
 func BenchmarkRegisterLog(b *testing.B) {
-	w, err := Create(filepath.Join(b.TempDir(), "history.log"), 8)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var sess, keys atomic.Int64
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		l := w.Log(uint64(sess.Add(1)))
-		for pb.Next() {
-			l.Updating(keys.Add(1)%1_000_000, false)
-			l.Done(nil)
-		}
+	benchParallelLog(b, func(l *Log, n int64) {
+		l.Updating(n%1_000_000, false)
+		l.Done(nil)
 	})
-	b.StopTimer()
-	if err := w.Close(); err != nil {
-		b.Fatal(err)
-	}
 }
 
 // BenchmarkCheckRegisters1M reads back and checks 1 M updated keys (two
