@@ -24,6 +24,24 @@ func chooser(t *testing.T, seed uint64, assignments ...string) *Session {
 	return newWorkload(cfg, nil, 1).newSession(seed)
 }
 
+// zipfProbabilities is KeyProbabilities of the zipfian chooser over
+// records with skew theta, failing t on error or unless they sum to 1.
+func zipfProbabilities(t *testing.T, records int, theta float64) []float64 {
+	t.Helper()
+	p, err := KeyProbabilities(records, "zipfian", theta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, v := range p {
+		sum += v
+	}
+	if math.Abs(sum-1) > 1e-9 {
+		t.Fatalf("theta %g: probabilities sum to %.12f", theta, sum)
+	}
+	return p
+}
+
 // TestExpectedHitRateUniform: with uniform keys the expected hit rate has
 // the closed form 1 - N (1 - (1 - 1/N)^n) / n.
 func TestExpectedHitRateUniform(t *testing.T) {
@@ -63,17 +81,7 @@ func TestExpectedHitRateUniform(t *testing.T) {
 func TestKeyProbabilitiesSimulated(t *testing.T) {
 	t.Parallel()
 	const records, draws = 1000, 2_000_000
-	p, err := KeyProbabilities(records, "zipfian", ycsbTheta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := 0.0
-	for _, v := range p {
-		sum += v
-	}
-	if math.Abs(sum-1) > 1e-9 {
-		t.Fatalf("probabilities sum to %.12f", sum)
-	}
+	p := zipfProbabilities(t, records, ycsbTheta)
 	s := chooser(t, 11, "ycsb.workload=c", "ycsb.records=1000")
 	counts := make([]float64, records)
 	for range draws {
@@ -127,10 +135,7 @@ func TestKeyProbabilitiesSimulated(t *testing.T) {
 func TestHitRateRanks(t *testing.T) {
 	t.Parallel()
 	const records, reads = 5000, 20000
-	exact, err := KeyProbabilities(records, "zipfian", ycsbTheta)
-	if err != nil {
-		t.Fatal(err)
-	}
+	exact := zipfProbabilities(t, records, ycsbTheta)
 	fewer, err := keyProbabilities(records, "zipfian", ycsbTheta, ExactRanks/16)
 	if err != nil {
 		t.Fatal(err)
@@ -142,17 +147,7 @@ func TestHitRateRanks(t *testing.T) {
 		t.Errorf("expected hit rate %.6f with %d exact ranks, %.6f with %d", a, ExactRanks, b, ExactRanks/16)
 	}
 	// theta other than YCSB's: zeta computed, probabilities still sum to 1
-	p, err := KeyProbabilities(300, "zipfian", 0.5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := 0.0
-	for _, v := range p {
-		sum += v
-	}
-	if math.Abs(sum-1) > 1e-9 {
-		t.Errorf("theta 0.5: probabilities sum to %.12f", sum)
-	}
+	zipfProbabilities(t, 300, 0.5)
 	if _, err := KeyProbabilities(-1, "zipfian", 0.5); err == nil {
 		t.Error("negative records accepted")
 	}
