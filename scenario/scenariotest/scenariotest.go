@@ -243,6 +243,19 @@ func AsideReport(t testing.TB, w scenario.Reporter) map[string]any {
 	return r
 }
 
+// Seeded fails t unless gen, what a generator makes from a seed (named
+// what in messages), makes the same from seed a twice and something else
+// from seed b.
+func Seeded[T comparable](t testing.TB, what string, a, b uint64, gen func(seed uint64) []T) {
+	t.Helper()
+	if !slices.Equal(gen(a), gen(a)) {
+		t.Errorf("same seed, different %s", what)
+	}
+	if slices.Equal(gen(a), gen(b)) {
+		t.Errorf("different seeds, same %s", what)
+	}
+}
+
 // NextOp prepares the next operation of s that is op (named name), trying
 // at most 1000.
 func NextOp(t testing.TB, s scenario.Session, op int, name string) {

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/scalelab/scalelab/scenario/scenariotest"
 )
 
 // The graph tests check BuildKE against the Klemm-Eguiluz model's known
@@ -126,15 +128,10 @@ func TestKEClustering(t *testing.T) {
 
 func TestKEDeterministic(t *testing.T) {
 	t.Parallel()
-	a, _ := BuildKE(3000, 4, 0.2, 11)
-	b, _ := BuildKE(3000, 4, 0.2, 11)
-	c, _ := BuildKE(3000, 4, 0.2, 12)
-	if !slices.Equal(a.adj, b.adj) || !slices.Equal(a.off, b.off) {
-		t.Error("same seed, different graphs")
-	}
-	if slices.Equal(a.adj, c.adj) {
-		t.Error("different seeds, same graph")
-	}
+	scenariotest.Seeded(t, "graphs", 11, 12, func(seed uint64) []uint32 {
+		g, _ := BuildKE(3000, 4, 0.2, seed)
+		return slices.Concat(g.off, g.adj) // off has one entry per user and one more
+	})
 }
 
 func TestKERejectsBadParameters(t *testing.T) {
