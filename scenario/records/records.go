@@ -263,6 +263,20 @@ func (c *config) store(d db) *store {
 	return &store{db: d, eager: c.eager, pageN: c.pageProviders, pageByName: c.pageByName}
 }
 
+// openDB reads the site's configuration from env's settings and opens its
+// database on env's engine.
+func openDB(ctx context.Context, env scenario.Env) (*config, db, error) {
+	cfg, err := configFrom(env.Settings)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := openers.Open(ctx, Name, env, struct{}{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, d, nil
+}
+
 // Open prepares the site on the engine: the store, and unless records.app
 // names a running site, an app server on loopback. Tables are made by
 // Load (records.load).
@@ -270,11 +284,7 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 	if err := kit.RequireSettings(Name, env.Settings, s.Settings()); err != nil {
 		return nil, err
 	}
-	cfg, err := configFrom(env.Settings)
-	if err != nil {
-		return nil, err
-	}
-	d, err := openers.Open(ctx, Name, env, struct{}{})
+	cfg, d, err := openDB(ctx, env)
 	if err != nil {
 		return nil, err
 	}
@@ -352,11 +362,7 @@ var _ scenario.Server = (*Scenario)(nil)
 // Handler opens the site on a connected engine for `scalelab serve`: the
 // store (no load: a run against the site loads it), and the site's routes.
 func (*Scenario) Handler(ctx context.Context, env scenario.Env) (http.Handler, error) {
-	cfg, err := configFrom(env.Settings)
-	if err != nil {
-		return nil, err
-	}
-	d, err := openers.Open(ctx, Name, env, struct{}{})
+	cfg, d, err := openDB(ctx, env)
 	if err != nil {
 		return nil, err
 	}

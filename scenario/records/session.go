@@ -259,14 +259,7 @@ func (s *session) signupPath() {
 			return err
 		})
 	}
-	s.add(OpSignup, thinkForm, s.doSignup)
-	s.page(OpMedicalPage, "/medical")
-	s.add(OpMedicalPost, thinkForm, s.doMedicalPost)
-	s.page(OpProvidersPage, "/providers")
-	s.add(OpSearchProviders, thinkPage, func(ctx context.Context) error { return s.doSearchProvider(ctx, false) })
-	s.add(OpShare, thinkForm, s.doShare)
-	s.add(OpProfile, thinkPage, s.doProfile)
-	s.page(OpMyProviders, "/my-providers")
+	s.patientVisit(false)
 	// the provider shared with signs in and reads the record
 	var otherToken string
 	s.add(OpLoginPage, thinkNone, func(ctx context.Context) error {

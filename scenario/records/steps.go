@@ -112,15 +112,22 @@ func (s *session) doDelete(ctx context.Context) error {
 func (s *session) studyPath() {
 	s.plainPage(OpHome, "/")
 	s.plainPage(OpSignupPage, "/signup")
+	s.patientVisit(true)
+	s.add(OpDeleteAccount, thinkForm, s.doDelete)
+}
+
+// patientVisit adds a patient's requests from the sign-up to the "my
+// providers" page: as the study made them (study: no page reloaded, the
+// provider searched by its exact name), or as signupPath does.
+func (s *session) patientVisit(study bool) {
 	s.add(OpSignup, thinkForm, s.doSignup)
-	s.plainPage(OpMedicalPage, "/medical")
+	s.pageStep(OpMedicalPage, "/medical", !study)
 	s.add(OpMedicalPost, thinkForm, s.doMedicalPost)
-	s.plainPage(OpProvidersPage, "/providers")
-	s.add(OpSearchProviders, thinkPage, func(ctx context.Context) error { return s.doSearchProvider(ctx, true) })
+	s.pageStep(OpProvidersPage, "/providers", !study)
+	s.add(OpSearchProviders, thinkPage, func(ctx context.Context) error { return s.doSearchProvider(ctx, study) })
 	s.add(OpShare, thinkForm, s.doShare)
 	s.add(OpProfile, thinkPage, s.doProfile)
-	s.plainPage(OpMyProviders, "/my-providers")
-	s.add(OpDeleteAccount, thinkForm, s.doDelete)
+	s.pageStep(OpMyProviders, "/my-providers", !study)
 }
 
 // StudyPath names the requests of the study's session in order.
