@@ -34,16 +34,13 @@ func (w *compositeWorkload) NewSession(id, seed uint64) scenario.Session {
 type compositeSession struct {
 	w  *compositeWorkload
 	op int
-	n  int
+	n  opCount
 }
 
+// Next alternates posts and reads.
 func (s *compositeSession) Next() (int, bool) {
-	if s.w.perSession > 0 && s.n >= s.w.perSession {
-		return 0, false
-	}
-	s.op = s.n % 2
-	s.n++
-	return s.op, true
+	s.op = int(s.n) % 2
+	return s.op, s.n.next(s.w.perSession)
 }
 
 func (s *compositeSession) Do(ctx context.Context) error {

@@ -38,18 +38,25 @@ func (w *fakeWorkload) NewSession(id, seed uint64) scenario.Session {
 	return &fakeSession{w: w}
 }
 
-type fakeSession struct {
-	w    *fakeWorkload
-	done int
+// opCount counts a test session's operations.
+type opCount int
+
+// next counts the next operation of a session of limit operations (0:
+// endless), or reports false when the session has ended.
+func (n *opCount) next(limit int) bool {
+	if limit > 0 && int(*n) >= limit {
+		return false
+	}
+	*n++
+	return true
 }
 
-func (s *fakeSession) Next() (int, bool) {
-	if s.w.ops > 0 && s.done >= s.w.ops {
-		return 0, false
-	}
-	s.done++
-	return 0, true
+type fakeSession struct {
+	w    *fakeWorkload
+	done opCount
 }
+
+func (s *fakeSession) Next() (int, bool) { return 0, s.done.next(s.w.ops) }
 
 func (s *fakeSession) Do(ctx context.Context) error {
 	n := s.w.n.Add(1)

@@ -39,16 +39,10 @@ func (w *userWorkload) NewSession(id, _ uint64) scenario.Session {
 type userSession struct {
 	w    *userWorkload
 	id   uint64
-	done int
+	done opCount
 }
 
-func (s *userSession) Next() (int, bool) {
-	if s.w.sessionOps > 0 && s.done >= s.w.sessionOps {
-		return 0, false
-	}
-	s.done++
-	return 0, true
-}
+func (s *userSession) Next() (int, bool) { return 0, s.done.next(s.w.sessionOps) }
 
 func (s *userSession) Do(context.Context) error {
 	now := metrics.Now()
