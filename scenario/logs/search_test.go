@@ -10,6 +10,7 @@ import (
 
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/engine/search"
+	"github.com/scalelab/scalelab/scenario/scenariotest"
 )
 
 // The search engines run the conformance suite on a 1-node cluster of their
@@ -75,34 +76,31 @@ func settleSearch(t *testing.T, c engine.Conn) {
 // first. Three probes each: one may get lucky and meet a refresh at once.
 func TestSearchFreshness(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{search.OpenSearch, search.Elasticsearch} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			for _, c := range []struct {
-				refresh string
-				check   func(mean, mx float64) bool
-			}{
-				{"interval:1s", func(mean, _ float64) bool { return mean > 1 }},
-				{"true", func(_, mx float64) bool { return mx == 1 }},
-			} {
-				e := openEnv(t, name, name+".refresh="+c.refresh)
-				w := e.workload(t, "logs.records=100", "logs.freshness_records=200", "logs.freshness_rate=0",
-					"logs.freshness_poll=20ms", "logs.freshness_max_polls=500")
-				if err := w.Load(context.Background(), 2, nil); err != nil {
-					t.Fatal(err)
-				}
-				for i := range 3 {
-					freshnessProbe(t, w.newSession(uint64(3+i)))
-				}
-				f := w.Report()["freshness"].(map[string]any)
-				polls := f["polls"].(map[string]any)
-				mean, _ := strconv.ParseFloat(fmt.Sprint(polls["mean"]), 64)
-				mx, _ := strconv.ParseFloat(fmt.Sprint(polls["max"]), 64)
-				t.Logf("%s refresh=%s: delay %v ms, polls %v", name, c.refresh, f["delay_ms"], polls)
-				if f["probes"] != 3 || !c.check(mean, mx) {
-					t.Errorf("refresh=%s: %v probes, polls mean %g, max %g", c.refresh, f["probes"], mean, mx)
-				}
+	scenariotest.EachSearchEngine(t, func(t *testing.T, name string) {
+		for _, c := range []struct {
+			refresh string
+			check   func(mean, mx float64) bool
+		}{
+			{"interval:1s", func(mean, _ float64) bool { return mean > 1 }},
+			{"true", func(_, mx float64) bool { return mx == 1 }},
+		} {
+			e := openEnv(t, name, name+".refresh="+c.refresh)
+			w := e.workload(t, "logs.records=100", "logs.freshness_records=200", "logs.freshness_rate=0",
+				"logs.freshness_poll=20ms", "logs.freshness_max_polls=500")
+			if err := w.Load(context.Background(), 2, nil); err != nil {
+				t.Fatal(err)
 			}
-		})
-	}
+			for i := range 3 {
+				freshnessProbe(t, w.newSession(uint64(3+i)))
+			}
+			f := w.Report()["freshness"].(map[string]any)
+			polls := f["polls"].(map[string]any)
+			mean, _ := strconv.ParseFloat(fmt.Sprint(polls["mean"]), 64)
+			mx, _ := strconv.ParseFloat(fmt.Sprint(polls["max"]), 64)
+			t.Logf("%s refresh=%s: delay %v ms, polls %v", name, c.refresh, f["delay_ms"], polls)
+			if f["probes"] != 3 || !c.check(mean, mx) {
+				t.Errorf("refresh=%s: %v probes, polls mean %g, max %g", c.refresh, f["probes"], mean, mx)
+			}
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/engine/search"
+	"github.com/scalelab/scalelab/scenario/scenariotest"
 )
 
 // TestConformanceSearch runs the suite where searches see every
@@ -12,12 +13,9 @@ import (
 // OpenSearch also with one index per patient and routing by patient.
 func TestConformanceSearch(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{search.OpenSearch, search.Elasticsearch} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			conformance(t, name, name+".refresh=true", KeyHoursPerWeek+"=12")
-		})
-	}
+	scenariotest.EachSearchEngine(t, func(t *testing.T, name string) {
+		conformance(t, name, name+".refresh=true", KeyHoursPerWeek+"=12")
+	})
 	t.Run("opensearch-per-user-routed", func(t *testing.T) {
 		t.Parallel()
 		conformance(t, search.OpenSearch, "opensearch.refresh=true", "opensearch.index_layout=per_user", "opensearch.routing=user", "opensearch.shards=2", KeyHoursPerWeek+"=12")

@@ -16,6 +16,7 @@ import (
 	"github.com/scalelab/scalelab/audit"
 	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine/enginetest"
+	"github.com/scalelab/scalelab/engine/search"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/scenario"
 )
@@ -253,6 +254,17 @@ func Seeded[T comparable](t testing.TB, what string, a, b uint64, gen func(seed 
 	}
 	if slices.Equal(gen(a), gen(b)) {
 		t.Errorf("different seeds, same %s", what)
+	}
+}
+
+// EachSearchEngine runs f on OpenSearch and on Elasticsearch, as parallel
+// subtests named by the engine.
+func EachSearchEngine(t *testing.T, f func(t *testing.T, name string)) {
+	for _, name := range []string{search.OpenSearch, search.Elasticsearch} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f(t, name)
+		})
 	}
 }
 
