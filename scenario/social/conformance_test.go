@@ -18,12 +18,9 @@ import (
 	"github.com/scalelab/scalelab/metrics"
 )
 
-// env is an engine opened for a test, with its settings.
-type env = scenariotest.Store[*Workload]
-
 // openEngine opens a fresh store of engine name from its test provider
 // with assignments applied to the engine's and the scenario's settings.
-func openEngine(t testing.TB, name string, assignments ...string) *env {
+func openEngine(t testing.TB, name string, assignments ...string) *scenariotest.Store[*Workload] {
 	t.Helper()
 	return scenariotest.NewStore[*Workload](t, &Scenario{}, name, assignments...)
 }

@@ -13,12 +13,9 @@ import (
 	"github.com/scalelab/scalelab/setting"
 )
 
-// env is an open engine with the resolved settings of the engine and ycsb.
-type env = scenariotest.Store[*Workload]
-
 // openEngine opens a fresh store of engine name from its test provider
 // with the assignments (engine and ycsb keys) applied.
-func openEngine(t testing.TB, name string, assignments ...string) *env {
+func openEngine(t testing.TB, name string, assignments ...string) *scenariotest.Store[*Workload] {
 	t.Helper()
 	return scenariotest.NewStore[*Workload](t, &Scenario{}, name, assignments...)
 }
