@@ -279,3 +279,13 @@ func NextOp(t testing.TB, s scenario.Session, op int, name string) {
 	}
 	t.Fatalf("no %s in 1000 operations", name)
 }
+
+// DoOp prepares the next operation of s that is op (named name, trying at
+// most 1000) and does it, failing t on error.
+func DoOp(t testing.TB, s scenario.Session, op int, name string) {
+	t.Helper()
+	NextOp(t, s, op, name)
+	if err := s.Do(context.Background()); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}

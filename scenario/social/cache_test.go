@@ -25,10 +25,7 @@ func cachedWorkload(t *testing.T, tier *scenario.Tier, assignments ...string) *W
 // step prepares the next operation of s that is op and does it.
 func step(t *testing.T, s *Session, op int) {
 	t.Helper()
-	prepare(t, s, op)
-	if err := s.Do(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	scenariotest.DoOp(t, s, op, operationNames[op])
 }
 
 // prepare prepares the next operation of s that is op.
