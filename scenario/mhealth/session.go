@@ -226,19 +226,9 @@ func (s *Session) do(ctx context.Context) error {
 	case OpPlanNext:
 		return s.planNext(ctx)
 	case OpEducationUpdate:
-		s.logPlanItem(educationDone)
-		if err := s.st.markDone(ctx, s.id, s.week, 'e', s.item); err != nil {
-			return err
-		}
-		s.plan.EducationDone[s.item] = true
-		return nil
+		return s.markDone(ctx, educationDone, 'e', s.plan.EducationDone)
 	case OpExerciseUpdate:
-		s.logPlanItem(exerciseDone)
-		if err := s.st.markDone(ctx, s.id, s.week, 'x', s.item); err != nil {
-			return err
-		}
-		s.plan.ExerciseDone[s.item] = true
-		return nil
+		return s.markDone(ctx, exerciseDone, 'x', s.plan.ExerciseDone)
 	case OpActivityPost:
 		return s.post(ctx)
 	case OpTotalsGet:
@@ -257,6 +247,18 @@ func (s *Session) do(ctx context.Context) error {
 		return s.tailoring(ctx)
 	}
 	return fmt.Errorf("unknown operation %d", s.op)
+}
+
+// markDone marks the session's item of the week's plan done: what is
+// educationDone or exerciseDone, kind its letter in the store, done the
+// plan's marks of that kind.
+func (s *Session) markDone(ctx context.Context, what int, kind byte, done []bool) error {
+	s.logPlanItem(what)
+	if err := s.st.markDone(ctx, s.id, s.week, kind, s.item); err != nil {
+		return err
+	}
+	done[s.item] = true
+	return nil
 }
 
 func (s *Session) post(ctx context.Context) error {
