@@ -221,15 +221,23 @@ func (s *session) page(op int, path string) { s.pageStep(op, path, true) }
 // plainPage gets a page and keeps its CSRF token, never reloading it.
 func (s *session) plainPage(op int, path string) { s.pageStep(op, path, false) }
 
+// getPage gets path as op and keeps the page's CSRF token.
+func (s *session) getPage(ctx context.Context, op int, path string) (*httpload.Page, error) {
+	p, err := s.me.Get(ctx, opNames[op], path)
+	if err != nil {
+		return nil, err
+	}
+	if t := p.Token("csrf_token"); t != "" {
+		s.token = t
+	}
+	return p, nil
+}
+
 func (s *session) pageStep(op int, path string, revisit bool) {
 	var get func(ctx context.Context) error
 	get = func(ctx context.Context) error {
-		p, err := s.me.Get(ctx, opNames[op], path)
-		if err != nil {
+		if _, err := s.getPage(ctx, op, path); err != nil {
 			return err
-		}
-		if t := p.Token("csrf_token"); t != "" {
-			s.token = t
 		}
 		if revisit && s.rng.Float64() < s.w.cfg.revisit {
 			s.then(op, thinkPage, get)
@@ -346,6 +354,16 @@ func (s *session) deniedPatient(prov int) int {
 	}
 }
 
+// openPatient picks a seeded patient at random among those not kept for
+// the check of a refused access (deniedPatient).
+func (s *session) openPatient() int {
+	j := s.rng.IntN(s.w.cfg.patients)
+	if j%4 == 3 {
+		j--
+	}
+	return j
+}
+
 // providerPath: a seeded provider signs in, reads a patient they hold a
 // grant for, searches patients, asks one for access and tries a record
 // they have no grant for (which must be refused).
@@ -353,12 +371,9 @@ func (s *session) providerPath() {
 	prov := s.rng.IntN(s.w.cfg.providers)
 	s.login(fmt.Sprintf("provider%d@records.test", prov))
 	s.add(OpMyPatients, thinkPage, func(ctx context.Context) error {
-		p, err := s.me.Get(ctx, opNames[OpMyPatients], "/patients")
+		p, err := s.getPage(ctx, OpMyPatients, "/patients")
 		if err != nil {
 			return err
-		}
-		if t := p.Token("csrf_token"); t != "" {
-			s.token = t
 		}
 		var granted []int64
 		for _, m := range grantItems.FindAllStringSubmatch(p.Body, -1) {
@@ -378,10 +393,7 @@ func (s *session) providerPath() {
 	})
 	var asked int64
 	s.add(OpSearchPatients, thinkPage, func(ctx context.Context) error {
-		j := s.rng.IntN(s.w.cfg.patients)
-		if j%4 == 3 {
-			j--
-		}
+		j := s.openPatient()
 		asked = patientID(s.w.cfg.providers, j)
 		_, err := s.me.Get(ctx, opNames[OpSearchPatients], "/patients/search?q="+url.QueryEscape(patientName(j)[:5]))
 		return err
@@ -405,18 +417,11 @@ func (s *session) providerPath() {
 // returningPath: a seeded patient signs in, looks at who may see their
 // record and answers a provider's request (accepts or declines it).
 func (s *session) returningPath() {
-	j := s.rng.IntN(s.w.cfg.patients)
-	if j%4 == 3 {
-		j--
-	}
-	s.login(fmt.Sprintf("patient%d@records.test", j))
+	s.login(fmt.Sprintf("patient%d@records.test", s.openPatient()))
 	s.add(OpMyProviders, thinkPage, func(ctx context.Context) error {
-		p, err := s.me.Get(ctx, opNames[OpMyProviders], "/my-providers")
+		p, err := s.getPage(ctx, OpMyProviders, "/my-providers")
 		if err != nil {
 			return err
-		}
-		if t := p.Token("csrf_token"); t != "" {
-			s.token = t
 		}
 		for _, m := range grantItems.FindAllStringSubmatch(p.Body, -1) {
 			if m[3] == StatusRequested {

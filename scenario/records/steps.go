@@ -18,13 +18,24 @@ import (
 func (s *session) doSignup(ctx context.Context) error {
 	s.name = surname(s.rng.IntN(4096)) + " " + firsts[s.rng.IntN(16)]
 	form := url.Values{"csrf_token": {s.token}, "name": {s.name}, "email": {fmt.Sprintf("user%d@records.test", s.userKey())}, "password": {"a-long-password"}}
-	p, err := s.me.Post(ctx, opNames[OpSignup], "/signup", form, s.register(s.userKey(), true, false))
+	id, err := s.postInsert(ctx, OpSignup, "/signup", form, s.userKey(), "X-User-Id")
 	if err != nil {
 		return err
 	}
-	s.uver = true
-	s.uid, _ = strconv.ParseInt(p.Header.Get("X-User-Id"), 10, 64)
+	s.uver, s.uid = true, id
 	return nil
+}
+
+// postInsert posts form to path as op, an audited insert of register
+// key, and returns the id of the new row, which the site answers in the
+// header named idHeader.
+func (s *session) postInsert(ctx context.Context, op int, path string, form url.Values, key int64, idHeader string) (int64, error) {
+	p, err := s.me.Post(ctx, opNames[op], path, form, s.register(key, true, false))
+	if err != nil {
+		return 0, err
+	}
+	id, _ := strconv.ParseInt(p.Header.Get(idHeader), 10, 64)
+	return id, nil
 }
 
 // doMedicalPost posts the record: five random 15-character fields.
@@ -65,24 +76,20 @@ func (s *session) doSearchProvider(ctx context.Context, exact bool) error {
 // grant's register.
 func (s *session) doShare(ctx context.Context) error {
 	form := url.Values{"csrf_token": {s.token}, "provider": {strconv.FormatInt(s.provider, 10)}}
-	p, err := s.me.Post(ctx, opNames[OpShare], "/grants", form, s.register(s.grantKey(), true, false))
+	id, err := s.postInsert(ctx, OpShare, "/grants", form, s.grantKey(), "X-Grant-Id")
 	if err != nil {
 		return err
 	}
-	s.gver = true
-	s.gid, _ = strconv.ParseInt(p.Header.Get("X-Grant-Id"), 10, 64)
+	s.gver, s.gid = true, id
 	return nil
 }
 
 // doProfile shows the profile, which must show the record just posted
 // (an older one is counted a stale read).
 func (s *session) doProfile(ctx context.Context) error {
-	p, err := s.me.Get(ctx, opNames[OpProfile], "/profile")
+	p, err := s.getPage(ctx, OpProfile, "/profile")
 	if err != nil {
 		return err
-	}
-	if t := p.Token("csrf_token"); t != "" {
-		s.token = t
 	}
 	if s.allergies != "" && !strings.Contains(p.Body, "allergies: "+s.allergies) {
 		s.w.cacheStats.Record(opNames[OpProfile], cache.Event{Stale: true})
