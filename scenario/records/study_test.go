@@ -8,7 +8,7 @@ import (
 
 	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/httpload"
-	"github.com/scalelab/scalelab/setting"
+	"github.com/scalelab/scalelab/scenario/scenariotest"
 )
 
 // TestStudyPath: records.mix=study makes every session the study's 11
@@ -16,12 +16,7 @@ import (
 // records.think_page before each page and up to records.think_form
 // before each post (never more, never before a check).
 func TestStudyPath(t *testing.T) {
-	set := setting.NewSet((&Scenario{}).Settings()...)
-	for _, a := range []string{"records.mix=study", "records.think_page=2s", "records.think_form=5s", "records.revisit=0.9", "records.csrf_probe=1"} {
-		if err := set.Apply(a); err != nil {
-			t.Fatal(err)
-		}
-	}
+	set := scenariotest.Settings(t, &Scenario{}, "records.mix=study", "records.think_page=2s", "records.think_form=5s", "records.revisit=0.9", "records.csrf_probe=1")
 	cfg, err := configFrom(set)
 	if err != nil || !cfg.study {
 		t.Fatalf("records.mix=study: %+v, %v", cfg, err)
@@ -76,13 +71,7 @@ func TestDBBound(t *testing.T) {
 		{[]string{"records.db_bound=true"}, dbBoundCost, dbBoundProviders, dbBoundPatients, dbBoundPageProviders, true},
 		{[]string{"records.db_bound=true", "records.bcrypt_cost=6", "records.providers=5000"}, 6, 5000, dbBoundPatients, dbBoundPageProviders, true},
 	} {
-		set := setting.NewSet((&Scenario{}).Settings()...)
-		for _, a := range c.sets {
-			if err := set.Apply(a); err != nil {
-				t.Fatal(err)
-			}
-		}
-		cfg, err := configFrom(set)
+		cfg, err := configFrom(scenariotest.Settings(t, &Scenario{}, c.sets...))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/scalelab/scalelab/engine/search"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/setting"
 )
 
 // OpenStore opens a fresh store of engine name from its test provider,
@@ -62,6 +63,19 @@ func (s *Store[W]) Workload(t testing.TB, assignments ...string) W {
 // Open is Workload returning the error.
 func (s *Store[W]) Open(assignments ...string) (W, error) {
 	return Open[W](s.sc, s.Env, assignments...)
+}
+
+// Settings returns sc's settings with assignments applied, failing t on
+// a bad one.
+func Settings(t testing.TB, sc scenario.Scenario, assignments ...string) *setting.Set {
+	t.Helper()
+	set := setting.NewSet(sc.Settings()...)
+	for _, a := range assignments {
+		if err := set.Apply(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return set
 }
 
 // Open applies assignments to env's settings and opens sc's workload in

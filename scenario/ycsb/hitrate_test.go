@@ -4,24 +4,24 @@ import (
 	"math"
 	"testing"
 
-	"github.com/scalelab/scalelab/setting"
+	"github.com/scalelab/scalelab/scenario/scenariotest"
 )
+
+// testConfig is the configuration of the assignments, failing t on error.
+func testConfig(t *testing.T, assignments ...string) *config {
+	t.Helper()
+	cfg, err := configFrom(scenariotest.Settings(t, &Scenario{}, assignments...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
 
 // chooser returns a session of a workload of the assignments, to draw
 // keys with the chooser the sessions use (no store: only pickKey runs).
 func chooser(t *testing.T, seed uint64, assignments ...string) *Session {
 	t.Helper()
-	set := setting.NewSet((&Scenario{}).Settings()...)
-	for _, a := range assignments {
-		if err := set.Apply(a); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg, err := configFrom(set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return newWorkload(cfg, nil, 1).newSession(seed)
+	return newWorkload(testConfig(t, assignments...), nil, 1).newSession(seed)
 }
 
 // zipfProbabilities is KeyProbabilities of the zipfian chooser over

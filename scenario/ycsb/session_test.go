@@ -94,16 +94,7 @@ func TestWorkloadDefaults(t *testing.T) {
 		{[]string{"ycsb.workload=e", "ycsb.max_scan_length=1000"}, "zipfian", 1000},
 		{[]string{"ycsb.workload=d", "ycsb.distribution=uniform"}, "uniform", 1000},
 	} {
-		set := setting.NewSet((&Scenario{}).Settings()...)
-		for _, a := range tc.assign {
-			if err := set.Apply(a); err != nil {
-				t.Fatal(err)
-			}
-		}
-		cfg, err := configFrom(set)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg := testConfig(t, tc.assign...)
 		if cfg.dist != tc.dist || cfg.maxScan != tc.maxScan {
 			t.Errorf("%v: dist %s maxScan %d, want %s %d", tc.assign, cfg.dist, cfg.maxScan, tc.dist, tc.maxScan)
 		}
