@@ -241,6 +241,21 @@ func ConcurrentSessions(t testing.TB, w scenario.Workload, sessions, ops int, se
 	return out
 }
 
+// ReadBackAll checks the items of h against what rb reads back
+// (audit.Check, batch ids at a time) and fails t unless some writes were
+// made, every one was acknowledged and read back, and none is lost.
+func ReadBackAll(t testing.TB, h *audit.History, rb audit.ReadBacker, batch int) {
+	t.Helper()
+	a, err := audit.Check(context.Background(), h, rb, audit.CheckConfig{Batch: batch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := h.Counts()
+	if c.OK == 0 || a.Lost != 0 || a.ReadBack != c.Attempted || c.OK != c.Attempted {
+		t.Fatalf("audit %+v of %+v: want every write acknowledged and read back, none lost", a, c)
+	}
+}
+
 // AsideReport returns the "cache" section of w's report, failing t
 // unless it has every figure of cache.Stats.Report and those a cache-aside
 // (cache.Aside.Report) adds: the write policy, the TTL and the writes'
