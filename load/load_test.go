@@ -261,16 +261,23 @@ func TestParseRateAndPhases(t *testing.T) {
 	}
 }
 
+// parsed reports whether a parser's err is nil, failing t unless an
+// error wraps ErrBadSpec.
+func parsed(t *testing.T, err error) bool {
+	t.Helper()
+	if err != nil && !errors.Is(err, ErrBadSpec) {
+		t.Fatalf("error without ErrBadSpec: %v", err)
+	}
+	return err == nil
+}
+
 func FuzzParsePhases(f *testing.F) {
 	for _, s := range []string{"30s@1/s,30s@2/s", "1m@300/min", "", "@", "1s@", "0s@1/s", "1h@1e9/s"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		ph, err := ParsePhases(s)
-		if err != nil {
-			if !errors.Is(err, ErrBadSpec) {
-				t.Fatalf("error without ErrBadSpec: %v", err)
-			}
+		if !parsed(t, err) {
 			return
 		}
 		m := &Phases{Phases: ph}
@@ -286,10 +293,7 @@ func FuzzParseThink(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		th, err := ParseThink(s)
-		if err != nil {
-			if !errors.Is(err, ErrBadSpec) {
-				t.Fatalf("error without ErrBadSpec: %v", err)
-			}
+		if !parsed(t, err) {
 			return
 		}
 		back, err := ParseThink(th.String())
