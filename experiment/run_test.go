@@ -13,49 +13,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/scalelab/scalelab/cluster"
+	"github.com/scalelab/scalelab/cluster/clustertest"
 	"github.com/scalelab/scalelab/experiment/stats"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/runner"
-	"github.com/scalelab/scalelab/setting"
 	"github.com/scalelab/scalelab/slo"
 )
 
 // sleepProvisioner provisions "memory" clusters whose nodes are sleep
 // processes: it exercises cluster levels without a server.
-type sleepProvisioner struct{}
-
-func (sleepProvisioner) Engine() string { return "memory" }
-
-func (sleepProvisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State) error {
-	for i := 1; i <= max(spec.Nodes, 1); i++ {
-		pid, err := cluster.Start([]string{"sleep", "600"}, st.Dir, filepath.Join(st.Dir, fmt.Sprintf("node%d.log", i)), nil)
-		if err != nil {
-			return err
-		}
-		st.Nodes = append(st.Nodes, cluster.Node{Name: fmt.Sprintf("node%d", i), Role: "data", PID: pid, Host: "127.0.0.1", Port: 1000 + i})
-	}
-	if spec.Options["fail"] == "yes" {
-		return fmt.Errorf("injected failure")
-	}
-	st.Target, st.Auth = "memory://", "none (test)"
-	return nil
-}
-
-func (sleepProvisioner) Status(ctx context.Context, st *cluster.State) ([]cluster.NodeStatus, error) {
-	var out []cluster.NodeStatus
-	for _, n := range st.Nodes {
-		out = append(out, cluster.NodeStatus{Node: n, Alive: cluster.Alive(n.PID)})
-	}
-	return out, nil
-}
-
-func (sleepProvisioner) Options() cluster.Options {
-	return cluster.Options{Specs: []setting.Spec{cluster.NodesOption(1, 16, "sleep processes"),
-		{Key: "fail", Kind: setting.Enum, Default: "no", Allowed: []string{"yes", "no"}, Description: "fail the start"},
-		{Key: cluster.OptHeap, Kind: setting.String, Description: "recorded, not used"}}}
-}
-
-func init() { cluster.Register(sleepProvisioner{}) }
+func init() { cluster.Register(clustertest.SleepProvisioner{}) }
 
 // ycsbMemory is an experiment file of ycsb on the memory engine with
 // these settings and load (YAML flow mappings' contents), then rest.
