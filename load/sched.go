@@ -15,8 +15,9 @@ import (
 // timer per job: a waiting job costs one entry in a heap. The jobs are
 // spread over shards (one per processor); each shard keeps its jobs in a
 // 4-ary min-heap ordered by due time and has one dispatcher goroutine that
-// sleeps on a single timer until the earliest due time, then moves every
-// due job, in order, to the shard's ready queue.
+// sleeps on a single alarm (alarm_linux.go; a Go timer elsewhere) until
+// the earliest due time, then moves every due job, in order, to the
+// shard's ready queue.
 //
 // Runner goroutines take ready jobs and run them; a runner that has
 // finished a job takes the next ready one, or the heap's earliest job
@@ -77,6 +78,10 @@ type shard[T any] struct {
 	wakeAt  int64          // when the dispatcher wakes by itself
 	kick    chan struct{}  // wakes the dispatcher for an earlier job
 	runners int            // runners started on this shard
+	// alarm, where the system has one, wakes the dispatcher instead of
+	// a Go timer and kick (alarm_linux.go says why); set under mu, and
+	// closed (nil) when the dispatcher returns
+	alarm *alarm
 }
 
 // NewScheduler returns a scheduler with shards shards (at least one; 0:
@@ -93,13 +98,27 @@ func NewScheduler[T any](shards int, horizon int64, stop <-chan struct{}, run fu
 	s := &Scheduler[T]{run: run, stop: stop, horizon: horizon, spawnAfter: defaultSpawnAfter,
 		blocked: max(2, 2*runtime.GOMAXPROCS(0)/shards)}
 	for range shards {
-		s.shards = append(s.shards, &shard[T]{wakeAt: math.MaxInt64, kick: make(chan struct{}, 1)})
+		sh := &shard[T]{wakeAt: math.MaxInt64, kick: make(chan struct{}, 1)}
+		if a, err := newAlarm(); err == nil {
+			sh.alarm = a
+		}
+		s.shards = append(s.shards, sh)
 	}
 	return s
 }
 
 // Start launches the shards' dispatchers.
 func (s *Scheduler[T]) Start() {
+	go func() {
+		<-s.stop
+		for _, sh := range s.shards {
+			sh.mu.Lock()
+			if sh.alarm != nil {
+				sh.alarm.set(0)
+			}
+			sh.mu.Unlock()
+		}
+	}()
 	for _, sh := range s.shards {
 		s.wg.Add(1)
 		go func() {
@@ -129,6 +148,10 @@ func (s *Scheduler[T]) At(key uint64, due int64, job T) {
 	kick := due < sh.wakeAt
 	if kick {
 		sh.wakeAt = due
+		if sh.alarm != nil {
+			sh.alarm.set(max(time.Duration(due-metrics.Now()), minAlarm))
+			kick = false
+		}
 	}
 	sh.mu.Unlock()
 	if kick {
@@ -150,6 +173,12 @@ func (s *Scheduler[T]) Pending() int {
 	return n
 }
 
+// minAlarm is the shortest sleep of a dispatcher on its alarm: jobs due
+// closer together than that are moved together, a wake-up for each would
+// cost more than it gains (Go's own timers round such sleeps to a
+// millisecond when the processor is idle).
+const minAlarm = 500 * time.Microsecond
+
 // maxMove bounds the due jobs a dispatcher moves under one lock.
 const maxMove = 1024
 
@@ -157,6 +186,14 @@ const maxMove = 1024
 func (s *Scheduler[T]) dispatch(sh *shard[T]) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	defer func() {
+		sh.mu.Lock()
+		if sh.alarm != nil {
+			sh.alarm.close()
+			sh.alarm = nil
+		}
+		sh.mu.Unlock()
+	}()
 	for {
 		select {
 		case <-s.stop:
@@ -202,6 +239,14 @@ func (s *Scheduler[T]) dispatch(sh *shard[T]) {
 			}
 		}
 		sh.wakeAt = next
+		a := sh.alarm
+		if a != nil {
+			if next == math.MaxInt64 {
+				a.disarm()
+			} else {
+				a.set(max(time.Duration(next-now), minAlarm))
+			}
+		}
 		sh.mu.Unlock()
 		for range spawn {
 			s.runners.Add(1)
@@ -210,6 +255,12 @@ func (s *Scheduler[T]) dispatch(sh *shard[T]) {
 		}
 		if next <= now {
 			continue // more than maxMove were due
+		}
+		if a != nil {
+			if !a.wait() {
+				return
+			}
+			continue
 		}
 		var tc <-chan time.Time
 		if next != math.MaxInt64 {
