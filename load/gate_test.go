@@ -134,3 +134,23 @@ func TestPhasesLimitedInProcess(t *testing.T) {
 		t.Errorf("GOMAXPROCS %d after the run, want it restored to %d", got, procs)
 	}
 }
+
+// TestExtraProcessorShared: runs side by side share the one extra
+// processor, and the last to release it restores the count.
+func TestExtraProcessorShared(t *testing.T) {
+	base := runtime.GOMAXPROCS(0)
+	p1, r1 := extraProcessor()
+	p2, r2 := extraProcessor()
+	if p1 != base || p2 != base || runtime.GOMAXPROCS(0) != base+1 {
+		t.Fatalf("held twice: procs %d and %d, GOMAXPROCS %d; want %d, %d, %d", p1, p2, runtime.GOMAXPROCS(0), base, base, base+1)
+	}
+	r1()
+	r1() // a second release of the same hold counts once
+	if runtime.GOMAXPROCS(0) != base+1 {
+		t.Fatalf("one run still holds it, GOMAXPROCS %d, want %d", runtime.GOMAXPROCS(0), base+1)
+	}
+	r2()
+	if runtime.GOMAXPROCS(0) != base {
+		t.Fatalf("all released, GOMAXPROCS %d, want %d", runtime.GOMAXPROCS(0), base)
+	}
+}

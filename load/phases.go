@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -137,20 +138,50 @@ func (p *phasesRun) limit() (undo func()) {
 		return func() {}
 	}
 	n, inProcess := l.Inflight()
-	procs := runtime.GOMAXPROCS(0)
+	release := func() {}
 	if inProcess && n > 0 {
+		var procs int
+		procs, release = extraProcessor()
 		n = min(n, max(1, procs-1))
-		runtime.GOMAXPROCS(procs + 1)
 	}
 	p.gate = newGate[gated](n)
 	return func() {
-		if inProcess && n > 0 {
-			runtime.GOMAXPROCS(procs)
-		}
+		release()
 		if p.gate != nil {
 			slots, _, most := p.gate.stats()
 			p.m.queue = Queue{Slots: slots, InProcess: inProcess, MaxWaiting: most}
 		}
+	}
+}
+
+// extra counts the runs in this process that hold one processor more
+// than base, the count before the first of them.
+var extra struct {
+	sync.Mutex
+	runs, base int
+}
+
+// extraProcessor gives the runtime one processor more than it had before
+// any run held one, and returns that count and what gives it back (the
+// last run to release restores it): runs side by side in one process
+// (tests, experiments) share the one extra processor.
+func extraProcessor() (procs int, release func()) {
+	extra.Lock()
+	defer extra.Unlock()
+	if extra.runs == 0 {
+		extra.base = runtime.GOMAXPROCS(0)
+		runtime.GOMAXPROCS(extra.base + 1)
+	}
+	extra.runs++
+	var once sync.Once
+	return extra.base, func() {
+		once.Do(func() {
+			extra.Lock()
+			defer extra.Unlock()
+			if extra.runs--; extra.runs == 0 {
+				runtime.GOMAXPROCS(extra.base)
+			}
+		})
 	}
 }
 

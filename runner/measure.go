@@ -256,6 +256,9 @@ func (p *Plan) record(doc *results.Run, wl scenario.Workload, ops []string, m *m
 		doc.MaxSessions = coll.MaxSessions()
 		if q := m.phases.Queue(); q.Slots > 0 {
 			doc.ClientQueue = &results.ClientQueue{Slots: q.Slots, MaxWaiting: q.MaxWaiting, InProcess: q.InProcess}
+			if t := doc.Telemetry; t != nil && t.Saturated == nil && q.MaxWaiting > 0 {
+				t.Saturation += "; " + queueVerdict(q.Slots, q.MaxWaiting)
+			}
 		}
 		doc.Transactions = m.tx.result(breakRule(p.settings))
 	} else {
@@ -323,4 +326,14 @@ func phaseWindows(m *load.Phases) []telemetry.Window {
 		at += p.Duration
 	}
 	return ws
+}
+
+// queueVerdict is what the saturation verdict adds when operations
+// waited for the client's slots (load.Queue) though no tier saturated.
+func queueVerdict(slots, most int) string {
+	what := fmt.Sprintf("%d slots", slots)
+	if slots == 1 {
+		what = "one slot"
+	}
+	return fmt.Sprintf("yet operations waited for the client's %s (up to %d at once): while they did, what is behind the client (the store or the app tier) was the limit", what, most)
 }
