@@ -10,8 +10,7 @@ type gate[T any] struct {
 	mu    sync.Mutex
 	slots int
 	free  int
-	queue []T
-	head  int
+	queue fifo[T]
 	most  int // the most jobs queued at once
 }
 
@@ -32,8 +31,8 @@ func (g *gate[T]) enter(job T) bool {
 		g.free--
 		return true
 	}
-	g.queue = append(g.queue, job)
-	g.most = max(g.most, len(g.queue)-g.head)
+	g.queue.push(job)
+	g.most = max(g.most, g.queue.len())
 	return false
 }
 
@@ -42,21 +41,12 @@ func (g *gate[T]) enter(job T) bool {
 func (g *gate[T]) next() (T, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	var zero T
-	if g.head == len(g.queue) {
+	if g.queue.len() == 0 {
 		g.free++
+		var zero T
 		return zero, false
 	}
-	job := g.queue[g.head]
-	g.queue[g.head] = zero
-	g.head++
-	if g.head == len(g.queue) {
-		g.queue, g.head = g.queue[:0], 0
-	} else if g.head >= 1024 && g.head > len(g.queue)/2 {
-		n := copy(g.queue, g.queue[g.head:])
-		clear(g.queue[n:])
-		g.queue, g.head = g.queue[:n], 0
-	}
+	job := g.queue.pop()
 	return job, true
 }
 
@@ -65,5 +55,5 @@ func (g *gate[T]) next() (T, bool) {
 func (g *gate[T]) stats() (slots, waiting, most int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.slots, len(g.queue) - g.head, g.most
+	return g.slots, g.queue.len(), g.most
 }

@@ -72,12 +72,11 @@ type waiting[T any] struct {
 type shard[T any] struct {
 	mu      sync.Mutex
 	heap    []item[T]
-	ready   []waiting[T]   // due jobs no runner has taken yet, in due order
-	head    int            // ready[head:] are waiting
-	idle    []chan item[T] // idle runners, each waiting on its channel
-	wakeAt  int64          // when the dispatcher wakes by itself
-	kick    chan struct{}  // wakes the dispatcher for an earlier job
-	runners int            // runners started on this shard
+	ready   fifo[waiting[T]] // due jobs no runner has taken yet, in due order
+	idle    []chan item[T]   // idle runners, each waiting on its channel
+	wakeAt  int64            // when the dispatcher wakes by itself
+	kick    chan struct{}    // wakes the dispatcher for an earlier job
+	runners int              // runners started on this shard
 	// alarm, where the system has one, wakes the dispatcher instead of
 	// a Go timer and kick (alarm_linux.go says why); set under mu, and
 	// closed (nil) when the dispatcher returns
@@ -167,7 +166,7 @@ func (s *Scheduler[T]) Pending() int {
 	n := 0
 	for _, sh := range s.shards {
 		sh.mu.Lock()
-		n += len(sh.heap) + len(sh.ready) - sh.head
+		n += len(sh.heap) + sh.ready.len()
 		sh.mu.Unlock()
 	}
 	return n
@@ -205,37 +204,37 @@ func (s *Scheduler[T]) dispatch(sh *shard[T]) {
 		sh.mu.Lock()
 		for moved := 0; moved < maxMove && len(sh.heap) > 0 && sh.heap[0].due <= now && sh.heap[0].due < s.horizon; moved++ {
 			it := sh.pop()
-			if n := len(sh.idle); n > 0 && sh.head == len(sh.ready) {
+			if n := len(sh.idle); n > 0 && sh.ready.len() == 0 {
 				ch := sh.idle[n-1]
 				sh.idle[n-1] = nil
 				sh.idle = sh.idle[:n-1]
 				ch <- it // buffered: the runner takes it when it wakes
 				continue
 			}
-			sh.ready = append(sh.ready, waiting[T]{it, now})
+			sh.ready.push(waiting[T]{it, now})
 		}
 		next := int64(math.MaxInt64)
 		if len(sh.heap) > 0 && sh.heap[0].due < s.horizon {
 			next = sh.heap[0].due
 		}
-		if sh.head < len(sh.ready) {
+		if w := sh.ready.waiting(); len(w) > 0 {
 			// Jobs wait for a busy runner: start one for each that has
 			// waited spawnAfter, or come back when the oldest has. With
 			// more runners busy than the shard has processors, some are
 			// blocked (in a store), not running: start one for each
 			// waiting job at once.
 			if sh.runners-len(sh.idle) >= s.blocked {
-				spawn = len(sh.ready) - sh.head
+				spawn = len(w)
 			}
-			for i := sh.head + spawn; i < len(sh.ready) && sh.ready[i].since+int64(s.spawnAfter) <= now; i++ {
+			for i := spawn; i < len(w) && w[i].since+int64(s.spawnAfter) <= now; i++ {
 				spawn++
 			}
 			if spawn == 0 && sh.runners == 0 {
 				spawn = 1
 			}
 			sh.runners += spawn
-			if spawn < len(sh.ready)-sh.head {
-				next = min(next, sh.ready[sh.head+spawn].since+int64(s.spawnAfter))
+			if spawn < len(w) {
+				next = min(next, w[spawn].since+int64(s.spawnAfter))
 			}
 		}
 		sh.wakeAt = next
@@ -282,7 +281,7 @@ func (s *Scheduler[T]) runner(sh *shard[T]) {
 	ch := make(chan item[T], 1)
 	for {
 		sh.mu.Lock()
-		if sh.head == len(sh.ready) {
+		if sh.ready.len() == 0 {
 			// A busy shard's next job may be due already: take it
 			// without waiting for the dispatcher's timer.
 			if len(sh.heap) > 0 && sh.heap[0].due < s.horizon && sh.heap[0].due <= metrics.Now() {
@@ -306,16 +305,7 @@ func (s *Scheduler[T]) runner(sh *shard[T]) {
 				return
 			}
 		}
-		it := sh.ready[sh.head].item
-		sh.ready[sh.head] = waiting[T]{}
-		sh.head++
-		if sh.head == len(sh.ready) {
-			sh.ready, sh.head = sh.ready[:0], 0
-		} else if sh.head >= 1024 && sh.head > len(sh.ready)/2 {
-			n := copy(sh.ready, sh.ready[sh.head:])
-			clear(sh.ready[n:])
-			sh.ready, sh.head = sh.ready[:n], 0
-		}
+		it := sh.ready.pop().item
 		sh.mu.Unlock()
 		select {
 		case <-s.stop:
