@@ -77,6 +77,9 @@ type shard[T any] struct {
 	wakeAt  int64            // when the dispatcher wakes by itself
 	kick    chan struct{}    // wakes the dispatcher for an earlier job
 	runners int              // runners started on this shard
+	// starting counts the runners started that have not yet taken
+	// the lock: each will take a waiting job
+	starting int
 	// alarm, where the system has one, wakes the dispatcher instead of
 	// a Go timer and kick (alarm_linux.go says why); set under mu, and
 	// closed (nil) when the dispatcher returns
@@ -144,20 +147,38 @@ func (s *Scheduler[T]) At(key uint64, due int64, job T) {
 	sh := s.shards[key%uint64(len(s.shards))]
 	sh.mu.Lock()
 	sh.push(item[T]{due: due, job: job})
-	kick := due < sh.wakeAt
-	if kick {
-		sh.wakeAt = due
-		if sh.alarm != nil {
-			sh.alarm.set(max(time.Duration(due-metrics.Now()), minAlarm))
-			kick = false
-		}
-	}
+	kick := sh.wakeBy(due, minAlarm)
 	sh.mu.Unlock()
 	if kick {
-		select {
-		case sh.kick <- struct{}{}:
-		default:
-		}
+		sh.kickDispatcher()
+	}
+}
+
+// wakeBy makes the dispatcher wake by at (metrics.Now scale) if it would
+// wake later, on the alarm after at least least, and reports whether the
+// caller must kick it (no alarm) once it has released mu. Called with mu
+// held.
+func (sh *shard[T]) wakeBy(at int64, least time.Duration) (kick bool) {
+	if at >= sh.wakeAt {
+		return false
+	}
+	sh.wakeAt = at
+	if sh.alarm != nil {
+		sh.alarm.set(max(time.Duration(at-metrics.Now()), least))
+		return false
+	}
+	return true
+}
+
+// busy returns how many of the shard's runners are running a job (or
+// blocked in one). Called with mu held.
+func (sh *shard[T]) busy() int { return sh.runners - sh.starting - len(sh.idle) }
+
+// kickDispatcher wakes the dispatcher sleeping on its Go timer.
+func (sh *shard[T]) kickDispatcher() {
+	select {
+	case sh.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -222,19 +243,22 @@ func (s *Scheduler[T]) dispatch(sh *shard[T]) {
 			// waited spawnAfter, or come back when the oldest has. With
 			// more runners busy than the shard has processors, some are
 			// blocked (in a store), not running: start one for each
-			// waiting job at once.
-			if sh.runners-len(sh.idle) >= s.blocked {
-				spawn = len(w)
+			// waiting job at once. Runners started but not yet
+			// running will take the oldest waiting jobs.
+			covered := min(sh.starting, len(w))
+			if sh.busy() >= s.blocked {
+				spawn = len(w) - covered
 			}
-			for i := spawn; i < len(w) && w[i].since+int64(s.spawnAfter) <= now; i++ {
+			for i := covered + spawn; i < len(w) && w[i].since+int64(s.spawnAfter) <= now; i++ {
 				spawn++
 			}
 			if spawn == 0 && sh.runners == 0 {
 				spawn = 1
 			}
 			sh.runners += spawn
-			if spawn < len(w) {
-				next = min(next, w[spawn].since+int64(s.spawnAfter))
+			sh.starting += spawn
+			if covered+spawn < len(w) {
+				next = min(next, w[covered+spawn].since+int64(s.spawnAfter))
 			}
 		}
 		sh.wakeAt = next
@@ -279,6 +303,9 @@ func (s *Scheduler[T]) dispatch(sh *shard[T]) {
 func (s *Scheduler[T]) runner(sh *shard[T]) {
 	defer s.wg.Done()
 	ch := make(chan item[T], 1)
+	sh.mu.Lock()
+	sh.starting--
+	sh.mu.Unlock()
 	for {
 		sh.mu.Lock()
 		if sh.ready.len() == 0 {
@@ -306,7 +333,16 @@ func (s *Scheduler[T]) runner(sh *shard[T]) {
 			}
 		}
 		it := sh.ready.pop().item
+		// This runner is busy now: if that makes the shard's busy
+		// runners as many as the blocked threshold while jobs still
+		// wait, the dispatcher starts runners for them at once rather
+		// than after spawnAfter (it checked before this runner took
+		// its job).
+		kick := sh.ready.len() > sh.starting && sh.busy() >= s.blocked && sh.wakeBy(metrics.Now(), time.Nanosecond)
 		sh.mu.Unlock()
+		if kick {
+			sh.kickDispatcher()
+		}
 		select {
 		case <-s.stop:
 			return

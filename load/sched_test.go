@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -301,34 +302,53 @@ func TestPhasesThinkFromPreviousEnd(t *testing.T) {
 // TestSchedulerBlockedRunners: once a shard has as many busy runners as
 // the blocked threshold (one here), a waiting job gets a runner at
 // once, without waiting spawnAfter (an hour here): four jobs that each
-// wait until all four have started complete only so.
+// wait until all four have started complete only so. The jobs are due
+// one after another, or all at the dispatcher's first wake-up (before
+// any runner is busy: the runner that becomes busy wakes it again).
 func TestSchedulerBlockedRunners(t *testing.T) {
 	t.Parallel()
-	const n = 4
-	stop := make(chan struct{})
-	var started sync.WaitGroup
-	started.Add(n)
-	all := make(chan struct{})
-	var done sync.WaitGroup
-	done.Add(n)
-	s := NewScheduler(1, 0, stop, func(int, int64) {
-		started.Done()
-		select {
-		case <-all:
-		case <-time.After(20 * time.Second):
-			t.Error("not every job got a runner while the others were blocked")
-		}
-		done.Done()
-	})
-	s.spawnAfter = time.Hour
-	s.blocked = 1
-	s.Start()
-	now := metrics.Now()
-	for i := range n {
-		s.At(0, now+int64(i)*int64(time.Millisecond), i)
+	for _, early := range []bool{false, true} {
+		t.Run(fmt.Sprintf("early=%v", early), func(t *testing.T) {
+			t.Parallel()
+			const n = 4
+			stop := make(chan struct{})
+			var started sync.WaitGroup
+			started.Add(n)
+			all := make(chan struct{})
+			var done sync.WaitGroup
+			done.Add(n)
+			s := NewScheduler(1, 0, stop, func(int, int64) {
+				started.Done()
+				select {
+				case <-all:
+				case <-time.After(20 * time.Second):
+					t.Error("not every job got a runner while the others were blocked")
+				}
+				done.Done()
+			})
+			s.spawnAfter = time.Hour
+			s.blocked = 1
+			now := metrics.Now()
+			if !early {
+				s.Start()
+			}
+			for i := range n {
+				due := now + int64(i)*int64(time.Millisecond)
+				if early {
+					due = now - int64(time.Second)
+				}
+				s.At(0, due, i)
+			}
+			if early {
+				s.Start()
+			}
+			go func() { started.Wait(); close(all) }()
+			done.Wait()
+			close(stop)
+			s.Wait()
+			if r := s.Runners(); r != n {
+				t.Errorf("%d runners started for %d jobs", r, n)
+			}
+		})
 	}
-	go func() { started.Wait(); close(all) }()
-	done.Wait()
-	close(stop)
-	s.Wait()
 }
