@@ -241,8 +241,9 @@ func orEmpty(h *hdr.Histogram) *hdr.Histogram {
 }
 
 // combine adds what each segment recorded beside the latencies: the
-// acknowledged-write audit, scalelab's own CPU, schedule lag counts,
-// faults, events and warnings, and each segment's scenario figures.
+// acknowledged-write audit, scalelab's own CPU, schedule lag counts, the
+// client queue, faults, events and warnings, and each segment's scenario
+// figures.
 func combine(doc *results.Run, use []*shard) {
 	var scen []map[string]any
 	for _, s := range use {
@@ -273,6 +274,14 @@ func combine(doc *results.Run, use []*shard) {
 				v := *r.Lag.MaxMs
 				doc.Lag.MaxMs = &v
 			}
+		}
+		if q := r.ClientQueue; q != nil {
+			if doc.ClientQueue == nil {
+				doc.ClientQueue = &results.ClientQueue{MaxIsBound: len(use) > 1}
+			}
+			doc.ClientQueue.Slots += q.Slots
+			doc.ClientQueue.MaxWaiting += q.MaxWaiting
+			doc.ClientQueue.InProcess = doc.ClientQueue.InProcess || q.InProcess
 		}
 		doc.Faults = append(doc.Faults, r.Faults...)
 		for _, e := range r.Events {

@@ -202,3 +202,32 @@ func TestMergeAuditAndSLO(t *testing.T) {
 		t.Errorf("merge with a met SLO: %v %+v", err, doc.Failures)
 	}
 }
+
+// TestCombineClientQueue: a merged run's client queue has the segments'
+// slots summed, and their most waiting summed as an upper bound, said so.
+func TestCombineClientQueue(t *testing.T) {
+	t.Parallel()
+	seg := func(i, slots, waiting int, inProcess bool) *shard {
+		return &shard{run: &results.Run{Segment: &results.Segment{Index: i, Count: 2},
+			ClientQueue: &results.ClientQueue{Slots: slots, MaxWaiting: waiting, InProcess: inProcess}}}
+	}
+	doc := &results.Run{}
+	combine(doc, []*shard{seg(0, 1, 700, true), seg(1, 3, 20, false)})
+	q := doc.ClientQueue
+	if q == nil || q.Slots != 4 || q.MaxWaiting != 720 || !q.InProcess || !q.MaxIsBound {
+		t.Fatalf("merged client queue %+v", q)
+	}
+	if txt := q.Text(); !strings.Contains(txt, "at most 4 operations at once") || !strings.Contains(txt, "up to 720 (at most: the sum of the segments' peaks)") {
+		t.Errorf("text %q", txt)
+	}
+	one := &results.Run{}
+	combine(one, []*shard{seg(0, 2, 5, false)})
+	if q := one.ClientQueue; q == nil || q.MaxIsBound || strings.Contains(q.Text(), "sum") {
+		t.Errorf("one segment's queue %+v", q)
+	}
+	none := &results.Run{}
+	combine(none, []*shard{{run: &results.Run{Segment: &results.Segment{Index: 0, Count: 1}}}})
+	if none.ClientQueue != nil {
+		t.Errorf("a queue where no segment had one: %+v", none.ClientQueue)
+	}
+}

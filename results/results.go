@@ -101,11 +101,15 @@ type Concurrency struct {
 // ran at once and at most MaxWaiting waited for a slot, each started on
 // schedule and its wait counted in its latency. InProcess: the store runs
 // in scalelab's process, and Slots was lowered to leave the generator a
-// processor (docs/load-models.md).
+// processor (docs/load-models.md). A merged run's figures are the sums
+// of its segments' (each segment's client has slots of its own); its
+// MaxWaiting is then an upper bound, MaxIsBound (the segments' peaks
+// need not coincide).
 type ClientQueue struct {
 	Slots      int  `json:"slots"`
 	MaxWaiting int  `json:"max_waiting"`
 	InProcess  bool `json:"in_process,omitempty"`
+	MaxIsBound bool `json:"max_is_upper_bound,omitempty"`
 }
 
 // Text says it in a line.
@@ -118,7 +122,11 @@ func (q *ClientQueue) Text() string {
 	if q.Slots == 1 {
 		ops = "operation"
 	}
-	return fmt.Sprintf("at most %d %s at once (%s); up to %d waited for a slot, started on schedule, the wait in their latency", q.Slots, ops, where, q.MaxWaiting)
+	waited := fmt.Sprintf("up to %d", q.MaxWaiting)
+	if q.MaxIsBound {
+		waited = fmt.Sprintf("up to %d (at most: the sum of the segments' peaks)", q.MaxWaiting)
+	}
+	return fmt.Sprintf("at most %d %s at once (%s); %s waited for a slot, started on schedule, the wait in their latency", q.Slots, ops, where, waited)
 }
 
 // ClusterRef names the local cluster a run used.
