@@ -249,12 +249,17 @@ var (
 // Inflight bounds the operations at once: over HTTP to the connections
 // the sessions share (mhealth.app_conns; 0: none), else to the pool of an
 // embedded store, whose statements run in this process (each operation
-// is one transaction on one connection).
+// is one transaction on one connection). Behind a cache there is no
+// bound: a hit does not wait for the store's connections, so holding it
+// to them would cap the hits at the store's pace.
 func (w *Workload) Inflight() (int, bool) {
 	if w.http != nil {
 		if w.http.shared != nil {
 			return w.cfg.appConns, false
 		}
+		return 0, false
+	}
+	if w.cacheMode != "" && w.cacheMode != cache.Off {
 		return 0, false
 	}
 	return w.embedded, w.embedded > 0
