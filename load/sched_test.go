@@ -352,3 +352,61 @@ func TestSchedulerBlockedRunners(t *testing.T) {
 		})
 	}
 }
+
+// TestSchedulerBlockedRunnersRandom: the same rule over random rounds:
+// jobs due at random times (some already past), scheduled from several
+// goroutines, before or after the start, every one blocking until all
+// have started. A wake-up the dispatcher misses leaves a job waiting
+// spawnAfter (an hour), and the round times out.
+func TestSchedulerBlockedRunnersRandom(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 11))
+	for round := range 40 {
+		n := 2 + rng.IntN(20)
+		early := rng.IntN(2) == 0
+		dues := make([]int64, n)
+		now := metrics.Now()
+		for i := range dues {
+			dues[i] = now + int64(rng.IntN(6)-2)*int64(time.Millisecond)
+		}
+		stop := make(chan struct{})
+		var started, done sync.WaitGroup
+		started.Add(n)
+		done.Add(n)
+		all := make(chan struct{})
+		s := NewScheduler(1, 0, stop, func(int, int64) {
+			started.Done()
+			<-all
+			done.Done()
+		})
+		s.spawnAfter = time.Hour
+		s.blocked = 1
+		if !early {
+			s.Start()
+		}
+		var sched sync.WaitGroup
+		for g := range 3 {
+			sched.Go(func() {
+				for i := g; i < n; i += 3 {
+					s.At(0, dues[i], i)
+				}
+			})
+		}
+		if early {
+			sched.Wait()
+			s.Start()
+		}
+		sched.Wait()
+		ok := make(chan struct{})
+		go func() { started.Wait(); close(ok) }()
+		select {
+		case <-ok:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("round %d (%d jobs, scheduled before the start %v): %d runners for jobs that all block", round, n, early, s.Runners())
+		}
+		close(all)
+		done.Wait()
+		close(stop)
+		s.Wait()
+	}
+}
