@@ -20,9 +20,20 @@ type ran struct {
 	due, now int64
 }
 
+// timersOnly makes s's dispatchers sleep on Go timers, as they do where
+// the system has no timerfd alarm. Called before Start.
+func timersOnly[T any](s *Scheduler[T]) {
+	for _, sh := range s.shards {
+		if sh.alarm != nil {
+			sh.alarm.close()
+			sh.alarm = nil
+		}
+	}
+}
+
 // runAll schedules jobs due at now+offsets[i] on one shard and returns
-// what each saw, in the order they started.
-func runAll(t *testing.T, offsets []time.Duration, oneRunner bool) []ran {
+// what each saw, in the order they started (on Go timers with timers).
+func runAll(t *testing.T, offsets []time.Duration, oneRunner, timers bool) []ran {
 	t.Helper()
 	stop := make(chan struct{})
 	var mu sync.Mutex
@@ -39,6 +50,9 @@ func runAll(t *testing.T, offsets []time.Duration, oneRunner bool) []ran {
 	if oneRunner {
 		s.spawnAfter = time.Hour
 	}
+	if timers {
+		timersOnly(s)
+	}
 	s.Start()
 	base := metrics.Now()
 	for i, off := range offsets {
@@ -51,7 +65,7 @@ func runAll(t *testing.T, offsets []time.Duration, oneRunner bool) []ran {
 }
 
 // TestSchedulerNoEarlyStart: no job starts before its due time, and
-// every job runs exactly once.
+// every job runs exactly once, on the alarm and on Go timers.
 func TestSchedulerNoEarlyStart(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -59,19 +73,21 @@ func TestSchedulerNoEarlyStart(t *testing.T) {
 	for i := range offsets {
 		offsets[i] = time.Duration(rng.Int64N(int64(200 * time.Millisecond)))
 	}
-	got := runAll(t, offsets, false)
-	seen := make([]bool, len(offsets))
-	for _, g := range got {
-		if g.now < g.due {
-			t.Errorf("job %d started %v before its due time", g.id, time.Duration(g.due-g.now))
+	for _, timers := range []bool{false, true} {
+		got := runAll(t, offsets, false, timers)
+		seen := make([]bool, len(offsets))
+		for _, g := range got {
+			if g.now < g.due {
+				t.Errorf("timers %v: job %d started %v before its due time", timers, g.id, time.Duration(g.due-g.now))
+			}
+			if seen[g.id] {
+				t.Errorf("timers %v: job %d ran twice", timers, g.id)
+			}
+			seen[g.id] = true
 		}
-		if seen[g.id] {
-			t.Errorf("job %d ran twice", g.id)
+		if len(got) != len(offsets) {
+			t.Fatalf("timers %v: %d jobs ran, want %d", timers, len(got), len(offsets))
 		}
-		seen[g.id] = true
-	}
-	if len(got) != len(offsets) {
-		t.Fatalf("%d jobs ran, want %d", len(got), len(offsets))
 	}
 }
 
@@ -85,7 +101,7 @@ func TestSchedulerOrder(t *testing.T) {
 	for i := range offsets {
 		offsets[i] = time.Duration(len(offsets)-i) * 2 * time.Millisecond
 	}
-	got := runAll(t, offsets, true)
+	got := runAll(t, offsets, true, false)
 	if !slices.IsSortedFunc(got, func(a, b ran) int { return int(a.due - b.due) }) {
 		t.Errorf("jobs did not start in due order: %v", got)
 	}
@@ -356,8 +372,9 @@ func TestSchedulerBlockedRunners(t *testing.T) {
 // TestSchedulerBlockedRunnersRandom: the same rule over random rounds:
 // jobs due at random times (some already past), scheduled from several
 // goroutines, before or after the start, every one blocking until all
-// have started. A wake-up the dispatcher misses leaves a job waiting
-// spawnAfter (an hour), and the round times out.
+// have started, on the alarm in even rounds and on Go timers in odd
+// ones. A wake-up the dispatcher misses leaves a job waiting spawnAfter
+// (an hour), and the round times out.
 func TestSchedulerBlockedRunnersRandom(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 11))
@@ -381,6 +398,9 @@ func TestSchedulerBlockedRunnersRandom(t *testing.T) {
 		})
 		s.spawnAfter = time.Hour
 		s.blocked = 1
+		if round%2 == 1 {
+			timersOnly(s)
+		}
 		if !early {
 			s.Start()
 		}
@@ -402,7 +422,7 @@ func TestSchedulerBlockedRunnersRandom(t *testing.T) {
 		select {
 		case <-ok:
 		case <-time.After(20 * time.Second):
-			t.Fatalf("round %d (%d jobs, scheduled before the start %v): %d runners for jobs that all block", round, n, early, s.Runners())
+			t.Fatalf("round %d (%d jobs, scheduled before the start %v, Go timers %v): %d runners for jobs that all block", round, n, early, round%2 == 1, s.Runners())
 		}
 		close(all)
 		done.Wait()
