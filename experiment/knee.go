@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/scalelab/scalelab/experiment/stats"
+	"github.com/scalelab/scalelab/load"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/runner"
 	"github.com/scalelab/scalelab/slo"
@@ -47,13 +48,13 @@ func (s *Spec) searchFor(o *Search) (Search, error) {
 			sr.Repeats = o.Repeats
 		}
 	}
-	load := map[string]string{}
+	given := map[string]string{}
 	for _, a := range s.Load {
-		load[a.Key] = a.Value
+		given[a.Key] = a.Value
 	}
 	if sr.On == "" {
 		sr.On = "users"
-		if load["model"] == "rate" || (load["model"] == "" && load["rate"] != "") {
+		if given["model"] == load.ModelRate || (given["model"] == "" && given["rate"] != "") {
 			sr.On = "rate"
 		}
 	}
@@ -62,7 +63,7 @@ func (s *Spec) searchFor(o *Search) (Search, error) {
 	}
 	if sr.Start == 0 {
 		sr.Start = 1
-		if v, err := strconv.Atoi(load["users"]); err == nil && sr.On == "users" {
+		if v, err := strconv.Atoi(given["users"]); err == nil && sr.On == "users" {
 			sr.Start = float64(v)
 		}
 		if sr.On == "rate" {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scalelab/scalelab/load/modelname"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/report"
 	"github.com/scalelab/scalelab/results"
@@ -183,7 +184,7 @@ func build(use []*shard, out string, n int, missing, failed []int, failedWhy []s
 		return nil, err
 	}
 	doc := newDoc(use, t0, n)
-	if doc.Load.Model == "phases" || doc.Load.Model == "threads" {
+	if doc.Load.Model == modelname.Phases || doc.Load.Model == modelname.Threads {
 		doc.MaxSessions = maxSessions
 	}
 	if doc.Concurrency, err = writeConcurrency(use, warmup, filepath.Join(out, results.ConcurrencyFile)); err != nil {
