@@ -109,19 +109,3 @@ func testAside(kv engine.KV, stats *cache.Stats, write string) *cache.Aside {
 	a.Stats = stats
 	return a
 }
-
-// TestInflightBehindCache: on an embedded store the operations are held
-// to its statements, unless a cache answers some of them without it.
-func TestInflightBehindCache(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		mode      cache.Mode
-		n         int
-		inProcess bool
-	}{{"", 4, true}, {cache.Off, 4, true}, {cache.Local, 0, false}, {cache.Shared, 0, false}} {
-		w := &Workload{embedded: 4, cacheMode: tc.mode}
-		if n, in := w.Inflight(); n != tc.n || in != tc.inProcess {
-			t.Errorf("cache %q: Inflight = %d, %v; want %d, %v", tc.mode, n, in, tc.n, tc.inProcess)
-		}
-	}
-}

@@ -177,9 +177,6 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 		}
 	}
 	w := &Workload{cfg: cfg, st: st, seed: env.Seed, patients: map[int64]*patientState{}, cacheStats: cache.NewStats()}
-	if e, ok := env.Conn.(engine.StatementPool); ok {
-		w.embedded = e.Statements()
-	}
 	if cfg.refreshAll {
 		w.refresh = rf
 	}
@@ -187,6 +184,10 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 		if w.st, w.cacheMode, w.cacheEngine, err = openCache(ctx, env, st, w.cacheStats); err != nil {
 			st.close()
 			return nil, err
+		}
+		// behind a cache, no bound (kit.InProcessBound says why)
+		if w.cacheMode == cache.Off {
+			w.embedded = kit.InProcessBound(env)
 		}
 	}
 	if cfg.app != "" && !env.ReadBackOnly {
@@ -212,9 +213,9 @@ type Workload struct {
 	st   store
 	seed uint64
 	http *httpStore // mhealth.app: the backend over HTTP
-	// embedded is the pool of a store in this process (engine.StatementPool):
-	// the operations that can run at once; 0: none
-	embedded int
+	// embedded is the bound of a store in this process, without a cache
+	// in front: each operation is one transaction on one connection
+	embedded kit.StoreBound
 	// refresh is the store's refresh of every index after each write
 	// (mhealth.refresh_after_write=all); nil: none
 	refresh refresher
@@ -248,10 +249,7 @@ var (
 
 // Inflight bounds the operations at once: over HTTP to the connections
 // the sessions share (mhealth.app_conns; 0: none), else to the pool of an
-// embedded store, whose statements run in this process (each operation
-// is one transaction on one connection). Behind a cache there is no
-// bound: a hit does not wait for the store's connections, so holding it
-// to them would cap the hits at the store's pace.
+// embedded store without a cache in front (kit.StoreBound).
 func (w *Workload) Inflight() (int, bool) {
 	if w.http != nil {
 		if w.http.shared != nil {
@@ -259,10 +257,7 @@ func (w *Workload) Inflight() (int, bool) {
 		}
 		return 0, false
 	}
-	if w.cacheMode != "" && w.cacheMode != cache.Off {
-		return 0, false
-	}
-	return w.embedded, w.embedded > 0
+	return w.embedded.Inflight()
 }
 
 // Operations names the operations.

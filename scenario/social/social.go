@@ -231,6 +231,9 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 		st.close()
 		return nil, err
 	}
+	if w.cache == nil {
+		w.StoreBound = kit.InProcessBound(env)
+	}
 	return w, nil
 }
 
@@ -253,6 +256,9 @@ type Workload struct {
 	tellsMissing bool
 	noCount      bool       // the store cannot count (memcached): Check reads the sample only
 	cache        *userCache // the cache in front of the store (cache.go); nil without one
+	// StoreBound holds the operations to an embedded store's statements
+	// (scenario.Limited): each reads or writes one user at a time
+	kit.StoreBound
 
 	// Walk statistics.
 	starts, friendSteps, jumps, deadEnds atomic.Int64
@@ -264,6 +270,7 @@ type Workload struct {
 
 var _ scenario.Workload = (*Workload)(nil)
 var _ scenario.Checker = (*Workload)(nil)
+var _ scenario.Limited = (*Workload)(nil)
 var _ scenario.Reporter = (*Workload)(nil)
 
 // Graph returns the friendship graph (nil unless social.keys=social).

@@ -239,6 +239,9 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 		st.Close()
 		return nil, err
 	}
+	if w.cache == nil {
+		w.StoreBound = kit.InProcessBound(env)
+	}
 	return w, nil
 }
 
@@ -252,6 +255,9 @@ type Workload struct {
 	ctr        *ackCounter
 	seg        segment.Segment // this process's share of a divided test: its inserts' key range
 	cache      *cacheLayer     // the cache in front of the store (cache.go); nil without one
+	// StoreBound holds the operations to an embedded store's statements
+	// (scenario.Limited): each holds one connection at a time
+	kit.StoreBound
 
 	// Shared, read-only after Open except the counter and the zeta cache.
 	keyUniform   uniform
@@ -262,7 +268,10 @@ type Workload struct {
 	scanZipf     kit.Zipfian
 }
 
-var _ scenario.Workload = (*Workload)(nil)
+var (
+	_ scenario.Workload = (*Workload)(nil)
+	_ scenario.Limited  = (*Workload)(nil)
+)
 
 func newWorkload(cfg *config, st engine.Collection, seed uint64) *Workload {
 	w := &Workload{cfg: cfg, st: st, seed: seed, ops: kit.NewChooser(cfg.props[:])}
