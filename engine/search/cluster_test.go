@@ -144,6 +144,10 @@ func checkSettings(t *testing.T, name string, st *cluster.State) {
 	if err := c.CreateIndex(ctx, index, nil, nil); err != nil {
 		t.Fatal(err)
 	}
+	// the server's own task list is understood: no write runs now
+	if n, listed, err := c.WritesRunning(ctx, index); err != nil || !listed || n != 0 {
+		t.Errorf("writes running on an idle index: %d, listed %v, %v", n, listed, err)
+	}
 	got, err := c.GetSettings(ctx, index)
 	if err != nil {
 		t.Fatal(err)

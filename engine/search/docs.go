@@ -58,8 +58,12 @@ func (c *Conn) IndexSettings(extra map[string]any) map[string]any {
 // every shard copy the cluster can place is active (green when there are
 // enough data nodes for the replicas, else yellow with no shard still
 // initializing): a replica recovering during the run would skew it. An
-// existing index of that name is deleted first.
+// existing index of that name is deleted first, once no write to it is
+// running on the cluster (waitWritesDone says why).
 func (c *Conn) CreateIndex(ctx context.Context, index string, mappings json.RawMessage, extra map[string]any) error {
+	if err := c.waitWritesDone(ctx, index); err != nil {
+		return fmt.Errorf("create index %s: %w", index, err)
+	}
 	if err := c.DeleteIndex(ctx, index); err != nil {
 		return err
 	}

@@ -111,7 +111,7 @@ func (e *Engine) Settings() []setting.Spec {
 		{Key: k(SetUser), Kind: setting.String, Default: "",
 			Description: "HTTP basic-auth user; the password comes from $SCALELAB_" + strings.ToUpper(e.name) + "_PASSWORD or the cluster's 0600 secret file, never from a flag"},
 		{Key: k(SetIndexWait), Kind: setting.Duration, Default: "2m", Min: 1, Max: 86400,
-			Description: "how long to wait for a new index to have all its shard copies (health green, or yellow when replicas cannot be placed) before failing"},
+			Description: "how long to wait, before failing, for the writes to an index still running on the cluster to end before it is recreated, and for a new index to have all its shard copies (health green, or yellow when replicas cannot be placed)"},
 	}
 }
 
