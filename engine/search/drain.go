@@ -17,8 +17,8 @@ const writesPath = "/_tasks"
 
 // waitWritesDone waits until the cluster runs no write to index, before
 // the index is deleted and created again. A write an earlier client gave
-// up on may still be held inside the cluster (a request between nodes cut
-// off by a partition is delivered when the link heals, seconds after the
+// up on may still be held inside the cluster (likely a request between nodes cut
+// off by a partition, delivered when the link heals, seconds after the
 // client's run ended); applied after the new index is loaded, it would
 // add a record that run never wrote. Bounded by <engine>.index_wait. A
 // cluster that does not let this user list tasks, or has no task API, is
