@@ -69,11 +69,8 @@ func TestCreateIndexWaitsForWrites(t *testing.T) {
 			}
 			return true
 		})
-		c, err := open(t, OpenSearch, f.URL, "opensearch.index_wait=2s")
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = c.CreateIndex(context.Background(), "logs", nil, nil)
+		c := mustOpen(t, OpenSearch, f.URL, "opensearch.index_wait=2s")
+		err := c.CreateIndex(context.Background(), "logs", nil, nil)
 		var te *wait.TimeoutError
 		switch {
 		case !never && err != nil:

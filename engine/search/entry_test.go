@@ -50,10 +50,7 @@ func TestEntryNodes(t *testing.T) {
 		return true
 	})
 	ctx := context.Background()
-	c, err := open(t, Elasticsearch, data.URL, "elasticsearch.entry_nodes=node1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustOpen(t, Elasticsearch, data.URL, "elasticsearch.entry_nodes=node1")
 	for range 7 {
 		if _, _, err := c.Do(ctx, http.MethodPost, "/orders/_search", "", []byte(`{}`)); err != nil {
 			t.Fatal(err)

@@ -258,6 +258,16 @@ func open(t *testing.T, name, target string, assignments ...string) (*Conn, erro
 	return c.(*Conn), nil
 }
 
+// mustOpen is open failing t on an error.
+func mustOpen(t *testing.T, name, target string, assignments ...string) *Conn {
+	t.Helper()
+	c, err := open(t, name, target, assignments...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func TestOpenChecksDistribution(t *testing.T) {
 	t.Parallel()
 	os := newFake(t, "opensearch", nil)
@@ -275,10 +285,7 @@ func TestOpenChecksDistribution(t *testing.T) {
 	if !errors.Is(err, engine.ErrUnreachable) {
 		t.Errorf("nothing listening: %v", err)
 	}
-	c, err := open(t, OpenSearch, os.URL, "opensearch.shards=3", "opensearch.refresh=wait_for")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustOpen(t, OpenSearch, os.URL, "opensearch.shards=3", "opensearch.refresh=wait_for")
 	info, err := c.Info(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -301,10 +308,7 @@ func TestRoundRobin(t *testing.T) {
 	a, b := newFake(t, "opensearch", nil), newFake(t, "opensearch", nil)
 	target := a.URL + "," + strings.TrimPrefix(b.URL, "http://")
 	ctx := context.Background()
-	c, err := open(t, OpenSearch, target)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustOpen(t, OpenSearch, target)
 	for range 10 {
 		if _, _, err := c.Do(ctx, http.MethodGet, "/_ping", "", nil); err != nil {
 			t.Fatal(err)
@@ -313,10 +317,7 @@ func TestRoundRobin(t *testing.T) {
 	if a.count("GET /_ping") != 5 || b.count("GET /_ping") != 5 {
 		t.Errorf("10 requests split %d/%d", a.count("GET /_ping"), b.count("GET /_ping"))
 	}
-	one, err := open(t, OpenSearch, target, "opensearch.client_nodes=1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	one := mustOpen(t, OpenSearch, target, "opensearch.client_nodes=1")
 	first := a
 	if one.Nodes()[0] == b.URL {
 		first = b
@@ -380,10 +381,7 @@ func TestErrorClasses(t *testing.T) {
 	})
 	// The timeout also bounds the first request (GET /): generous enough
 	// for a loaded machine, well below the slow request's 2 s.
-	c, err := open(t, OpenSearch, f.URL, "opensearch.timeout=500ms")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustOpen(t, OpenSearch, f.URL, "opensearch.timeout=500ms")
 	ctx := context.Background()
 	get := func(index, id string) error {
 		_, err := c.GetDoc(ctx, index, id, "", "")
@@ -411,15 +409,12 @@ func TestErrorClasses(t *testing.T) {
 	for i := range 3 {
 		b.Index("logs", fmt.Sprint(i), "", []byte(`{}`))
 	}
-	err = c.Bulk(ctx, &b, false)
+	err := c.Bulk(ctx, &b, false)
 	var be *BulkError
 	if !errors.As(err, &be) || be.Failed != 2 || be.Total != 3 || metrics.ClassOf(err) != metrics.Rejected {
 		t.Errorf("bulk with failed items: %v (class %v)", err, metrics.ClassOf(err))
 	}
-	down, err := open(t, OpenSearch, f.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	down := mustOpen(t, OpenSearch, f.URL)
 	f.Close()
 	if _, err := down.GetDoc(ctx, "logs", "1", "", ""); metrics.ClassOf(err) != metrics.Refused {
 		t.Errorf("server gone: %v (class %v)", err, metrics.ClassOf(err))
@@ -442,10 +437,7 @@ func TestWriteParameters(t *testing.T) {
 		fmt.Fprint(w, `{"took":1,"errors":false,"items":[]}`)
 		return true
 	})
-	c, err := open(t, OpenSearch, f.URL, "opensearch.refresh=wait_for", "opensearch.routing=user", "opensearch.index_layout=per_user", "opensearch.index_prefix=p-")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustOpen(t, OpenSearch, f.URL, "opensearch.refresh=wait_for", "opensearch.routing=user", "opensearch.index_layout=per_user", "opensearch.index_prefix=p-")
 	ctx := context.Background()
 	idx := c.IndexName("activity", "User7")
 	_ = c.IndexDoc(ctx, idx, "a/b", c.RoutingFor("User7"), []byte(`{}`))
@@ -512,10 +504,7 @@ func TestIndexWaitBounded(t *testing.T) {
 		}
 		return true
 	})
-	c, err := open(t, OpenSearch, f.URL, "opensearch.index_wait=6s")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustOpen(t, OpenSearch, f.URL, "opensearch.index_wait=6s")
 	var out strings.Builder
 	var mu sync.Mutex
 	ctx := wait.WithOutput(context.Background(), writerFunc(func(p []byte) (int, error) {
@@ -524,7 +513,7 @@ func TestIndexWaitBounded(t *testing.T) {
 		return out.Write(p)
 	}))
 	start := time.Now()
-	err = c.CreateIndex(ctx, "stuck", nil, nil)
+	err := c.CreateIndex(ctx, "stuck", nil, nil)
 	var te *wait.TimeoutError
 	if !errors.As(err, &te) {
 		t.Fatalf("CreateIndex = %v, want a bounded wait's error", err)
