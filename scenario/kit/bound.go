@@ -14,11 +14,11 @@ import (
 type StoreBound struct{ n int }
 
 // InProcessBound returns the bound of env's store when its statements run
-// in this process, else none. A workload behind a cache must not use it:
-// a hit does not wait for the store's connections, and holding every
+// in this process, else none. Behind a cache (cached) there is none: a
+// hit does not wait for the store's connections, and holding every
 // operation to them would cap the hits at the store's pace.
-func InProcessBound(env scenario.Env) StoreBound {
-	if p, ok := env.Conn.(engine.StatementPool); ok {
+func InProcessBound(env scenario.Env, cached bool) StoreBound {
+	if p, ok := env.Conn.(engine.StatementPool); ok && !cached {
 		return StoreBound{n: p.Statements()}
 	}
 	return StoreBound{}

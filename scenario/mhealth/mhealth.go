@@ -185,10 +185,7 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 			st.close()
 			return nil, err
 		}
-		// behind a cache, no bound (kit.InProcessBound says why)
-		if w.cacheMode == cache.Off {
-			w.embedded = kit.InProcessBound(env)
-		}
+		w.embedded = kit.InProcessBound(env, w.cacheMode != cache.Off)
 	}
 	if cfg.app != "" && !env.ReadBackOnly {
 		base, err := httpload.Base(cfg.app)

@@ -239,9 +239,7 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 		st.Close()
 		return nil, err
 	}
-	if w.cache == nil {
-		w.StoreBound = kit.InProcessBound(env)
-	}
+	w.StoreBound = kit.InProcessBound(env, w.cache != nil)
 	return w, nil
 }
 
