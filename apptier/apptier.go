@@ -152,12 +152,8 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 		n.PID, n.Cgroup = pid, cg
 		// the balancer, on the host, reaches the server directly or
 		// through its link's proxy
-		ch, cp, err := st.ClientAddr(name, host, port)
-		if err != nil {
+		if err := st.SetClient(&n); err != nil {
 			return fmt.Errorf("app: %w", err)
-		}
-		if ch != host || cp != port {
-			n.Client = net.JoinHostPort(ch, strconv.Itoa(cp))
 		}
 		st.Nodes = append(st.Nodes, n)
 		servers = append(servers, name+"="+n.ClientAddress())

@@ -234,6 +234,19 @@ func (st *State) ClientAddr(node, host string, port int) (string, int, error) {
 	return st.proxy("", node, Loopback, host, port)
 }
 
+// SetClient sets n.Client to the load generator's address of the node's
+// port (ClientAddr) when that is not the node's own.
+func (st *State) SetClient(n *Node) error {
+	h, p, err := st.ClientAddr(n.Name, n.Host, n.Port)
+	if err != nil {
+		return err
+	}
+	if h != n.Host || p != n.Port {
+		n.Client = net.JoinHostPort(h, strconv.Itoa(p))
+	}
+	return nil
+}
+
 // PeerAddr is the address node from uses to reach node to's port: to's
 // own, or with delaying links a proxy on the bridge in front of it.
 func (st *State) PeerAddr(from, to, host string, port int) (string, int, error) {

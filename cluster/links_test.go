@@ -48,7 +48,8 @@ func TestParseLinks(t *testing.T) {
 	}
 }
 
-// TestSetLinkWithoutLinks refuses link changes on a cluster that has none.
+// TestSetLinkWithoutLinks refuses link changes on a cluster that has none,
+// whose nodes the load generator reaches at their own addresses.
 func TestSetLinkWithoutLinks(t *testing.T) {
 	t.Parallel()
 	st := &State{Name: "c"}
@@ -60,5 +61,9 @@ func TestSetLinkWithoutLinks(t *testing.T) {
 	}
 	if h, p, err := st.ClientAddr("node1", "10.0.0.2", 5432); err != nil || h != "10.0.0.2" || p != 5432 {
 		t.Errorf("ClientAddr without links: %s %d %v", h, p, err)
+	}
+	n := Node{Name: "node1", Host: "10.0.0.2", Port: 5432}
+	if err := st.SetClient(&n); err != nil || n.Client != "" || n.ClientAddress() != "10.0.0.2:5432" {
+		t.Errorf("SetClient without links: client %q, address %s, %v", n.Client, n.ClientAddress(), err)
 	}
 }

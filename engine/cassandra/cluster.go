@@ -183,12 +183,8 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 		}
 		// the load generator's address: the node's, or its link's proxy
 		// (the engine translates the ring's addresses to these)
-		ch, cp, err := st.ClientAddr(name, hosts[i], nativePort)
-		if err != nil {
+		if err := st.SetClient(&node); err != nil {
 			return fmt.Errorf("node %s: %w", name, err)
-		}
-		if ch != hosts[i] || cp != nativePort {
-			node.Client = net.JoinHostPort(ch, strconv.Itoa(cp))
 		}
 		st.Nodes = append(st.Nodes, node)
 		targets = append(targets, node.ClientAddress())

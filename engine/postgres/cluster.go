@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -302,13 +301,8 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	}
 	// the load generator's addresses: the nodes', or their links' proxies
 	for i := range st.Nodes {
-		n := &st.Nodes[i]
-		h, p, err := st.ClientAddr(n.Name, n.Host, n.Port)
-		if err != nil {
+		if err := st.SetClient(&st.Nodes[i]); err != nil {
 			return err
-		}
-		if h != n.Host || p != n.Port {
-			n.Client = net.JoinHostPort(h, strconv.Itoa(p))
 		}
 	}
 	st.Target = (&url.URL{Scheme: "postgres", User: url.User(ClusterUser), Host: st.Nodes[0].ClientAddress(), Path: "/" + ClusterDB}).String()

@@ -286,12 +286,8 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 			DataDir: home, LogFile: logFile, Cmd: cmd, Cgroup: cg,
 		}
 		// the load generator's address: the node's, or its link's proxy
-		ch, cp, err := st.ClientAddr(name, host, nodePorts[i].http)
-		if err != nil {
+		if err := st.SetClient(&node); err != nil {
 			return fmt.Errorf("node %s: %w", name, err)
-		}
-		if ch != host || cp != nodePorts[i].http {
-			node.Client = net.JoinHostPort(ch, strconv.Itoa(cp))
 		}
 		st.Nodes = append(st.Nodes, node)
 		if r.data || r.ingest || !r.cm {
