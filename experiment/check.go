@@ -42,11 +42,11 @@ func CheckDir(dir string, slos []string) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(dir, ResultFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, results.ExperimentFile)); err == nil {
 		return checkExperiment(dir, exprs)
 	}
 	if _, err := os.Stat(filepath.Join(dir, results.RunFile)); err != nil {
-		return nil, fmt.Errorf("%w: %s has no %s or %s", ErrNotResults, dir, results.RunFile, ResultFile)
+		return nil, fmt.Errorf("%w: %s has no %s or %s", ErrNotResults, dir, results.RunFile, results.ExperimentFile)
 	}
 	doc, err := results.Read(dir)
 	if err != nil {
@@ -98,7 +98,7 @@ func checkExperiment(dir string, exprs []slo.Expr) (*Gate, error) {
 		for _, s := range r.SLO {
 			e, err := slo.Parse(s)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", ResultFile, err)
+				return nil, fmt.Errorf("%s: %w", results.ExperimentFile, err)
 			}
 			exprs = append(exprs, e)
 		}
@@ -108,7 +108,7 @@ func checkExperiment(dir string, exprs []slo.Expr) (*Gate, error) {
 		g.Items = append(g.Items, GateItem{Name: r.Name, Problems: []string{fmt.Sprintf("the experiment did not finish (status %s)", r.Status)}})
 		g.Pass = false
 	}
-	if r.Kind == KindKnee {
+	if r.Kind == results.KindKnee {
 		for _, k := range r.Knees {
 			it := GateItem{Name: k.Combination + " " + k.Label, Pass: k.Load != nil}
 			if !it.Pass {

@@ -85,7 +85,7 @@ func Run(ctx context.Context, s *Spec, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := results.WriteFileAtomic(filepath.Join(dir, SpecFile), s.Source); err != nil {
+	if err := results.WriteFileAtomic(filepath.Join(dir, results.SpecFile), s.Source); err != nil {
 		return nil, results.WithCode(results.ExitUnfinished, err)
 	}
 	x := &executor{s: s, o: o, dir: dir, combos: combos, attempts: map[int]int{}}
@@ -102,7 +102,7 @@ func Run(ctx context.Context, s *Spec, o Options) (*Result, error) {
 	x.res = x.newResult(knee)
 	x.tables = make([][]slo.Table, len(x.combos))
 	if knee {
-		x.res.Kind = KindKnee
+		x.res.Kind = results.KindKnee
 		x.res.Repeats = RepeatRule{Fixed: search.Repeats}
 	}
 	if err := x.save(); err != nil {
@@ -161,7 +161,7 @@ func resultsDir(s *Spec, o Options) (string, error) {
 // newResult fills experiment.json's description of the experiment.
 func (x *executor) newResult(knee bool) *Result {
 	s := x.s
-	r := &Result{Schema: SchemaVersion, Kind: KindMatrix, Name: s.Name, Description: s.Description, File: s.File,
+	r := &Result{Schema: results.ExperimentSchema, Kind: results.KindMatrix, Name: s.Name, Description: s.Description, File: s.File,
 		Profile: s.Profile, Scenario: s.Scenario.Text, Status: results.StatusRunning, Command: x.o.Args,
 		Scalelab: results.Version{Version: results.BuildVersion(), Go: runtime.Version()}, Host: results.HostFacts(),
 		Start: time.Now().UTC(), Order: s.Order, Confidence: stats.Confidence}

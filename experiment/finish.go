@@ -20,7 +20,7 @@ func (x *executor) finish(ctx context.Context, runErr error) (*Result, error) {
 	x.remaining, x.upTo = nil, nil
 	sloFailed := x.judge(runErr)
 	checkFailed := checkFailures(r)
-	if r.Kind == KindMatrix {
+	if r.Kind == results.KindMatrix {
 		r.Comparison = compare(r.Combinations, x.tables)
 	}
 	code, err := x.exit(ctx, runErr, sloFailed, checkFailed)
@@ -56,7 +56,7 @@ func (x *executor) judge(runErr error) int {
 	failed := 0
 	for ci := range r.Combinations {
 		cr := &r.Combinations[ci]
-		if r.Kind == KindMatrix && x.s.Repeats.Fixed == 0 {
+		if r.Kind == results.KindMatrix && x.s.Repeats.Fixed == 0 {
 			st := stats.Summarize(x.ruleValues(ci))
 			conv := st.CIHalfPct != nil && *st.CIHalfPct <= 100*x.s.Repeats.UntilCIWithin
 			cr.Converged, cr.CIHalfPct = &conv, st.CIHalfPct
@@ -64,7 +64,7 @@ func (x *executor) judge(runErr error) int {
 				r.Notes = append(r.Notes, fmt.Sprintf("%s %s: the CI did not reach %g%% within %d repeats", cr.ID, cr.Label, 100*x.s.Repeats.UntilCIWithin, x.s.Repeats.Max))
 			}
 		}
-		if len(x.exprs) == 0 || r.Kind == KindKnee || len(cr.Runs) == 0 {
+		if len(x.exprs) == 0 || r.Kind == results.KindKnee || len(cr.Runs) == 0 {
 			continue
 		}
 		pass := false

@@ -159,7 +159,7 @@ func (ks *kneeSearch) step(ctx context.Context, load float64) (bool, error) {
 	ks.steps[load] = st
 	var tables []slo.Table
 	for r := 1; r <= sr.Repeats; r++ {
-		dir := filepath.Join(RunsDir, fmt.Sprintf("%s-%s%s-r%02d", c.ID, sr.On, strconv.FormatFloat(load, 'f', -1, 64), r))
+		dir := filepath.Join(results.RunsDir, fmt.Sprintf("%s-%s%s-r%02d", c.ID, sr.On, strconv.FormatFloat(load, 'f', -1, 64), r))
 		opts := x.s.RunOptions(c, r, filepath.Join(x.dir, dir), ks.names)
 		applySearchLoad(opts, sr.On, load)
 		x.progressStart(c, fmt.Sprintf("%s %g, repeat %d/%d", sr.On, load, r, sr.Repeats))

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/scalelab/scalelab/experiment/stats"
+	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/slo"
 )
 
@@ -126,7 +127,7 @@ func (x *executor) most(attempts map[int]int) int {
 // runRepeat runs one repeat of a combination and records it.
 func (x *executor) runRepeat(ctx context.Context, ci, repeat int, names ClusterNames) error {
 	c := x.combos[ci]
-	dir := filepath.Join(RunsDir, fmt.Sprintf("%s-r%02d", c.ID, repeat))
+	dir := filepath.Join(results.RunsDir, fmt.Sprintf("%s-r%02d", c.ID, repeat))
 	opts := x.s.RunOptions(c, repeat, filepath.Join(x.dir, dir), names)
 	x.progressStart(c, fmt.Sprintf("repeat %s", x.repeatText(ci, repeat)))
 	ref, table, err := x.execute(ctx, opts, dir, repeat)

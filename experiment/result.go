@@ -31,26 +31,6 @@ type (
 	Stat              = results.Stat // one metric over repeats (package stats computes it)
 )
 
-// Files of an experiment's results directory (beside runs/, which holds
-// one run's results directory per run).
-const (
-	ResultFile         = results.ExperimentFile
-	ComparisonCSVFile  = results.ComparisonCSVFile
-	ComparisonJSONFile = results.ComparisonJSONFile
-	KneeCSVFile        = results.KneeCSVFile
-	SpecFile           = results.SpecFile
-	RunsDir            = results.RunsDir
-)
-
-// SchemaVersion is Result.Schema.
-const SchemaVersion = results.ExperimentSchema
-
-// Kinds of experiment.
-const (
-	KindMatrix = results.KindMatrix
-	KindKnee   = results.KindKnee
-)
-
 // ReadResult loads experiment.json from an experiment's directory.
 func ReadResult(dir string) (*Result, error) { return results.ReadExperiment(dir) }
 
@@ -215,7 +195,7 @@ func compare(combos []CombinationResult, tables [][]slo.Table) []Row {
 // write saves experiment.json, and the comparison and knee files when
 // there is something in them.
 func writeResult(r *Result, dir string) error {
-	if err := writeJSON(filepath.Join(dir, ResultFile), r); err != nil {
+	if err := writeJSON(filepath.Join(dir, results.ExperimentFile), r); err != nil {
 		return err
 	}
 	if len(r.Comparison) > 0 {
@@ -224,15 +204,15 @@ func writeResult(r *Result, dir string) error {
 			Confidence float64 `json:"confidence"`
 			Rows       []Row   `json:"rows"`
 		}{r.Baseline, r.Confidence, r.Comparison}
-		if err := writeJSON(filepath.Join(dir, ComparisonJSONFile), cmp); err != nil {
+		if err := writeJSON(filepath.Join(dir, results.ComparisonJSONFile), cmp); err != nil {
 			return err
 		}
-		if err := results.WriteFileAtomic(filepath.Join(dir, ComparisonCSVFile), comparisonCSV(r.Comparison)); err != nil {
+		if err := results.WriteFileAtomic(filepath.Join(dir, results.ComparisonCSVFile), comparisonCSV(r.Comparison)); err != nil {
 			return err
 		}
 	}
 	if len(r.Knees) > 0 {
-		if err := results.WriteFileAtomic(filepath.Join(dir, KneeCSVFile), kneeCSV(r.Knees)); err != nil {
+		if err := results.WriteFileAtomic(filepath.Join(dir, results.KneeCSVFile), kneeCSV(r.Knees)); err != nil {
 			return err
 		}
 	}

@@ -137,7 +137,7 @@ slo: [p95 < 1s, "errors < 1%"]
 		t.Fatal(err)
 	}
 	root := resultsRoot(t, out)
-	for _, f := range []string{ResultFile, ComparisonCSVFile, ComparisonJSONFile, SpecFile, results.ReportFile} {
+	for _, f := range []string{results.ExperimentFile, results.ComparisonCSVFile, results.ComparisonJSONFile, results.SpecFile, results.ReportFile} {
 		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
 			t.Errorf("missing %s", f)
 		}
@@ -158,7 +158,7 @@ slo: [p95 < 1s, "errors < 1%"]
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Status != results.StatusOK || back.Schema != SchemaVersion || len(back.Combinations) != 2 || back.Totals.Runs != 4 || back.Baseline != "c01" {
+	if back.Status != results.StatusOK || back.Schema != results.ExperimentSchema || len(back.Combinations) != 2 || back.Totals.Runs != 4 || back.Baseline != "c01" {
 		t.Errorf("experiment.json %+v", back)
 	}
 	// Grouped: c01 twice, then c02 twice.
@@ -178,12 +178,12 @@ slo: [p95 < 1s, "errors < 1%"]
 	if c := back.Combinations[1]; c.SLOPass == nil || !*c.SLOPass || len(c.SLO) == 0 {
 		t.Errorf("SLO verdict %+v", c)
 	}
-	b, _ := os.ReadFile(filepath.Join(root, ComparisonCSVFile))
+	b, _ := os.ReadFile(filepath.Join(root, results.ComparisonCSVFile))
 	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
 	if err != nil || len(recs) < 2 || recs[0][0] != "combination" || recs[0][len(recs[0])-1] != "verdict" {
 		t.Errorf("comparison.csv: %v %q", err, recs)
 	}
-	if j, _ := os.ReadFile(filepath.Join(root, ResultFile)); !bytes.Contains(j, []byte(`"p95 < 1s"`)) {
+	if j, _ := os.ReadFile(filepath.Join(root, results.ExperimentFile)); !bytes.Contains(j, []byte(`"p95 < 1s"`)) {
 		t.Error("experiment.json escapes the SLO")
 	}
 	// A second run into the same directory is refused.
@@ -363,7 +363,7 @@ search: {on: users, start: 1, max: 64, repeats: 2, precision: 50%}
 	if err != nil {
 		t.Fatalf("knee: %v", err)
 	}
-	if r.Kind != KindKnee || len(r.Knees) != 1 {
+	if r.Kind != results.KindKnee || len(r.Knees) != 1 {
 		t.Fatalf("result %+v", r)
 	}
 	k := r.Knees[0]
@@ -389,7 +389,7 @@ search: {on: users, start: 1, max: 64, repeats: 2, precision: 50%}
 		t.Errorf("table:\n%s", out)
 	}
 	root := resultsRoot(t, out)
-	if b, err := os.ReadFile(filepath.Join(root, KneeCSVFile)); err != nil || !bytes.HasPrefix(b, []byte("combination,label,on,load,pass")) {
+	if b, err := os.ReadFile(filepath.Join(root, results.KneeCSVFile)); err != nil || !bytes.HasPrefix(b, []byte("combination,label,on,load,pass")) {
 		t.Errorf("knee.csv: %v %q", err, b)
 	}
 }
@@ -408,7 +408,7 @@ slo: p50 < 1s
 	}
 	root := resultsRoot(t, out)
 	g, err := CheckDir(root, nil)
-	if err != nil || !g.Pass || len(g.Items) != 2 || g.Kind != KindMatrix {
+	if err != nil || !g.Pass || len(g.Items) != 2 || g.Kind != results.KindMatrix {
 		t.Fatalf("experiment gate %+v %v", g, err)
 	}
 	g, _ = CheckDir(root, []string{"p50 < 100us for read"})

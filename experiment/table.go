@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/scalelab/scalelab/experiment/stats"
+	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/slo"
 	"github.com/scalelab/scalelab/termtable"
 )
@@ -18,7 +19,7 @@ import (
 // Welch's p-value); for a knee search, the curve and the knee; then the SLO
 // verdicts and failures.
 func WriteTable(w io.Writer, r *Result) {
-	if r.Kind == KindKnee {
+	if r.Kind == results.KindKnee {
 		writeKnees(w, r)
 	} else {
 		writeComparison(w, r)
@@ -177,7 +178,7 @@ func pval(p float64) string {
 }
 
 func writeSLO(w io.Writer, r *Result) {
-	if len(r.SLO) == 0 || r.Kind == KindKnee {
+	if len(r.SLO) == 0 || r.Kind == results.KindKnee {
 		return
 	}
 	fmt.Fprintf(w, "\nSLO %s (on the mean over repeats)\n", strings.Join(r.SLO, ", "))

@@ -22,22 +22,22 @@ type OpSummary struct {
 	// Composite describes an operation made of other operations and the
 	// waits between them, as the client observed it (scenario.Composer);
 	// its operations are counted on their own, so totals leave it out.
-	Composite      string   `json:"composite,omitempty"`
-	ThroughputPerS float64  `json:"throughput_per_s"`
-	MeanMs         *float64 `json:"mean_ms"`
-	P50Ms          *float64 `json:"p50_ms"`
-	P90Ms          *float64 `json:"p90_ms"`
-	P95Ms          *float64 `json:"p95_ms"`
-	P99Ms          *float64 `json:"p99_ms"`
-	P999Ms         *float64 `json:"p999_ms"`
-	MaxMs          *float64 `json:"max_ms"`
-	*Service                // open models only
-	*ErrorLatency           // when some operations failed
+	Composite      string  `json:"composite,omitempty"`
+	ThroughputPerS float64 `json:"throughput_per_s"`
+	Latencies
+	*Service      // open models only
+	*ErrorLatency // when some operations failed
 }
 
 // Latencies is a set of latency figures in milliseconds.
 type Latencies struct {
-	MeanMs, P50Ms, P90Ms, P95Ms, P99Ms, P999Ms, MaxMs *float64
+	MeanMs *float64 `json:"mean_ms"`
+	P50Ms  *float64 `json:"p50_ms"`
+	P90Ms  *float64 `json:"p90_ms"`
+	P95Ms  *float64 `json:"p95_ms"`
+	P99Ms  *float64 `json:"p99_ms"`
+	P999Ms *float64 `json:"p999_ms"`
+	MaxMs  *float64 `json:"max_ms"`
 }
 
 // Service holds service times (from the actual start) in open models.
@@ -100,8 +100,7 @@ func Summarize(totals []OpStats, measured time.Duration, inFlight []int64) []OpS
 		if measured > 0 {
 			s.ThroughputPerS = float64(s.Count) / measured.Seconds()
 		}
-		l := latencies(o.Lat)
-		s.MeanMs, s.P50Ms, s.P90Ms, s.P95Ms, s.P99Ms, s.P999Ms, s.MaxMs = l.MeanMs, l.P50Ms, l.P90Ms, l.P95Ms, l.P99Ms, l.P999Ms, l.MaxMs
+		s.Latencies = latencies(o.Lat)
 		if o.Svc != nil {
 			sl := latencies(o.Svc)
 			s.Service = &Service{sl.MeanMs, sl.P50Ms, sl.P90Ms, sl.P95Ms, sl.P99Ms, sl.P999Ms, sl.MaxMs}

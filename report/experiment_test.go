@@ -12,6 +12,7 @@ import (
 	"github.com/scalelab/scalelab/experiment"
 	"github.com/scalelab/scalelab/experiment/stats"
 	"github.com/scalelab/scalelab/report"
+	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/slo"
 )
 
@@ -27,7 +28,7 @@ func writeResult(t *testing.T, dir string, r *experiment.Result) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, experiment.ResultFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, results.ExperimentFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -60,7 +61,7 @@ func matrixResult(t *testing.T, dir, hostile string) *experiment.Result {
 	stat := func(mean float64) experiment.Stat {
 		return experiment.Stat{N: 2, Mean: mean, SD: mean / 10, CILow: ptrF(mean * 0.8), CIHigh: ptrF(mean * 1.2), CIHalfPct: ptrF(20)}
 	}
-	r := &experiment.Result{Schema: experiment.SchemaVersion, Kind: experiment.KindMatrix, Name: "matrix " + hostile, Description: hostile,
+	r := &experiment.Result{Schema: results.ExperimentSchema, Kind: results.KindMatrix, Name: "matrix " + hostile, Description: hostile,
 		File: "m.yaml", Scenario: "ycsb", Status: "failed", ExitCode: 1, Error: hostile, Failures: []string{"c04: " + hostile},
 		Notes: []string{"runs are interleaved"}, Order: "interleaved", Repeats: experiment.RepeatRule{Fixed: 2},
 		Factors:  []experiment.FactorInfo{{Name: "users", Levels: []string{"2", "8"}}, {Name: "scenario.mode", Levels: []string{"a", hostile}}},
@@ -133,7 +134,7 @@ func TestExperimentPageKnee(t *testing.T) {
 	k := experiment.Knee{Combination: "c01", Label: "engine=memory", On: "rate", Start: 1000, Max: 64000, Precision: 0.1, Repeats: 2,
 		Load: ptrF(4000), Broke: ptrF(8000), Summary: "the SLO holds up to 4000 ops/s and breaks at 8000 ops/s",
 		Steps: []experiment.KneeStep{step(1000, 1, true, 1), step(2000, 2, true, 2), step(4000, 3, true, 6), step(8000, 4, false, 40)}}
-	r := &experiment.Result{Schema: experiment.SchemaVersion, Kind: experiment.KindKnee, Name: "knee", Scenario: "ycsb", Status: "ok",
+	r := &experiment.Result{Schema: results.ExperimentSchema, Kind: results.KindKnee, Name: "knee", Scenario: "ycsb", Status: "ok",
 		Confidence: 0.95, Knees: []experiment.Knee{k},
 		Combinations: []experiment.CombinationResult{{ID: "c01", Label: "engine=memory", Engine: "memory", Baseline: true}}}
 	writeResult(t, dir, r)

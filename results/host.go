@@ -21,30 +21,23 @@ func HostFacts() Host {
 }
 
 func memTotal() uint64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
-			kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return kb * 1024
-		}
-	}
-	return 0
+	kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(procField("/proc/meminfo", "MemTotal"), "kB")), 10, 64)
+	return kb * 1024
 }
 
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
+func cpuModel() string { return procField("/proc/cpuinfo", "model name") }
+
+// procField returns the value of the first "key: value" line of a /proc
+// file, trimmed ("" when the file has none or cannot be read).
+func procField(path, key string) string {
+	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == key {
 			return strings.TrimSpace(v)
 		}
 	}

@@ -88,8 +88,8 @@ func f(v float64) *float64 { return &v }
 
 func testRun() *results.Run {
 	r := &results.Run{Summary: map[string]metrics.OpSummary{
-		"read":   {Op: "read", Count: 990, Errors: 10, ThroughputPerS: 99, MeanMs: f(2), P50Ms: f(1), P95Ms: f(5), P99Ms: f(12)},
-		"update": {Op: "update", Count: 50, ThroughputPerS: 5, MeanMs: f(20), P50Ms: f(15), P95Ms: f(40), P99Ms: nil},
+		"read":   {Op: "read", Count: 990, Errors: 10, ThroughputPerS: 99, Latencies: metrics.Latencies{MeanMs: f(2), P50Ms: f(1), P95Ms: f(5), P99Ms: f(12)}},
+		"update": {Op: "update", Count: 50, ThroughputPerS: 5, Latencies: metrics.Latencies{MeanMs: f(20), P50Ms: f(15), P95Ms: f(40), P99Ms: nil}},
 	}}
 	r.Totals = results.Sum(r.Summary)
 	return r

@@ -238,10 +238,15 @@ type Usage struct {
 // Usage reads the group's usage: v1 cpuacct.usage, memory.usage_in_bytes
 // and cpu.stat; v2 cpu.stat and memory.current.
 func (g *Group) Usage() (Usage, error) {
+	read := g.usageV1
 	if g.Version == 2 {
-		return g.usageV2()
+		read = g.usageV2
 	}
-	return g.usageV1()
+	u, err := read()
+	if err != nil {
+		return u, fmt.Errorf("cgroup %s: %w", g.Path, err)
+	}
+	return u, nil
 }
 
 // Limits reads back the limits in force; a limit it cannot read is 0.

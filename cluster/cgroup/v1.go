@@ -83,16 +83,16 @@ func (g *Group) usageV1() (Usage, error) {
 	var u Usage
 	var err error
 	if u.CPUNanos, err = readUint(g.dirs["cpuacct"], "cpuacct.usage"); err != nil {
-		return u, fmt.Errorf("cgroup %s: %w", g.Path, err)
+		return u, err
 	}
 	mem, err := readUint(g.dirs["memory"], "memory.usage_in_bytes")
 	if err != nil {
-		return u, fmt.Errorf("cgroup %s: %w", g.Path, err)
+		return u, err
 	}
 	u.MemoryBytes = int64(mem)
 	st, err := readKV(g.dirs["cpu"], "cpu.stat")
 	if err != nil {
-		return u, fmt.Errorf("cgroup %s: %w", g.Path, err)
+		return u, err
 	}
 	u.Periods, u.ThrottledPeriods, u.ThrottledNanos = st["nr_periods"], st["nr_throttled"], st["throttled_time"]
 	return u, nil

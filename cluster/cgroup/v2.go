@@ -69,13 +69,13 @@ func (g *Group) usageV2() (Usage, error) {
 	d := g.dirs[""]
 	st, err := readKV(d, "cpu.stat")
 	if err != nil {
-		return u, fmt.Errorf("cgroup %s: %w", g.Path, err)
+		return u, err
 	}
 	u.CPUNanos = st["usage_usec"] * 1000
 	u.Periods, u.ThrottledPeriods, u.ThrottledNanos = st["nr_periods"], st["nr_throttled"], st["throttled_usec"]*1000
 	mem, err := readUint(d, "memory.current")
 	if err != nil {
-		return u, fmt.Errorf("cgroup %s: %w", g.Path, err)
+		return u, err
 	}
 	u.MemoryBytes = int64(mem)
 	return u, nil

@@ -190,12 +190,23 @@ func serverUser() (*sysuser.User, error) {
 	return u, err
 }
 
+// connectNode opens a client of one connection to the server at addr,
+// with the password of st, its commands and connecting 2 s at most each;
+// Connect checks the connection with an authenticated PING.
+func connectNode(ctx context.Context, st *cluster.State, addr string) (*Conn, error) {
+	password, err := st.Password()
+	if err != nil {
+		return nil, err
+	}
+	o := Options{PoolSize: 1, Timeout: 2 * time.Second, ConnectTimeout: 2 * time.Second}
+	return Connect(ctx, Target{Addr: addr, Password: password}, o)
+}
+
 // ping sends an authenticated PING to the server at addr (2 s at most).
-func ping(ctx context.Context, addr, password string) error {
+func ping(ctx context.Context, st *cluster.State, addr string) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	o := Options{PoolSize: 1, Timeout: 2 * time.Second, ConnectTimeout: 2 * time.Second}
-	c, err := Connect(ctx, Target{Addr: addr, Password: password}, o)
+	c, err := connectNode(ctx, st, addr)
 	if err != nil {
 		return err
 	}
@@ -206,13 +217,7 @@ func ping(ctx context.Context, addr, password string) error {
 // facts and judges its health.
 var server = cluster.OneServer{
 	Engine: Name, Binary: "redis-server", BinaryEnv: BinaryEnv, Package: "redis-server", NotFound: ErrNoServer,
-	Answers: func(ctx context.Context, st *cluster.State, addr string) error {
-		pw, err := st.Password()
-		if err != nil {
-			return err
-		}
-		return ping(ctx, addr, pw)
-	},
+	Answers:  ping,
 	Facts:    nodeInfo,
 	FactKeys: []string{"redis_version", "connected_clients", "used_memory_human", "maxmemory_human", "db0"},
 }
@@ -225,14 +230,9 @@ func (Provisioner) Status(ctx context.Context, st *cluster.State) ([]cluster.Nod
 
 // nodeInfo reads INFO from the server at addr (2 s at most).
 func nodeInfo(ctx context.Context, st *cluster.State, addr string) (map[string]string, error) {
-	password, err := st.Password()
-	if err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	o := Options{PoolSize: 1, Timeout: 2 * time.Second, ConnectTimeout: 2 * time.Second}
-	c, err := Connect(ctx, Target{Addr: addr, Password: password}, o)
+	c, err := connectNode(ctx, st, addr)
 	if err != nil {
 		return nil, err
 	}

@@ -86,10 +86,11 @@ type nodeRoles struct {
 	cm, data, ingest bool
 }
 
-func (r nodeRoles) String() string {
+// names lists the node's roles, the cluster-manager role called cm.
+func (r nodeRoles) names(cm string) []string {
 	var parts []string
 	if r.cm {
-		parts = append(parts, "cm")
+		parts = append(parts, cm)
 	}
 	if r.data {
 		parts = append(parts, "data")
@@ -97,6 +98,11 @@ func (r nodeRoles) String() string {
 	if r.ingest {
 		parts = append(parts, "ingest")
 	}
+	return parts
+}
+
+func (r nodeRoles) String() string {
+	parts := r.names("cm")
 	if len(parts) == 0 {
 		return "coord"
 	}
@@ -105,17 +111,7 @@ func (r nodeRoles) String() string {
 
 // server returns the node.roles list for the distribution.
 func (r nodeRoles) server(d *distribution) string {
-	var parts []string
-	if r.cm {
-		parts = append(parts, d.cmRole)
-	}
-	if r.data {
-		parts = append(parts, "data")
-	}
-	if r.ingest {
-		parts = append(parts, "ingest")
-	}
-	return "[" + strings.Join(parts, ",") + "]"
+	return "[" + strings.Join(r.names(d.cmRole), ",") + "]"
 }
 
 // parseRoles resolves --nodes and --roles into one nodeRoles per node.
