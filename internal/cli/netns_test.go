@@ -19,6 +19,7 @@ import (
 	"github.com/scalelab/scalelab/internal/testenv"
 	"github.com/scalelab/scalelab/report"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // TestPartitionPostgresReplica: a PostgreSQL primary + replica started
@@ -68,7 +69,7 @@ func TestPartitionPostgresReplica(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, errs)
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	if len(r.Faults) != 1 {
 		t.Fatalf("faults %+v", r.Faults)
 	}
@@ -240,7 +241,7 @@ func TestNetworkFaultsPostgres(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, errs)
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	if len(r.Faults) != 1 || r.Faults[0].Outcome != "done" || r.Faults[0].EndedS == nil {
 		t.Fatalf("delay fault %+v", r.Faults)
 	}
@@ -271,7 +272,7 @@ func TestNetworkFaultsPostgres(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, errs)
 	}
-	r = readRun(t, dir)
+	r = resultstest.Read(t, dir)
 	if len(r.Faults) != 2 || r.Faults[0].Outcome != "done" || r.Faults[1].Outcome != "done" || r.Faults[0].Node != "node1|node2" {
 		t.Fatalf("faults %+v", r.Faults)
 	}
