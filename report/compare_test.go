@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 func TestCompare(t *testing.T) {
@@ -101,10 +102,7 @@ func TestCompareTiers(t *testing.T) {
 	for _, d := range []string{base, cont} {
 		synth{intervals: 3, ops: []string{"read"}, perOp: 300}.write(t, d)
 	}
-	r, err := results.Read(cont)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := resultstest.Read(t, cont)
 	r.Tiers = []results.Tier{{Role: "cache", Engine: "redis", Server: &results.Server{Version: "7.0.15"},
 		Cluster: &results.ClusterRef{Name: "r1", Nodes: 1}, Settings: map[string]string{"redis.pool_size": "64"}}}
 	if err := results.WriteJSON(filepath.Join(cont, results.RunFile), r); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // age makes the streamed files look written a while ago, as after a crash.
@@ -49,10 +50,7 @@ func TestRebuildCrashedRun(t *testing.T) {
 			if err != nil || !rebuilt {
 				t.Fatalf("rebuilt %v, err %v", rebuilt, err)
 			}
-			back, err := results.Read(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			back := resultstest.Read(t, dir)
 			for _, doc := range []*results.Run{r, back} {
 				if doc.Status != results.StatusIncomplete || doc.ExitCode != results.ExitUnfinished || !strings.Contains(doc.Error, "rebuilt") {
 					t.Fatalf("status %s exit %d error %q", doc.Status, doc.ExitCode, doc.Error)
