@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -159,17 +157,9 @@ func windowQuantiles(t *testing.T, path, tag string, windows [][2]float64) quant
 	if err != nil {
 		t.Fatal(err)
 	}
-	rd := hdr.NewHistogramLogReader(bytes.NewReader(b))
 	merged := hdr.New(1000, 3600e9, 3)
 	base := -1.0
-	for {
-		h, err := rd.NextIntervalHistogram()
-		if err != nil && err != io.EOF {
-			t.Fatal(err)
-		}
-		if h == nil {
-			break
-		}
+	for _, h := range resultstest.HlogIntervals(t, b) {
 		start := float64(h.StartTimeMs()) / 1000
 		if base < 0 {
 			base = start

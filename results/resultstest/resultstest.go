@@ -3,11 +3,15 @@
 package resultstest
 
 import (
+	"bytes"
 	"encoding/csv"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
@@ -69,5 +73,24 @@ func WriteIntervals(tb testing.TB, dir string, start time.Time, n int, next func
 	}
 	if err := series.Close(); err != nil {
 		tb.Fatal(err)
+	}
+}
+
+// HlogIntervals returns the interval histograms of data, the contents of
+// an intervals.hlog, in order, as hdrhistogram-go's own log reader reads
+// them.
+func HlogIntervals(tb testing.TB, data []byte) []*hdr.Histogram {
+	tb.Helper()
+	rd := hdr.NewHistogramLogReader(bytes.NewReader(data))
+	var hists []*hdr.Histogram
+	for {
+		h, err := rd.NextIntervalHistogram()
+		if err != nil && err != io.EOF {
+			tb.Fatal(err)
+		}
+		if h == nil {
+			return hists
+		}
+		hists = append(hists, h)
 	}
 }
