@@ -39,9 +39,7 @@ func synthShard(b *testing.B, dir string, idx, n, seconds int, at time.Time) {
 		Load:    results.Load{Model: "closed", Params: map[string]any{"users": 64}, DurationS: float64(seconds)},
 		Segment: &results.Segment{Index: idx, Count: n, TestHash: "bench", StartAt: &at, LoadStart: &start, StartLateMs: float64(idx)},
 		Start:   at}
-	if err := results.WriteJSON(filepath.Join(dir, results.RunFile), run); err != nil {
-		b.Fatal(err)
-	}
+	resultstest.Write(b, dir, run)
 }
 
 // BenchmarkMerge16x10min merges 16 segments of a 10-minute run (600

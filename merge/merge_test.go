@@ -106,9 +106,7 @@ func TestMergeRefusals(t *testing.T) {
 	dirs := runSegments(t, 3, "null", nil)
 	other := runSegments(t, 3, "null", []string{"ycsb.workload=c"})
 	plain := t.TempDir()
-	if err := results.WriteJSON(filepath.Join(plain, results.RunFile), &results.Run{Status: results.StatusOK}); err != nil {
-		t.Fatal(err)
-	}
+	resultstest.Write(t, plain, &results.Run{Status: results.StatusOK})
 	for _, c := range []struct {
 		dirs []string
 		want string
@@ -133,9 +131,7 @@ func TestMergeRefusals(t *testing.T) {
 	// a crashed segment: its run.json still says running
 	r := resultstest.Read(t, dirs[1])
 	r.Status = results.StatusRunning
-	if err := results.WriteJSON(filepath.Join(dirs[1], results.RunFile), r); err != nil {
-		t.Fatal(err)
-	}
+	resultstest.Write(t, dirs[1], r)
 	_, err = Merge(dirs, filepath.Join(t.TempDir(), "m"), Options{})
 	if results.ExitCode(err) != results.ExitUsage || !strings.Contains(err.Error(), "its process died") {
 		t.Errorf("merge with a crashed segment: %v", err)
@@ -156,9 +152,7 @@ func TestMergeAuditAndSLO(t *testing.T) {
 			r.Status, r.ExitCode = results.StatusFailed, results.ExitCheckFailed
 			r.Failures = []string{"audit: 2 acknowledged writes lost"}
 		}
-		if err := results.WriteJSON(filepath.Join(d, results.RunFile), r); err != nil {
-			t.Fatal(err)
-		}
+		resultstest.Write(t, d, r)
 	}
 	doc, err := Merge(dirs, filepath.Join(t.TempDir(), "m"), Options{})
 	if results.ExitCode(err) != results.ExitCheckFailed || doc.Status != results.StatusFailed {

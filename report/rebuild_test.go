@@ -91,9 +91,7 @@ func TestRebuildBeforeMeasuring(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	r := &results.Run{Status: results.StatusRunning, Scenario: "ycsb", Engine: "memory", Load: results.Load{Model: "closed"}}
-	if err := results.WriteJSON(filepath.Join(dir, results.RunFile), r); err != nil {
-		t.Fatal(err)
-	}
+	resultstest.Write(t, dir, r)
 	got, rebuilt, err := Rebuild(dir)
 	if err != nil || !rebuilt || got.Status != results.StatusIncomplete || len(got.Summary) != 0 || !strings.Contains(got.Error, "before measuring") {
 		t.Fatalf("rebuilt %v err %v: %+v", rebuilt, err, got)

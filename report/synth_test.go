@@ -3,7 +3,6 @@ package report
 import (
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -117,8 +116,6 @@ func (s synth) write(tb testing.TB, dir string) (*results.Run, map[string]*metri
 		r.MeasuredS = measured.Seconds()
 		r.Intervals = s.intervals
 	}
-	if err := results.WriteJSON(filepath.Join(dir, results.RunFile), r); err != nil {
-		tb.Fatal(err)
-	}
+	resultstest.Write(tb, dir, r)
 	return r, totals
 }

@@ -27,6 +27,14 @@ func Read(tb testing.TB, dir string) *results.Run {
 	return r
 }
 
+// Write writes r as the run.json document of the results directory dir.
+func Write(tb testing.TB, dir string, r *results.Run) {
+	tb.Helper()
+	if err := results.WriteJSON(filepath.Join(dir, results.RunFile), r); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // ReadCSV returns every record of the CSV file at path, its header first.
 func ReadCSV(tb testing.TB, path string) [][]string {
 	tb.Helper()
