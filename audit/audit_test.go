@@ -47,13 +47,20 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// mustCreate creates the history file at path with shards buffers.
+func mustCreate(tb testing.TB, path string, shards int) *Writer {
+	tb.Helper()
+	w, err := Create(path, shards)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return w
+}
+
 // writeHistory logs writes through a Writer the way the runner does.
 func writeHistory(t *testing.T, path string, fn func(w *Writer)) {
 	t.Helper()
-	w, err := Create(path, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustCreate(t, path, 4)
 	fn(w)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)

@@ -14,10 +14,7 @@ import (
 // benchLog times body on a fresh history file of 8 shards; closing it
 // (the last flush) is not timed.
 func benchLog(b *testing.B, body func(w *Writer)) {
-	w, err := Create(filepath.Join(b.TempDir(), "history.log"), 8)
-	if err != nil {
-		b.Fatal(err)
-	}
+	w := mustCreate(b, filepath.Join(b.TempDir(), "history.log"), 8)
 	body(w)
 	b.StopTimer()
 	if err := w.Close(); err != nil {
@@ -107,10 +104,7 @@ func BenchmarkHour(b *testing.B) {
 	)
 	for b.Loop() {
 		path := filepath.Join(b.TempDir(), "history.bin")
-		w, err := Create(path, 8)
-		if err != nil {
-			b.Fatal(err)
-		}
+		w := mustCreate(b, path, 8)
 		var wg sync.WaitGroup
 		last := make([]atomic.Int64, keys) // the last acknowledged version of each key (0: initial)
 		for s := range sessions {

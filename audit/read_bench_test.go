@@ -9,10 +9,7 @@ import (
 // item writes into the compact sets of ids the read-back uses.
 func BenchmarkReadHistory(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "history.log")
-	w, err := Create(path, 8)
-	if err != nil {
-		b.Fatal(err)
-	}
+	w := mustCreate(b, path, 8)
 	const writes = 1_000_000
 	for i := range int64(writes) {
 		l := w.Log(uint64(i))

@@ -147,10 +147,7 @@ func TestCheckRegistersReadError(t *testing.T) {
 func TestRegisterHistoryRoundTrip(t *testing.T) {
 	t.Parallel()
 	path := t.TempDir() + "/history.log"
-	wr, err := Create(path, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wr := mustCreate(t, path, 2)
 	l := wr.Log(1)
 	l.Writing(100, 1)
 	v1 := l.Updating(7, false)
@@ -183,10 +180,7 @@ func TestRegisterHistoryRoundTrip(t *testing.T) {
 func TestRegisterNotApplied(t *testing.T) {
 	t.Parallel()
 	path := t.TempDir() + "/history.log"
-	wr, err := Create(path, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wr := mustCreate(t, path, 1)
 	l := wr.Log(1)
 	l.Updating(5, false)
 	l.Done(nil)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // TestSegmentsFactor: `segments` as a factor runs the second level as 2
@@ -41,10 +42,7 @@ repeats: 1
 		if len(c.Runs) != 1 || !c.Runs[0].Measured || c.Runs[0].ThroughputPerS <= 0 {
 			t.Fatalf("combination %d: runs %+v", i, c.Runs)
 		}
-		doc, err := results.Read(filepath.Join(dir, c.Runs[0].Dir))
-		if err != nil {
-			t.Fatal(err)
-		}
+		doc := resultstest.Read(t, filepath.Join(dir, c.Runs[0].Dir))
 		if i == 0 && doc.Merged != nil {
 			t.Errorf("one segment, but merged: %+v", doc.Merged)
 		}

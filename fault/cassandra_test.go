@@ -2,7 +2,6 @@ package fault_test
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/scalelab/scalelab/engine/cassandra"
 	"github.com/scalelab/scalelab/engine/cassandra/cassandratest"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // startRing starts a 3-node ring for t as cassandratest.Start does, but
@@ -78,15 +78,7 @@ func TestKillCassandraNode(t *testing.T) {
 // started at or after t (series.csv: t_s is an interval's end).
 func okAfter(t *testing.T, dir string, at float64) int {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, results.SeriesFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := resultstest.ReadCSV(t, filepath.Join(dir, results.SeriesFile))
 	col := map[string]int{}
 	for i, h := range rows[0] {
 		col[h] = i

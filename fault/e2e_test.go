@@ -18,6 +18,7 @@ import (
 	"github.com/scalelab/scalelab/internal/cli"
 	"github.com/scalelab/scalelab/internal/testenv"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // runCLI runs `scalelab ARGS...` in process.
@@ -90,15 +91,6 @@ func sleepCluster(t *testing.T, name string, n int) *cluster.State {
 	return st
 }
 
-func readRun(t *testing.T, dir string) *results.Run {
-	t.Helper()
-	r, err := results.Read(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 // TestFaultUsageErrors: bad --fault input is exit 2 with a message saying
 // what was wrong and what is allowed, before any results directory exists.
 func TestFaultUsageErrors(t *testing.T) {
@@ -142,7 +134,7 @@ func TestFaultsEndToEnd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	if len(r.Faults) != 3 {
 		t.Fatalf("faults %+v", r.Faults)
 	}
@@ -225,7 +217,7 @@ func runInto(t *testing.T, args ...string) (int, *results.Run, string) {
 	dir := filepath.Join(t.TempDir(), "r")
 	code, stdout, stderr := runCLI(t, append(args, "--out", dir, "--progress", "off")...)
 	t.Logf("scalelab run: exit %d\n%s\n%s", code, stdout, stderr)
-	return code, readRun(t, dir), dir
+	return code, resultstest.Read(t, dir), dir
 }
 
 // doneFault fails t unless the run r ended ok with its first fault done

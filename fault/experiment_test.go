@@ -10,7 +10,7 @@ import (
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/cluster/clustertest"
 	"github.com/scalelab/scalelab/experiment"
-	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 func init() { cluster.Register(clustertest.SleepProvisioner{}) }
@@ -47,10 +47,7 @@ repeats: 1
 		t.Fatalf("%d combinations", len(r.Combinations))
 	}
 	for i, c := range r.Combinations {
-		run, err := results.Read(filepath.Join(out, c.Runs[0].Dir))
-		if err != nil {
-			t.Fatal(err)
-		}
+		run := resultstest.Read(t, filepath.Join(out, c.Runs[0].Dir))
 		var got []string
 		for _, f := range run.Faults {
 			if f.Outcome != "done" {

@@ -8,6 +8,7 @@ import (
 	"github.com/scalelab/scalelab/engine/redis"
 	"github.com/scalelab/scalelab/internal/testenv"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // TestRedisRestartLosesWrites: a Redis server without persistence is
@@ -27,7 +28,7 @@ func TestRedisRestartLosesWrites(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "r")
 	code, stdout, stderr := runCLI(t, "run", "ycsb", "--cluster", "rlose", "--set", "ycsb.records=500", "--set", "ycsb.workload=a",
 		"--users", "4", "--duration", "3s", "--fault", "restart:node1@1s", "--out", dir, "--progress", "off")
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	g := r.Audit.Registers
 	if code != results.ExitCheckFailed || g == nil || !g.Checked || g.Lost == 0 || len(g.Examples) == 0 {
 		t.Fatalf("run: exit %d, register audit %+v\n%s\n%s", code, g, stdout, stderr)
@@ -41,7 +42,7 @@ func TestRedisRestartLosesWrites(t *testing.T) {
 	if code != results.ExitCheckFailed || !strings.Contains(stdout, "lost") {
 		t.Fatalf("scalelab audit: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if again := readRun(t, dir).Audit.Registers; again.Lost != g.Lost {
+	if again := resultstest.Read(t, dir).Audit.Registers; again.Lost != g.Lost {
 		t.Errorf("scalelab audit: %d lost, the run's own audit %d", again.Lost, g.Lost)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine/search/searchtest"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // putJSON sends a PUT with a JSON body to a node.
@@ -58,7 +59,7 @@ func TestKillOpenSearchNode(t *testing.T) {
 		"--duration", "12s", "--users", "4", "--set", "opensearch.replicas=1", "--set", "opensearch.shards=3", "--set", "logs.records=2000",
 		"--fault", "kill:node3@4s", "--out", dir, "--progress", "off")
 	t.Logf("scalelab run: exit %d\n%s\n%s", code, stdout, stderr)
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	if r.Status != results.StatusOK && r.Status != results.StatusFailed {
 		t.Fatalf("run did not finish: status %s, exit %d: %s", r.Status, r.ExitCode, r.Error)
 	}

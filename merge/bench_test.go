@@ -3,13 +3,13 @@ package merge
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // synthShard writes the results directory of one segment of a run of
@@ -18,20 +18,9 @@ import (
 func synthShard(b *testing.B, dir string, idx, n, seconds int, at time.Time) {
 	b.Helper()
 	r := rand.New(rand.NewPCG(uint64(idx), 7))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	hlog, err := metrics.NewHlogSink(filepath.Join(dir, results.HlogFile), at)
-	if err != nil {
-		b.Fatal(err)
-	}
-	series, err := metrics.NewSeriesSink(filepath.Join(dir, results.SeriesFile))
-	if err != nil {
-		b.Fatal(err)
-	}
 	ops := []string{"read", "update", "insert", "scan"}
 	summary := map[string]metrics.OpSummary{}
-	for s := range seconds {
+	resultstest.WriteIntervals(b, dir, at, seconds, func(s int) *metrics.Interval {
 		iv := &metrics.Interval{Index: s, StartNs: int64(s) * 1e9, EndNs: int64(s+1) * 1e9, Sessions: 8}
 		for _, op := range ops {
 			lat, e := metrics.NewHist(), metrics.NewHist()
@@ -43,27 +32,14 @@ func synthShard(b *testing.B, dir string, idx, n, seconds int, at time.Time) {
 			o.Op, o.Count, o.Started = op, o.Count+300, o.Started+300
 			summary[op] = o
 		}
-		if err := hlog.Interval(iv); err != nil {
-			b.Fatal(err)
-		}
-		if err := series.Interval(iv); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := hlog.Close(); err != nil {
-		b.Fatal(err)
-	}
-	if err := series.Close(); err != nil {
-		b.Fatal(err)
-	}
+		return iv
+	})
 	start := at.Add(time.Duration(idx) * time.Millisecond)
 	run := &results.Run{Status: results.StatusOK, Scenario: "ycsb", Engine: "null", Summary: summary,
 		Load:    results.Load{Model: "closed", Params: map[string]any{"users": 64}, DurationS: float64(seconds)},
 		Segment: &results.Segment{Index: idx, Count: n, TestHash: "bench", StartAt: &at, LoadStart: &start, StartLateMs: float64(idx)},
 		Start:   at}
-	if err := results.WriteJSON(filepath.Join(dir, results.RunFile), run); err != nil {
-		b.Fatal(err)
-	}
+	resultstest.Write(b, dir, run)
 }
 
 // BenchmarkMerge16x10min merges 16 segments of a 10-minute run (600

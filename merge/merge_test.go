@@ -14,6 +14,7 @@ import (
 	_ "github.com/scalelab/scalelab/engine/null"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 	"github.com/scalelab/scalelab/runner"
 	_ "github.com/scalelab/scalelab/scenario/ycsb"
 	"github.com/scalelab/scalelab/segment"
@@ -52,15 +53,6 @@ func runSegmentsOf(t *testing.T, n int, opts func(seg segment.Segment, out strin
 	return dirs
 }
 
-func read(t *testing.T, dir string) *results.Run {
-	t.Helper()
-	r, err := results.Read(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 // TestMergeSegments: the merged totals are the segments' sums, its
 // percentiles those of one histogram of every value, and its series the
 // segments' counts per interval.
@@ -75,7 +67,7 @@ func TestMergeSegments(t *testing.T) {
 	var count, started int64
 	all := metrics.NewHist()
 	for _, d := range dirs {
-		r := read(t, d)
+		r := resultstest.Read(t, d)
 		count += r.Totals.Count
 		started += r.Totals.Started
 		hl, err := metrics.ReadIntervalLog(filepath.Join(d, results.HlogFile), 0)
@@ -114,9 +106,7 @@ func TestMergeRefusals(t *testing.T) {
 	dirs := runSegments(t, 3, "null", nil)
 	other := runSegments(t, 3, "null", []string{"ycsb.workload=c"})
 	plain := t.TempDir()
-	if err := results.WriteJSON(filepath.Join(plain, results.RunFile), &results.Run{Status: results.StatusOK}); err != nil {
-		t.Fatal(err)
-	}
+	resultstest.Write(t, plain, &results.Run{Status: results.StatusOK})
 	for _, c := range []struct {
 		dirs []string
 		want string
@@ -139,11 +129,9 @@ func TestMergeRefusals(t *testing.T) {
 		t.Fatalf("incomplete merge: %v, %+v", err, doc)
 	}
 	// a crashed segment: its run.json still says running
-	r := read(t, dirs[1])
+	r := resultstest.Read(t, dirs[1])
 	r.Status = results.StatusRunning
-	if err := results.WriteJSON(filepath.Join(dirs[1], results.RunFile), r); err != nil {
-		t.Fatal(err)
-	}
+	resultstest.Write(t, dirs[1], r)
 	_, err = Merge(dirs, filepath.Join(t.TempDir(), "m"), Options{})
 	if results.ExitCode(err) != results.ExitUsage || !strings.Contains(err.Error(), "its process died") {
 		t.Errorf("merge with a crashed segment: %v", err)
@@ -157,16 +145,14 @@ func TestMergeAuditAndSLO(t *testing.T) {
 	dirs := runSegments(t, 2, "null", nil)
 	// segment 1 lost 2 acknowledged writes (as its read-back would say)
 	for i, d := range dirs {
-		r := read(t, d)
+		r := resultstest.Read(t, d)
 		r.Audit = &results.Audit{Attempted: 10, Acknowledged: 10, Checked: true, ReadBack: 10}
 		if i == 1 {
 			r.Audit.Lost, r.Audit.LostIDs = 2, []int64{7, 5}
 			r.Status, r.ExitCode = results.StatusFailed, results.ExitCheckFailed
 			r.Failures = []string{"audit: 2 acknowledged writes lost"}
 		}
-		if err := results.WriteJSON(filepath.Join(d, results.RunFile), r); err != nil {
-			t.Fatal(err)
-		}
+		resultstest.Write(t, d, r)
 	}
 	doc, err := Merge(dirs, filepath.Join(t.TempDir(), "m"), Options{})
 	if results.ExitCode(err) != results.ExitCheckFailed || doc.Status != results.StatusFailed {

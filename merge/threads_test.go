@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 	"github.com/scalelab/scalelab/runner"
 	"github.com/scalelab/scalelab/segment"
 )
@@ -43,7 +44,7 @@ func TestMergeThreadsSegments(t *testing.T) {
 	}
 	var sumMean float64
 	for i, d := range dirs {
-		r := read(t, d)
+		r := resultstest.Read(t, d)
 		seg := segment.Segment{Index: i, Count: n}
 		if want := seg.Share(users) * loops; r.Totals.Count != want {
 			t.Errorf("segment %d ran %d operations, want its %d users x %d loops", i, r.Totals.Count, seg.Share(users), loops)

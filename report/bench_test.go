@@ -7,6 +7,7 @@ import (
 
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // oneHourDir writes a synthetic one-hour run of an open model: 3600
@@ -24,10 +25,7 @@ func oneHourDir(b *testing.B) string {
 // target is under 5 s per report.
 func BenchmarkReportOneHour(b *testing.B) {
 	dir := oneHourDir(b)
-	r, err := results.Read(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	r := resultstest.Read(b, dir)
 	b.ResetTimer()
 	cpu0 := cpuSeconds()
 	n := 0

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 func TestCompare(t *testing.T) {
@@ -101,15 +102,10 @@ func TestCompareTiers(t *testing.T) {
 	for _, d := range []string{base, cont} {
 		synth{intervals: 3, ops: []string{"read"}, perOp: 300}.write(t, d)
 	}
-	r, err := results.Read(cont)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := resultstest.Read(t, cont)
 	r.Tiers = []results.Tier{{Role: "cache", Engine: "redis", Server: &results.Server{Version: "7.0.15"},
 		Cluster: &results.ClusterRef{Name: "r1", Nodes: 1}, Settings: map[string]string{"redis.pool_size": "64"}}}
-	if err := results.WriteJSON(filepath.Join(cont, results.RunFile), r); err != nil {
-		t.Fatal(err)
-	}
+	resultstest.Write(t, cont, r)
 	terminal, page, _ := compareBoth(t, root, base, cont)
 	for _, w := range []string{"differences (baseline | contenders):", "  tier cache: (none) | redis 7.0.15, cluster r1 (1 node(s))", "  cache: redis.pool_size: (none) | 64"} {
 		if !strings.Contains(terminal, w) {

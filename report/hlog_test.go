@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,23 +11,16 @@ import (
 
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // libraryMerge merges the log with hdrhistogram-go's own reader, as the
 // reference the fast reader must match.
 func libraryMerge(t *testing.T, data []byte, warmupS float64) map[string]*hdr.Histogram {
 	t.Helper()
-	r := hdr.NewHistogramLogReader(bytes.NewReader(data))
 	out := map[string]*hdr.Histogram{}
 	var base float64
-	for {
-		h, err := r.NextIntervalHistogram()
-		if err != nil && err != io.EOF {
-			t.Fatal(err)
-		}
-		if h == nil {
-			break
-		}
+	for _, h := range resultstest.HlogIntervals(t, data) {
 		if base == 0 {
 			base = float64(h.StartTimeMs()) / 1000
 		}

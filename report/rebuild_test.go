@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // age makes the streamed files look written a while ago, as after a crash.
@@ -49,10 +50,7 @@ func TestRebuildCrashedRun(t *testing.T) {
 			if err != nil || !rebuilt {
 				t.Fatalf("rebuilt %v, err %v", rebuilt, err)
 			}
-			back, err := results.Read(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			back := resultstest.Read(t, dir)
 			for _, doc := range []*results.Run{r, back} {
 				if doc.Status != results.StatusIncomplete || doc.ExitCode != results.ExitUnfinished || !strings.Contains(doc.Error, "rebuilt") {
 					t.Fatalf("status %s exit %d error %q", doc.Status, doc.ExitCode, doc.Error)
@@ -93,9 +91,7 @@ func TestRebuildBeforeMeasuring(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	r := &results.Run{Status: results.StatusRunning, Scenario: "ycsb", Engine: "memory", Load: results.Load{Model: "closed"}}
-	if err := results.WriteJSON(filepath.Join(dir, results.RunFile), r); err != nil {
-		t.Fatal(err)
-	}
+	resultstest.Write(t, dir, r)
 	got, rebuilt, err := Rebuild(dir)
 	if err != nil || !rebuilt || got.Status != results.StatusIncomplete || len(got.Summary) != 0 || !strings.Contains(got.Error, "before measuring") {
 		t.Fatalf("rebuilt %v err %v: %+v", rebuilt, err, got)

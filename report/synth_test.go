@@ -3,13 +3,12 @@ package report
 import (
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // synth describes a synthetic results directory, written with the same
@@ -29,18 +28,7 @@ type synth struct {
 // measured window per operation.
 func (s synth) write(tb testing.TB, dir string) (*results.Run, map[string]*metrics.OpStats) {
 	tb.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		tb.Fatal(err)
-	}
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	hl, err := metrics.NewHlogSink(filepath.Join(dir, results.HlogFile), start)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ser, err := metrics.NewSeriesSink(filepath.Join(dir, results.SeriesFile))
-	if err != nil {
-		tb.Fatal(err)
-	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	totals := map[string]*metrics.OpStats{}
 	for _, op := range s.ops {
@@ -57,7 +45,7 @@ func (s synth) write(tb testing.TB, dir string) (*results.Run, map[string]*metri
 		}
 		iv.Ops = append(iv.Ops, o)
 	}
-	for i := 0; i < s.intervals; i++ {
+	resultstest.WriteIntervals(tb, dir, start, s.intervals, func(i int) *metrics.Interval {
 		iv.Index, iv.StartNs, iv.EndNs = i, int64(i)*1e9, int64(i+1)*1e9
 		iv.Warmup = i < s.warmup
 		iv.Sessions = int64(10 + i%7)
@@ -101,19 +89,8 @@ func (s synth) write(tb testing.TB, dir string) (*results.Run, map[string]*metri
 				}
 			}
 		}
-		if err := hl.Interval(iv); err != nil {
-			tb.Fatal(err)
-		}
-		if err := ser.Interval(iv); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := hl.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	if err := ser.Close(); err != nil {
-		tb.Fatal(err)
-	}
+		return iv
+	})
 	model := "closed"
 	if s.open {
 		model = "rate"
@@ -139,8 +116,6 @@ func (s synth) write(tb testing.TB, dir string) (*results.Run, map[string]*metri
 		r.MeasuredS = measured.Seconds()
 		r.Intervals = s.intervals
 	}
-	if err := results.WriteJSON(filepath.Join(dir, results.RunFile), r); err != nil {
-		tb.Fatal(err)
-	}
+	resultstest.Write(tb, dir, r)
 	return r, totals
 }

@@ -18,6 +18,7 @@ import (
 	_ "github.com/scalelab/scalelab/engine/null"
 	_ "github.com/scalelab/scalelab/engine/sqlite"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 	"github.com/scalelab/scalelab/scenario"
 	_ "github.com/scalelab/scalelab/scenario/logs"
 	_ "github.com/scalelab/scalelab/scenario/mhealth"
@@ -84,10 +85,7 @@ func TestAuditDropAcked(t *testing.T) {
 		t.Errorf("terminal output does not report the lost writes:\n%s", out)
 	}
 	// run.json on disk says the same.
-	disk, err := results.Read(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	disk := resultstest.Read(t, dir)
 	if disk.Audit == nil || disk.Audit.Lost != a.Lost || disk.ExitCode != results.ExitCheckFailed {
 		t.Errorf("run.json audit %+v, exit %d", disk.Audit, disk.ExitCode)
 	}
@@ -133,10 +131,7 @@ func TestAuditLogsSQLite(t *testing.T) {
 	if !strings.Contains(string(html), "Acknowledged-write audit") || !strings.Contains(string(html), "none lost") {
 		t.Error("report.html has no audit section")
 	}
-	disk, err := results.Read(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	disk := resultstest.Read(t, dir)
 	if disk.Audit == nil || disk.Audit.Acknowledged != a.Acknowledged || !slices.Contains(disk.Files, results.HistoryFile) {
 		t.Errorf("run.json audit %+v, files %v", disk.Audit, disk.Files)
 	}

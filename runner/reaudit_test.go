@@ -8,7 +8,7 @@ import (
 
 	_ "github.com/scalelab/scalelab/engine/sqlite"
 	"github.com/scalelab/scalelab/report"
-	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // TestReauditOverwrittenSince: `scalelab audit DIR` of a run whose keys a
@@ -26,10 +26,7 @@ func TestReauditOverwrittenSince(t *testing.T) {
 	}
 	f.run(t, "second", runOpts) // the same keys, updated again later
 	dir := f.dir("first")
-	r, err := results.Read(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := resultstest.Read(t, dir)
 	var stderr bytes.Buffer
 	if err := Reaudit(context.Background(), dir, r, &stderr); err != nil {
 		t.Fatalf("reaudit: %v\n%s", err, stderr.String())

@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"math"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 func TestParseStat(t *testing.T) {
@@ -100,15 +100,7 @@ func TestSamplerBusyTree(t *testing.T) {
 	if tel.Cost == nil || tel.Cost.PerSampleMs <= 0 {
 		t.Errorf("cost %+v", tel.Cost)
 	}
-	f, err := os.Open(filepath.Join(dir, results.TelemetryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := resultstest.ReadCSV(t, filepath.Join(dir, results.TelemetryFile))
 	count := map[string]int{}
 	for _, r := range rows[1:] {
 		count[r[1]+"/"+r[2]]++

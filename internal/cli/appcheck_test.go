@@ -9,6 +9,7 @@ import (
 
 	"github.com/scalelab/scalelab/promsource/promtest"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // TestAppNotListening: `run mhealth|records --app URL` with nothing
@@ -34,7 +35,7 @@ func TestAppNotListening(t *testing.T) {
 				t.Errorf("%s: stderr lacks %q:\n%s", scen, want, errs)
 			}
 		}
-		r := readRun(t, dir)
+		r := resultstest.Read(t, dir)
 		if r.Status != results.StatusFailed || r.Totals != nil {
 			t.Errorf("%s: status %s, totals %+v: the load ran", scen, r.Status, r.Totals)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // TestAppTierBehindHAProxy: a PostgreSQL primary and replica, two records
@@ -181,7 +182,7 @@ repeats: 1
 		servers int
 		eager   string
 	}{{1, "false"}, {2, "true"}} {
-		r := readRun(t, filepath.Join(xp, "runs", fmt.Sprintf("c%02d-r01", i+1)))
+		r := resultstest.Read(t, filepath.Join(xp, "runs", fmt.Sprintf("c%02d-r01", i+1)))
 		var at *results.AppTier
 		var settings map[string]string
 		for _, tier := range r.Tiers {
@@ -226,7 +227,7 @@ func runAppRecords(t *testing.T, ctx context.Context, app, phases, fault string)
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, errs)
 	}
-	return dir, out, readRun(t, dir)
+	return dir, out, resultstest.Read(t, dir)
 }
 
 // appTierOf is the app tier in run.json, nil without one.

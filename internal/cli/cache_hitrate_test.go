@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/scalelab/scalelab/results/resultstest"
 	"github.com/scalelab/scalelab/scenario/ycsb"
 )
 
@@ -45,7 +46,7 @@ func checkHitRate(t *testing.T, ctx context.Context, engineName, clusterName str
 	if code != 0 {
 		t.Fatalf("hit rate run: %d %s %s", code, out, errs)
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	cache := cacheReport(t, r)
 	hits, misses := cache["hits"].(float64), cache["misses"].(float64)
 	if int(hits+misses) != hitRateReads || cache["mode"] != "shared" || cache["engine"] != engineName || cache["ttl"] != "0s" ||

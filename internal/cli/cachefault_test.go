@@ -4,6 +4,8 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // TestCacheKilledUnderLoad: --fault acts on the cache tier's cluster when
@@ -26,7 +28,7 @@ func TestCacheKilledUnderLoad(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("on_error=%s: exit %d\n%s\n%s", onError, code, out, errs)
 		}
-		r := readRun(t, dir)
+		r := resultstest.Read(t, dir)
 		if len(r.Faults) != 1 || r.Faults[0].Outcome != "done" {
 			t.Fatalf("on_error=%s: faults %+v", onError, r.Faults)
 		}

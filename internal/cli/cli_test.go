@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 func run(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
@@ -21,15 +22,6 @@ func run(t *testing.T, ctx context.Context, args ...string) (int, string, string
 	var out, errb bytes.Buffer
 	code := Main(ctx, args, &out, &errb)
 	return code, out.String(), errb.String()
-}
-
-func readRun(t *testing.T, dir string) *results.Run {
-	t.Helper()
-	r, err := results.Read(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
 }
 
 // errorSamples lists the error messages run.json in dir keeps per
@@ -155,7 +147,7 @@ func TestRunWritesResultsDirectory(t *testing.T) {
 			t.Errorf("%s missing or empty", f)
 		}
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	// The measured window is the 1.5 s after the warm-up, plus at most the
 	// drain at the stop (1 s) on a starved machine.
 	if r.Status != "ok" || r.ExitCode != 0 || r.MeasuredS < 1.3 || r.MeasuredS > 2.7 || r.Process == nil {
@@ -181,7 +173,7 @@ func TestIntegrityFailureExit1(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "r")
 	code, out, _ := run(t, context.Background(), "run", "ycsb", "--engine", "memory", "--users", "2", "--ops", "2000",
 		"--set", "ycsb.verify=true", "--set", "memory.drop_writes=0.5", "--out", dir, "--progress", "off")
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	if code != ExitCheckFailed || r.Status != "failed" || r.ExitCode != 1 || len(r.Failures) == 0 {
 		t.Fatalf("exit %d status %s failures %v\n%s", code, r.Status, r.Failures, out)
 	}
@@ -192,7 +184,7 @@ func TestUnreachableExit4(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "r")
 	code, _, stderr := run(t, context.Background(), "run", "ycsb", "--target", "/nonexistent/dir/x.db", "--out", dir, "--progress", "off")
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	if code != ExitUnfinished || r.Status != "failed" || r.ExitCode != ExitUnfinished || !strings.Contains(stderr, "connect to sqlite") {
 		t.Fatalf("exit %d status %s: %s", code, r.Status, stderr)
 	}
@@ -206,14 +198,14 @@ func TestOpsBudgetAndRateModel(t *testing.T) {
 	if code, out, errs := run(t, context.Background(), "run", "ycsb", "--engine", "null", "--set", "ycsb.workload=c", "--ops", "100000", "--users", "7", "--out", dir, "--progress", "off"); code != 0 {
 		t.Fatalf("exit %d %s %s", code, out, errs)
 	}
-	if r := readRun(t, dir); r.Summary["read"].Count != 100000 || r.StopReason != "completed" || r.Load.Open {
+	if r := resultstest.Read(t, dir); r.Summary["read"].Count != 100000 || r.StopReason != "completed" || r.Load.Open {
 		t.Fatalf("count %d stop %s open %v", r.Summary["read"].Count, r.StopReason, r.Load.Open)
 	}
 	dir = filepath.Join(t.TempDir(), "rate")
 	if code, out, errs := run(t, context.Background(), "run", "ycsb", "--engine", "memory", "--rate", "2000/s", "--arrivals", "poisson", "--duration", "2s", "--out", dir, "--progress", "off"); code != 0 {
 		t.Fatalf("exit %d %s %s", code, out, errs)
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	// 4,000 arrivals expected (sd 63); a generator starved by a busy
 	// machine starts fewer of them before the stop, never more
 	if r.Lag == nil || r.Totals.Count < 2800 || r.Totals.Count > 4600 || r.Summary["read"].Service == nil || !r.Load.Open {
@@ -231,7 +223,7 @@ func TestRateCannotKeepUp(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d %s %s", code, out, errs)
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	var late int64
 	for _, s := range r.Summary {
 		late += s.Late
@@ -259,7 +251,7 @@ func TestInterruptInProcess(t *testing.T) {
 	}()
 	code, _, _ := run(t, ctx, "run", "ycsb", "--engine", "memory", "--duration", "1m", "--set", "memory.latency=1ms", "--set", "ycsb.records=50", "--out", dir, "--progress", "off")
 	took := time.Since(at)
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	if code != ExitInterrupted || r.Status != "interrupted" || r.ExitCode != 3 || took > stopBound {
 		t.Fatalf("exit %d status %s after %s", code, r.Status, took)
 	}
@@ -275,7 +267,7 @@ func TestInterruptDuringLoad(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	code, _, stderr := run(t, ctx, "run", "ycsb", "--engine", "memory", "--set", "memory.latency=5ms", "--set", "ycsb.records=100000", "--out", dir, "--progress", "off")
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	if code != ExitInterrupted || r.Status != "interrupted" || r.LoadPhase == nil || r.LoadPhase.Items >= 100000 || !strings.Contains(stderr, "while loading") {
 		t.Fatalf("exit %d status %s load %+v: %s", code, r.Status, r.LoadPhase, stderr)
 	}
@@ -308,7 +300,7 @@ func TestSignals(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || took > stopBound {
 		t.Fatalf("one SIGINT: %v after %s", err, took)
 	}
-	if r := readRun(t, dir); r.Status != "interrupted" || r.ExitCode != 3 {
+	if r := resultstest.Read(t, dir); r.Status != "interrupted" || r.ExitCode != 3 {
 		t.Fatalf("status %s exit %d", r.Status, r.ExitCode)
 	}
 
@@ -342,7 +334,7 @@ func TestMhealthOnDefaultEngine(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	if r.Engine != "sqlite" || r.Status != "ok" || r.Summary["activity.post"].Count == 0 || r.Summary["totals.get"].Count == 0 {
 		t.Fatalf("engine %s status %s summary %v", r.Engine, r.Status, r.Summary)
 	}
@@ -364,7 +356,7 @@ func TestStoreErrorMessagesShownEscaped(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d %s %s", code, out, errs)
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	found := false
 	for _, s := range r.Summary {
 		for _, m := range s.ErrorSamples {
@@ -397,7 +389,7 @@ func TestRunBoundedByOps(t *testing.T) {
 	if !strings.Contains(stderr, "the run ends after 20,000 operations (its time is estimated once the rate is known)") {
 		t.Errorf("the start does not say what ends the run:\n%s", stderr)
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	if r.Load.Ops != 20_000 || r.Load.DurationS != 0 {
 		t.Errorf("load ops %d duration %g s, want 20000 operations and no duration", r.Load.Ops, r.Load.DurationS)
 	}
@@ -412,7 +404,7 @@ func TestRunBoundedByOps(t *testing.T) {
 	if !strings.Contains(stderr, "the run ends after 1s\n") {
 		t.Errorf("the start does not say what ends the run:\n%s", stderr)
 	}
-	if r := readRun(t, dir2); r.Load.Ops != 0 || r.Load.DurationS != 1 {
+	if r := resultstest.Read(t, dir2); r.Load.Ops != 0 || r.Load.DurationS != 1 {
 		t.Errorf("with --duration: ops %d duration %g s, want no budget and 1 s", r.Load.Ops, r.Load.DurationS)
 	}
 }

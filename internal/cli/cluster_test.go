@@ -10,6 +10,7 @@ import (
 	"github.com/scalelab/scalelab/apptier"
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/cluster/clustertest"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 func init() { cluster.Register(clustertest.SleepProvisioner{}) }
@@ -40,7 +41,7 @@ func TestClusterCommands(t *testing.T) {
 	if code, out, errs := run(t, ctx, "run", "ycsb", "--engine", "memory", "--cluster", "m1", "--ops", "100", "--out", dir, "--progress", "off"); code != 0 {
 		t.Fatalf("run --cluster: %d %s %s", code, out, errs)
 	}
-	if r := readRun(t, dir); r.Cluster == nil || r.Cluster.Nodes != 3 {
+	if r := resultstest.Read(t, dir); r.Cluster == nil || r.Cluster.Nodes != 3 {
 		t.Fatalf("run.json cluster %+v", r.Cluster)
 	}
 	if code, _, errs := run(t, ctx, "run", "ycsb", "--engine", "sqlite", "--cluster", "m1", "--out", dir+"x"); code != ExitUsage || !strings.Contains(errs, "is a memory cluster") {

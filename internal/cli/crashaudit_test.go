@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // TestKill9DuringFaultThenAudit: `scalelab run` is killed with SIGKILL
@@ -47,7 +48,7 @@ func TestKill9DuringFaultThenAudit(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("report: %d %s %s", code, out, errs)
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	if r.Status != results.StatusIncomplete || len(r.Faults) != 1 || r.Faults[0].Outcome != "done" || r.Faults[0].InjectedS == nil {
 		t.Fatalf("rebuilt run: status %s, faults %+v", r.Status, r.Faults)
 	}
@@ -68,7 +69,7 @@ func TestKill9DuringFaultThenAudit(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("audit exit %d", code)
 	}
-	r = readRun(t, dir)
+	r = resultstest.Read(t, dir)
 	a := r.Audit
 	if a == nil || !a.Checked || a.Acknowledged == 0 || a.Lost != 0 || a.ReadBack != a.Attempted {
 		t.Fatalf("audit %+v", a)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/experiment"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // TestExperimentStartsCacheClusters: an experiment whose `cache` factor
@@ -67,7 +68,7 @@ order: grouped
 		t.Errorf("clusters left behind: %v", names)
 	}
 	for i, eng := range []string{"", "redis", "memcached"} {
-		run := readRun(t, filepath.Join(xp, "runs", r.Combinations[i].ID+"-r01"))
+		run := resultstest.Read(t, filepath.Join(xp, "runs", r.Combinations[i].ID+"-r01"))
 		var engines []string
 		for _, tier := range run.Tiers {
 			if tier.Role == "cache" {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/experiment"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 func TestExperimentAndCheckCommands(t *testing.T) {
@@ -75,7 +76,7 @@ slo: p95 < 1s, errors < 1%
 	if code != ExitCheckFailed || !strings.Contains(out, "FAILED: SLO p50<1ns for read: p50 of read") {
 		t.Errorf("run --slo: %d %s", code, out)
 	}
-	if r := readRun(t, rd); r.ExitCode != 1 || len(r.Failures) != 1 {
+	if r := resultstest.Read(t, rd); r.ExitCode != 1 || len(r.Failures) != 1 {
 		t.Errorf("run.json %+v", r.Failures)
 	}
 	if code, _, errs := run(t, ctx, "run", "ycsb", "--slo", "p95 < soon", "--out", filepath.Join(dir, "never")); code != ExitUsage || !strings.Contains(errs, "--slo: bad SLO") {

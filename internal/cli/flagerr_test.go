@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // Flag errors say what was wrong in scalelab's words, with the nearest
@@ -83,7 +85,7 @@ func TestFlagSpellings(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%d %v: exit %d: %s", i, args, code, stderr)
 		}
-		r := readRun(t, dir)
+		r := resultstest.Read(t, dir)
 		if r.Engine != "null" || r.Scenario != "ycsb" {
 			t.Errorf("%v: run.json engine %q scenario %q, want null and ycsb", args, r.Engine, r.Scenario)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/cluster/clustertest"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // Every command answers -h and --help with its help on stdout and exit 0.
@@ -100,7 +101,7 @@ func TestClusterImpliesEngine(t *testing.T) {
 	if code != ExitUnfinished {
 		t.Errorf("--cluster alone: exit %d, want 4 (nothing listens on port 1); stderr %q", code, stderr)
 	}
-	if r := readRun(t, out); r.Engine != "postgres" {
+	if r := resultstest.Read(t, out); r.Engine != "postgres" {
 		t.Errorf("run.json engine %q, want postgres (implied by the cluster)", r.Engine)
 	}
 }

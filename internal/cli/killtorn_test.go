@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // TestReportAfterKill9TornLines: `scalelab run` is killed with SIGKILL in
@@ -39,7 +40,7 @@ func TestReportAfterKill9TornLines(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "rebuilt") || !strings.Contains(out, "status incomplete") {
 		t.Fatalf("report: exit %d\n%s\n%s", code, out, stderr)
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	if r.Status != results.StatusIncomplete || r.ExitCode != ExitUnfinished || !strings.Contains(r.Error, "torn") {
 		t.Fatalf("run.json: status %s exit %d error %q", r.Status, r.ExitCode, r.Error)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine/memcached"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // TestMemcachedCluster runs what a new user runs: a local memcached server
@@ -48,7 +49,7 @@ func TestMemcachedCluster(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: %d %s %s", args, code, out, errs)
 		}
-		r := readRun(t, dir)
+		r := resultstest.Read(t, dir)
 		if r.Engine != memcached.Name || r.Server == nil || !strings.HasPrefix(r.Server.Version, "memcached 1.") || r.Totals == nil || r.Totals.Count == 0 || r.Totals.Errors != 0 {
 			t.Fatalf("%v: server %+v totals %+v", args, r.Server, r.Totals)
 		}
@@ -64,7 +65,7 @@ func TestMemcachedCluster(t *testing.T) {
 		if code != ExitUsage || !strings.Contains(errs, "reads and writes by key only") || !strings.Contains(errs, "engine not supported") {
 			t.Errorf("%v: %d %s %s", args, code, out, errs)
 		}
-		if r := readRun(t, dir); r.LoadPhase != nil {
+		if r := resultstest.Read(t, dir); r.LoadPhase != nil {
 			t.Errorf("%v: a load ran before the refusal: %+v", args, r.LoadPhase)
 		}
 	}
@@ -77,7 +78,7 @@ func TestMemcachedCluster(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("cache run: %d %s %s", code, out, errs)
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	if len(r.Tiers) != 1 || r.Tiers[0].Engine != memcached.Name || r.Tiers[0].Settings["memcached.max_idle_conns"] != "16" || r.Tiers[0].Server == nil {
 		t.Fatalf("tiers %+v", r.Tiers)
 	}
@@ -92,7 +93,7 @@ func TestMemcachedCluster(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("social cache run: %d %s %s", code, out, errs)
 	}
-	r = readRun(t, dir)
+	r = resultstest.Read(t, dir)
 	c := cacheReport(t, r)
 	if inv, ok := c["invalidations"].(float64); !ok || inv == 0 || c["engine"] != memcached.Name || c["invalidate_errors"] != float64(0) {
 		t.Errorf("social through memcached: %v", c)

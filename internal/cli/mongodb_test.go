@@ -10,6 +10,7 @@ import (
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine/mongodb"
 	"github.com/scalelab/scalelab/internal/testenv"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // TestFerretDBCluster runs what a new user runs: a local FerretDB server,
@@ -46,7 +47,7 @@ func TestFerretDBCluster(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "measured on FerretDB v1.24.2 (sqlite backend)") {
 			t.Fatalf("%s: %d\n%s\n%s", c.scenario, code, out, errs)
 		}
-		r := readRun(t, dir)
+		r := resultstest.Read(t, dir)
 		if r.Engine != mongodb.Name || r.Server == nil || !strings.HasPrefix(r.Server.Product, "FerretDB v1.24.2") || r.Server.Extra["backend"] != "sqlite" {
 			t.Fatalf("%s: run.json server %+v", c.scenario, r.Server)
 		}
@@ -104,7 +105,7 @@ func TestFerretDBPostgresBackend(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run: %d %s %s", code, out, errs)
 	}
-	if r := readRun(t, dir); r.Server == nil || r.Server.Product != "FerretDB v1.24.2 (postgresql backend)" {
+	if r := resultstest.Read(t, dir); r.Server == nil || r.Server.Product != "FerretDB v1.24.2 (postgresql backend)" {
 		t.Fatalf("server %+v", r.Server)
 	}
 	st, err := cluster.Load("fp")

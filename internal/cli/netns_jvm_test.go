@@ -9,6 +9,7 @@ import (
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine/cassandra"
 	"github.com/scalelab/scalelab/engine/search"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // TestPartitionOpenSearchNode: a 3-node OpenSearch cluster with each node
@@ -36,7 +37,7 @@ func TestPartitionOpenSearchNode(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s%s", code, errs, errorSamples(dir))
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	if len(r.Faults) != 1 {
 		t.Fatalf("faults %+v", r.Faults)
 	}
@@ -68,7 +69,7 @@ func TestPartitionOpenSearchNode(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s%s", code, errs, errorSamples(dir))
 	}
-	r = readRun(t, dir)
+	r = resultstest.Read(t, dir)
 	if len(r.Faults) != 1 || r.Faults[0].Outcome != "done" {
 		t.Fatalf("restart fault %+v", r.Faults)
 	}
@@ -108,7 +109,7 @@ func TestCassandraNetns(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, errs)
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	for op, s := range r.Summary {
 		if s.Count > 0 && (s.P50Ms == nil || *s.P50Ms < 60) {
 			t.Errorf("%s p50 %v ms: want at least 60 (30 ms each way through the node's proxy)", op, s.P50Ms)

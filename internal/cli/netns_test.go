@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +17,7 @@ import (
 	"github.com/scalelab/scalelab/internal/testenv"
 	"github.com/scalelab/scalelab/report"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // TestPartitionPostgresReplica: a PostgreSQL primary + replica started
@@ -68,7 +67,7 @@ func TestPartitionPostgresReplica(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, errs)
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	if len(r.Faults) != 1 {
 		t.Fatalf("faults %+v", r.Faults)
 	}
@@ -158,17 +157,9 @@ func windowQuantiles(t *testing.T, path, tag string, windows [][2]float64) quant
 	if err != nil {
 		t.Fatal(err)
 	}
-	rd := hdr.NewHistogramLogReader(bytes.NewReader(b))
 	merged := hdr.New(1000, 3600e9, 3)
 	base := -1.0
-	for {
-		h, err := rd.NextIntervalHistogram()
-		if err != nil && err != io.EOF {
-			t.Fatal(err)
-		}
-		if h == nil {
-			break
-		}
+	for _, h := range resultstest.HlogIntervals(t, b) {
 		start := float64(h.StartTimeMs()) / 1000
 		if base < 0 {
 			base = start
@@ -240,7 +231,7 @@ func TestNetworkFaultsPostgres(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, errs)
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	if len(r.Faults) != 1 || r.Faults[0].Outcome != "done" || r.Faults[0].EndedS == nil {
 		t.Fatalf("delay fault %+v", r.Faults)
 	}
@@ -271,7 +262,7 @@ func TestNetworkFaultsPostgres(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, errs)
 	}
-	r = readRun(t, dir)
+	r = resultstest.Read(t, dir)
 	if len(r.Faults) != 2 || r.Faults[0].Outcome != "done" || r.Faults[1].Outcome != "done" || r.Faults[0].Node != "node1|node2" {
 		t.Fatalf("faults %+v", r.Faults)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/scalelab/scalelab/promsource/promtest"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 	"github.com/scalelab/scalelab/runner"
 )
 
@@ -225,7 +226,7 @@ func TestMonitoringFlags(t *testing.T) {
 	if code != 0 || !strings.Contains(errs, "live figures at http://127.0.0.1:") || !strings.Contains(errs, "does not answer") {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
 	}
-	if r := readRun(t, dir); r.Live == nil || r.Live.Listen == "" || len(r.Telemetry.Sources) != 1 {
+	if r := resultstest.Read(t, dir); r.Live == nil || r.Live.Listen == "" || len(r.Telemetry.Sources) != 1 {
 		t.Errorf("live %+v, sources %+v", r.Live, r.Telemetry.Sources)
 	}
 	if code, out, _ := run(t, context.Background(), "help", "run"); code != 0 || !strings.Contains(out, "Monitoring:\n  --telemetry-source") {

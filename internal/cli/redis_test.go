@@ -13,6 +13,7 @@ import (
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine/redis"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // noSecret fails t when the password shows in any file of dir.
@@ -98,7 +99,7 @@ func TestRedisCluster(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	code, out, errs = run(t, ctx, "run", "ycsb", "--cluster", "r1", "--set", "ycsb.records=500", "--set", "ycsb.workload=c",
 		"--duration", "3s", "--fault", "restart:node1@1s", "--out", dir, "--progress", "off")
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	if r.Engine != redis.Name || r.Server == nil || !strings.HasPrefix(r.Server.Version, "Redis ") || r.Server.Target != st.Target {
 		t.Fatalf("run: %d %s %s\nserver %+v", code, out, errs, r.Server)
 	}
@@ -126,7 +127,7 @@ func TestRedisCluster(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("cache run: %d %s %s", code, out, errs)
 	}
-	r = readRun(t, dir)
+	r = resultstest.Read(t, dir)
 	if len(r.Tiers) != 1 || r.Tiers[0].Engine != redis.Name || r.Tiers[0].Server == nil || r.Tiers[0].Cluster == nil || r.Tiers[0].Cluster.Name != "r1" {
 		t.Fatalf("tiers %+v", r.Tiers)
 	}
@@ -153,7 +154,7 @@ func TestRedisCluster(t *testing.T) {
 	if code != 0 || strings.Contains(out+errs, pw) {
 		t.Fatalf("password in %s: %d %s %s", redis.PasswordEnv, code, out, errs)
 	}
-	if r = readRun(t, dir); r.Server.Target != "redis://"+addr+"/3" {
+	if r = resultstest.Read(t, dir); r.Server.Target != "redis://"+addr+"/3" {
 		t.Fatalf("target %s", r.Server.Target)
 	}
 	noSecret(t, dir, pw)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // TestReportAfterKill9 builds the binary, kills a run with SIGKILL in the
@@ -20,7 +21,7 @@ func TestReportAfterKill9(t *testing.T) {
 	skipShort(t, "builds the binary")
 	t.Parallel()
 	dir := killedMemoryRun(t, "--warmup", "1s", "--set", "memory.error_rate=0.02")
-	if r := readRun(t, dir); r.Status != results.StatusRunning {
+	if r := resultstest.Read(t, dir); r.Status != results.StatusRunning {
 		t.Fatalf("after kill -9 run.json says %s, want running", r.Status)
 	}
 
@@ -28,7 +29,7 @@ func TestReportAfterKill9(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "rebuilt") || !strings.Contains(out, "status incomplete") {
 		t.Fatalf("report: exit %d\n%s\n%s", code, out, stderr)
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	if r.Status != results.StatusIncomplete || r.ExitCode != ExitUnfinished || r.Error == "" || r.End == nil || r.MeasuredS < 2 {
 		t.Fatalf("run.json: status %s exit %d measured %.1f error %q", r.Status, r.ExitCode, r.MeasuredS, r.Error)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // buildBinary builds scalelab for tests that run it as separate
@@ -61,7 +62,7 @@ func merged(t *testing.T, bin, out string, dirs ...string) *results.Run {
 	if err != nil {
 		t.Fatalf("merge: %v\n%s", err, b)
 	}
-	return readRun(t, out)
+	return resultstest.Read(t, out)
 }
 
 // within reports whether got is within frac of want.
@@ -101,11 +102,11 @@ func TestSegmentsMergeEqualsWhole(t *testing.T) {
 			if out, err := exec.Command(bin, append(append([]string{"run"}, args...), "--out", wholeDir, "--progress", "off")...).CombinedOutput(); err != nil {
 				t.Fatalf("whole: %v\n%s", err, out)
 			}
-			whole := readRun(t, wholeDir)
+			whole := resultstest.Read(t, wholeDir)
 			dirs := runSegments(t, bin, base, 4, args...)
 			var shardCount int64
 			for i, d := range dirs {
-				r := readRun(t, d)
+				r := resultstest.Read(t, d)
 				if r.Segment == nil || r.Segment.Index != i || r.Segment.Count != 4 || r.Segment.StartAt == nil {
 					t.Fatalf("segment %d: run.json segment %+v", i, r.Segment)
 				}
@@ -185,7 +186,7 @@ func TestSegmentsAuditedLogsOnPostgres(t *testing.T) {
 	dirs := runSegments(t, bin, base, 4, "logs", "--cluster", "pgseg", "--set", "logs.records=2000", "--users", "4", "--duration", "3s")
 	var written int64
 	for i, d := range dirs {
-		r := readRun(t, d)
+		r := resultstest.Read(t, d)
 		if r.Audit == nil || !r.Audit.Checked || r.Audit.Acknowledged == 0 || r.Audit.Lost != 0 {
 			t.Fatalf("segment %d: audit %+v", i, r.Audit)
 		}

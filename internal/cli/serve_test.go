@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/promsource/promtest"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // startServe runs `scalelab serve args...` until the returned stop is
@@ -61,7 +62,7 @@ func TestServeMhealth(t *testing.T) {
 	if rc != 0 {
 		t.Fatalf("run exit %d (%s)", rc, rerr)
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	http, _ := r.ScenarioReport["http"].(map[string]any)
 	by, _ := http["by_operation"].(map[string]any)
 	post, _ := by["activity.post"].(map[string]any)
@@ -76,7 +77,7 @@ func TestServeMhealth(t *testing.T) {
 	if rc != 0 {
 		t.Fatalf("phases run with app_conns: exit %d: %s\n%s", rc, rerr, rout)
 	}
-	if r2 := readRun(t, dir2); r2.ClientQueue == nil || r2.ClientQueue.Slots != 2 || r2.ClientQueue.InProcess || r2.Totals.Errors != 0 || !strings.Contains(rout, "client queue: at most 2 operations at once (the client") {
+	if r2 := resultstest.Read(t, dir2); r2.ClientQueue == nil || r2.ClientQueue.Slots != 2 || r2.ClientQueue.InProcess || r2.Totals.Errors != 0 || !strings.Contains(rout, "client queue: at most 2 operations at once (the client") {
 		t.Errorf("client queue %+v, errors %d; output:\n%s", r2.ClientQueue, r2.Totals.Errors, rout)
 	}
 	code, sout := stop()
@@ -109,7 +110,7 @@ func TestServeRecords(t *testing.T) {
 	if code != 0 || !strings.Contains(sout, "serving records on http://"+addr) {
 		t.Fatalf("serve: exit %d\n%s", code, sout)
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	served := strings.TrimSpace(sout[strings.LastIndex(sout, "stopped after ")+len("stopped after "):])
 	n, _ := strconv.Atoi(strings.Fields(served)[0])
 	if r.Totals.Count == 0 || r.Totals.Errors != 0 || int64(n) < r.Totals.Count {
@@ -159,7 +160,7 @@ func TestServeMaxQueue(t *testing.T) {
 	}
 	tail := sout[strings.LastIndex(sout, "; ")+2:]
 	shed, _ := strconv.Atoi(strings.Fields(tail)[0])
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	http, _ := r.ScenarioReport["http"].(map[string]any)
 	var n503 float64
 	for _, s := range http["per_second"].([]any) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/scalelab/scalelab/cluster/cgroup"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // TestCPULimitSaturates starts a PostgreSQL node capped at 0.1 cores
@@ -36,7 +37,7 @@ func TestCPULimitSaturates(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run: %d\n%s\n%s", code, out, errs)
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	tel := r.Telemetry
 	if tel == nil || len(tel.Nodes) < 2 {
 		t.Fatalf("telemetry %+v", tel)
@@ -91,7 +92,7 @@ func TestLimitFlagsRefused(t *testing.T) {
 			t.Fatalf("--telemetry %s: exit %d, %s", c.flag, code, errs)
 		}
 		_, err := os.Stat(filepath.Join(dir, results.TelemetryFile))
-		if r := readRun(t, dir); (r.Telemetry != nil) != c.on || (err == nil) != c.on {
+		if r := resultstest.Read(t, dir); (r.Telemetry != nil) != c.on || (err == nil) != c.on {
 			t.Errorf("--telemetry %s: summary %v, telemetry.csv %v", c.flag, r.Telemetry != nil, err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	// A test-only cache tier: the proof that registering a cache engine is
 	// all the cached scenarios need.
 	_ "github.com/scalelab/scalelab/engine/enginetest/throwawaycache"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // TestThrowawayCache: ycsb, social and mhealth read through a cache tier
@@ -26,7 +27,7 @@ func TestThrowawayCache(t *testing.T) {
 				args = append(args, "--set", "cache.throwawaycache.lose_deletes=true")
 			}
 			code, out, errs := run(t, context.Background(), args...)
-			r := readRun(t, dir)
+			r := resultstest.Read(t, dir)
 			c, _ := r.ScenarioReport["cache"].(map[string]any)
 			hits, _ := c["hits"].(float64)
 			misses, _ := c["misses"].(float64)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // TestCacheTier: --cache names a tier beside the store; run.json records
@@ -21,7 +23,7 @@ func TestCacheTier(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	r := readRun(t, dir)
+	r := resultstest.Read(t, dir)
 	if len(r.Tiers) != 1 || r.Tiers[0].Role != "cache" || r.Tiers[0].Engine != "memory" || r.Tiers[0].Server == nil ||
 		r.Tiers[0].Settings["memory.latency"] != "100us" || r.Engine != "sqlite" {
 		t.Fatalf("tiers %+v (store %s)", r.Tiers, r.Engine)
