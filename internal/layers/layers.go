@@ -16,7 +16,7 @@ type Layer struct {
 
 // Table is the layers, lowest first.
 var Table = []Layer{
-	{"foundation", []string{"setting", "metrics", "segment", "registry", "results", "slo", "audit", "report", "merge",
+	{"foundation", []string{"setting", "metrics", "segment", "registry", "results", "results/resultstest", "slo", "audit", "report", "merge",
 		"internal/testenv", "internal/testproc", "internal/layers", "internal/interrupt", "load/modelname", "wait", "termtable",
 		"studies", "examples"}},
 	{"machinery", []string{"cluster/...", "fault", "kube"}},
