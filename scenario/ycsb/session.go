@@ -32,9 +32,8 @@ type Session struct {
 	st       engine.Collection
 	r        kit.RNG
 	dist     int
-	nf       int    // fields per record
-	limit    uint64 // operations before the session ends; 0 never
-	done     uint64
+	nf       int            // fields per record
+	quota    kit.SessionOps // operations done, against ycsb.session_ops
 	prepared bool
 	op       int
 	key      []byte
@@ -81,7 +80,7 @@ func (w *Workload) newSession(seed uint64) *Session {
 		r:     kit.NewRNG(seed),
 		dist:  distKinds[w.cfg.dist],
 		nf:    w.cfg.fields,
-		limit: w.cfg.sessionOps,
+		quota: kit.NewSessionOps(w.cfg.sessionOps),
 	}
 	s.key = s.keyBuf[:0]
 	if s.dist == distLatest {
@@ -93,11 +92,8 @@ func (w *Workload) newSession(seed uint64) *Session {
 // Next chooses the next operation and its key, fields and values; it
 // returns ok=false once the session has done ycsb.session_ops operations.
 func (s *Session) Next() (op int, ok bool) {
-	if s.limit > 0 {
-		if s.done >= s.limit {
-			return 0, false
-		}
-		s.done++
+	if !s.quota.Take() {
+		return 0, false
 	}
 	op = s.w.ops.Next(&s.r)
 	s.op, s.prepared = op, true

@@ -120,8 +120,7 @@ func (*Scenario) Settings() []setting.Spec {
 			Description: "write values derived from key and field and check every value read (dataintegrity); a mismatch is an integrity error"},
 		{Key: KeyLoad, Kind: setting.Bool, Default: "true",
 			Description: "load the records before the run (recreating the table); false runs against data already loaded"},
-		{Key: KeySessionOps, Kind: setting.Int, Default: "10", Min: 0, Max: 1e15,
-			Description: "operations per session, after which it ends (phases model); 0 never ends"},
+		kit.SessionOpsSpec(KeySessionOps),
 	}, cache.DirectSpecs()...)
 }
 
