@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
@@ -53,10 +52,12 @@ func (*Scenario) Tiers() []scenario.TierSpec {
 }
 
 // userCache is the run's cache of profiles (cache.Aside) and the
-// versions of the stale-read check.
+// versions of the stale-read check: the counter hands them out to updates
+// and knows the floor, the highest version such that it and every one
+// below have ended (Last).
 type userCache struct {
 	*cache.Aside
-	vers versions
+	vers *kit.AckCounter
 }
 
 // openCache opens the cache cache.mode asks for (nil for off).
@@ -65,35 +66,7 @@ func openCache(ctx context.Context, env scenario.Env) (*userCache, error) {
 	if err != nil || o == nil {
 		return nil, err
 	}
-	return &userCache{Aside: cache.NewAside(o, true), vers: versions{inFlight: map[uint64]struct{}{}}}, nil
-}
-
-// versions hands out the versions of updates and knows the floor: the
-// highest version such that it and every one below have ended.
-type versions struct {
-	mu       sync.Mutex
-	next     uint64 // the last version handed out
-	inFlight map[uint64]struct{}
-}
-
-// take returns the floor and a new version, in flight until end.
-func (v *versions) take() (floor, ver uint64) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	floor = v.next
-	for f := range v.inFlight {
-		floor = min(floor, f-1)
-	}
-	v.next++
-	v.inFlight[v.next] = struct{}{}
-	return floor, v.next
-}
-
-// end marks ver ended.
-func (v *versions) end(ver uint64) {
-	v.mu.Lock()
-	delete(v.inFlight, ver)
-	v.mu.Unlock()
+	return &userCache{Aside: cache.NewAside(o, true), vers: kit.NewAckCounter(1)}, nil
 }
 
 // lastWrite is a session's last acknowledged update of a user.
@@ -193,13 +166,13 @@ func (s *Session) cachedRead(ctx context.Context) error {
 // then the cache.
 func (s *Session) cachedUpdate(ctx context.Context, status string) error {
 	c := s.w.cache
-	floor, ver := c.vers.take()
+	floor, ver := c.vers.Last(), c.vers.Take()
 	status = status + cacheMark + strconv.FormatUint(ver, 36)
 	if s.rlog != nil {
 		status = stamped(status, s.rlog.Updating(int64(s.n), false))
 	}
 	err := s.ev.TimeStore(func() error { return s.st.update(ctx, s.key, status, s.lastSeen) })
-	c.vers.end(ver)
+	c.vers.Ack(ver)
 	if err != nil {
 		return err
 	}

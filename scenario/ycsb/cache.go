@@ -44,7 +44,7 @@ type cacheLayer struct {
 	// vers hands out the versions stamped into written values for the
 	// stale-read check, and knows which writes have ended; nil when the
 	// values are too short to carry one (staleLen).
-	vers *ackCounter
+	vers *kit.AckCounter
 }
 
 // openCache opens the cache cache.mode asks for (nil for off).
@@ -55,7 +55,7 @@ func openCache(ctx context.Context, env scenario.Env, cfg *config) (*cacheLayer,
 	}
 	c := &cacheLayer{Aside: cache.NewAside(o, cfg.fieldLength >= staleLen)}
 	if c.StaleChecked {
-		c.vers = newAckCounter(1)
+		c.vers = kit.NewAckCounter(1)
 	}
 	return c, nil
 }

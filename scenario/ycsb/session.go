@@ -217,7 +217,7 @@ func (s *Session) update(ctx context.Context) error {
 }
 
 func (s *Session) insert(ctx context.Context) error {
-	k := s.w.ctr.take()
+	k := s.w.ctr.Take()
 	s.keynum = s.w.keynumOf(k)
 	s.key = appendKey(s.key[:0], s.keynum, s.w.cfg.ordered)
 	s.buildValues(-1)
@@ -227,7 +227,7 @@ func (s *Session) insert(ctx context.Context) error {
 	err := s.st.Insert(ctx, s.key, s.vals)
 	// Acknowledge even a failed insert, as YCSB does, so that the counter
 	// moves on; reads of that key then find nothing.
-	s.w.ctr.ack(k)
+	s.w.ctr.Ack(k)
 	return err
 }
 
@@ -253,7 +253,7 @@ func (s *Session) nextKeynum() uint64 {
 	if s.dist == distLatest {
 		return s.latest.next(&s.r)
 	}
-	last := s.w.ctr.last()
+	last := s.w.ctr.Last()
 	for tries := 0; ; tries++ {
 		var k uint64
 		switch s.dist {

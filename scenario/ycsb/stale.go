@@ -92,8 +92,8 @@ func (s *Session) stampWrite() {
 	if vers == nil {
 		return
 	}
-	s.wfloor = vers.last()
-	s.wver = vers.take()
+	s.wfloor = vers.Last()
+	s.wver = vers.Take()
 	if s.wfield >= 0 {
 		putStamp(s.vals[s.wfield], s.wver)
 		return
@@ -110,7 +110,7 @@ func (s *Session) endWrite(ok bool) {
 	if vers == nil {
 		return
 	}
-	vers.ack(s.wver)
+	vers.Ack(s.wver)
 	if !ok {
 		return
 	}

@@ -249,7 +249,7 @@ type Workload struct {
 	seed       uint64
 	fieldNames []string
 	ops        kit.Chooser
-	ctr        *ackCounter
+	ctr        *kit.AckCounter
 	seg        segment.Segment // this process's share of a divided test: its inserts' key range
 	cache      *cacheLayer     // the cache in front of the store (cache.go); nil without one
 	// StoreBound holds the operations to an embedded store's statements
@@ -273,7 +273,7 @@ var (
 func newWorkload(cfg *config, st engine.Collection, seed uint64) *Workload {
 	w := &Workload{cfg: cfg, st: st, seed: seed, ops: kit.NewChooser(cfg.props[:])}
 	w.fieldNames = fieldNames(cfg.fields)
-	w.ctr = newAckCounter(cfg.records)
+	w.ctr = kit.NewAckCounter(cfg.records)
 	w.keyUniform = uniform{lo: 0, n: cfg.records}
 	w.keyHotspot = newHotspot(0, cfg.records, cfg.hotData, cfg.hotOps)
 	switch cfg.dist {
@@ -285,7 +285,7 @@ func newWorkload(cfg *config, st engine.Collection, seed uint64) *Workload {
 		w.keyScrambled = newScrambledZipfian(0, cfg.records+expected+1, cfg.theta)
 	case "latest":
 		w.latestZeta = &zetaCache{theta: cfg.theta}
-		w.latestZeta.get(w.ctr.last())
+		w.latestZeta.get(w.ctr.Last())
 	}
 	w.scanUniform = uniform{lo: 1, n: uint64(cfg.maxScan)}
 	w.scanZipf = kit.NewZipfian(uint64(cfg.maxScan), cfg.theta, kit.Zeta(uint64(cfg.maxScan), cfg.theta))
