@@ -46,6 +46,10 @@ func (c *AckCounter) Last() uint64 {
 	return l - 1
 }
 
+// Limit returns the lowest number not acknowledged: every smaller one is
+// (Last+1, or 0 when nothing is).
+func (c *AckCounter) Limit() uint64 { return c.limit.Load() }
+
 // Ack acknowledges k, a number returned by Take, and advances Last over any
 // contiguous run of acknowledged numbers. It never waits for other sessions.
 func (c *AckCounter) Ack(k uint64) {

@@ -18,8 +18,8 @@ func TestAckCounter(t *testing.T) {
 		t.Fatalf("last %d after acking 100 and 102, want 100", c.Last())
 	}
 	c.Ack(b)
-	if c.Last() != 102 {
-		t.Fatalf("last %d after acking all, want 102", c.Last())
+	if c.Last() != 102 || c.Limit() != 103 {
+		t.Fatalf("last %d, limit %d after acking all, want 102 and 103", c.Last(), c.Limit())
 	}
 
 	// Concurrent takers acknowledging out of order, past the window size.
