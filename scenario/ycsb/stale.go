@@ -88,7 +88,7 @@ func sameValue(v, want []byte) bool {
 // stampWrite, before an update is sent with a cache, takes the write's
 // version and the floor, and stamps the version into every field written.
 func (s *Session) stampWrite() {
-	vers := s.w.cache.vers
+	vers := s.w.cache.Versions
 	if vers == nil {
 		return
 	}
@@ -106,7 +106,7 @@ func (s *Session) stampWrite() {
 // endWrite marks the write in flight ended; acknowledged (ok), it becomes
 // the session's last write of the key.
 func (s *Session) endWrite(ok bool) {
-	vers := s.w.cache.vers
+	vers := s.w.cache.Versions
 	if vers == nil {
 		return
 	}

@@ -250,8 +250,8 @@ type Workload struct {
 	fieldNames []string
 	ops        kit.Chooser
 	ctr        *kit.AckCounter
-	seg        segment.Segment // this process's share of a divided test: its inserts' key range
-	cache      *cacheLayer     // the cache in front of the store (cache.go); nil without one
+	seg        segment.Segment     // this process's share of a divided test: its inserts' key range
+	cache      *kit.VersionedCache // the cache in front of the store (cache.go); nil without one
 	// StoreBound holds the operations to an embedded store's statements
 	// (scenario.Limited): each holds one connection at a time
 	kit.StoreBound
