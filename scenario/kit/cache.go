@@ -21,6 +21,31 @@ func OpenCache(ctx context.Context, env scenario.Env, scen, namespace string) (*
 	return cache.OpenFor(ctx, p)
 }
 
+// VersionedCache is a scenario's cache-aside (cache.Aside: where it is,
+// its policy, what it did) and, when it checks stale reads, the counter of
+// the versions its writes stamp into what they store: it hands them out
+// and knows the floor, the highest version such that it and every one
+// below have ended (Last). Versions is nil without the check.
+type VersionedCache struct {
+	*cache.Aside
+	Versions *AckCounter
+}
+
+// OpenVersionedCache opens the cache env's settings ask for (OpenCache;
+// nil with cache.mode off) as a VersionedCache; staleChecked says whether
+// the scenario checks stale reads.
+func OpenVersionedCache(ctx context.Context, env scenario.Env, scen, namespace string, staleChecked bool) (*VersionedCache, error) {
+	o, err := OpenCache(ctx, env, scen, namespace)
+	if err != nil || o == nil {
+		return nil, err
+	}
+	c := &VersionedCache{Aside: cache.NewAside(o, staleChecked)}
+	if staleChecked {
+		c.Versions = NewAckCounter(1)
+	}
+	return c, nil
+}
+
 // Remember sets m[k] to v, making the map on first use; a new key when m
 // already holds limit keys makes it forget one other, any: how a session
 // keeps its last acknowledged write of the keys it wrote most recently,

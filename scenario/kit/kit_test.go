@@ -123,3 +123,19 @@ func TestRemember(t *testing.T) {
 		t.Fatalf("after a new key past the limit: %v, want 2 keys with 3:d", m)
 	}
 }
+
+// TestSessionOps: a limit ends the session after that many operations; a
+// limit of 0 never does.
+func TestSessionOps(t *testing.T) {
+	t.Parallel()
+	o := NewSessionOps(2)
+	if got := []bool{o.Take(), o.Take(), o.Take(), o.Take()}; !got[0] || !got[1] || got[2] || got[3] {
+		t.Errorf("limit 2: Take gave %v, want [true true false false]", got)
+	}
+	var endless SessionOps
+	for i := range 1000 {
+		if !endless.Take() {
+			t.Fatalf("zero value ended the session after %d operations", i)
+		}
+	}
+}

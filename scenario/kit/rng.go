@@ -1,6 +1,7 @@
 // Package kit holds the building blocks the scenarios share: the
 // deterministic random source and its distributions (uniform, Zipfian),
-// the weighted operation chooser, and the checks of scenario settings.
+// the weighted operation chooser, the acknowledged counter, a session's
+// count of operations, and the checks of scenario settings.
 package kit
 
 import "math/bits"

@@ -42,16 +42,9 @@ func (w *Workload) ReadBack(ctx context.Context, ids []int64, present []bool) er
 	return rb.readBack(ctx, ids, present)
 }
 
-// markPresent sets present[i] for every ids[i] in found.
-// idRows are a query's rows of one id each (database/sql's and pgx's).
-type idRows interface {
-	Next() bool
-	Scan(dest ...any) error
-	Err() error
-}
-
-// markFound sets present[i] to whether ids[i] is among the ids of rows.
-func markFound(rows idRows, ids []int64, present []bool) error {
+// markFound sets present[i] to whether ids[i] is among the ids of rows,
+// a query's rows of one id each.
+func markFound(rows sqlRows, ids []int64, present []bool) error {
 	found := make(map[int64]bool, len(ids))
 	for rows.Next() {
 		var id int64
@@ -67,6 +60,7 @@ func markFound(rows idRows, ids []int64, present []bool) error {
 	return nil
 }
 
+// markPresent sets present[i] for every ids[i] in found.
 func markPresent(ids []int64, present []bool, found map[int64]bool) {
 	for i, id := range ids {
 		present[i] = found[id]

@@ -192,13 +192,5 @@ func (v *pgView) errorsPerHost(ctx context.Context, from, to int64, maxSeverity 
 		return primary, err
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var m string
-		var n int64
-		if err := rows.Scan(&m, &n); err != nil {
-			return primary, err
-		}
-		out[m] = n
-	}
-	return primary, rows.Err()
+	return primary, scanHostCounts(rows, out)
 }

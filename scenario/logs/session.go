@@ -14,6 +14,7 @@ import (
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/scenario/kit"
 )
 
 // Session is one user of the logs workload. Next chooses the operation and
@@ -23,8 +24,7 @@ type Session struct {
 	w        *Workload
 	v        view
 	r        *rand.Rand
-	limit    uint64
-	done     uint64
+	quota    kit.SessionOps
 	prepared bool
 	op       int
 
@@ -63,7 +63,7 @@ func (w *Workload) NewSession(id uint64, seed uint64) scenario.Session {
 }
 
 func (w *Workload) newSession(seed uint64) *Session {
-	return &Session{w: w, v: w.st.newView(), r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), limit: w.cfg.sessionOps}
+	return &Session{w: w, v: w.st.newView(), r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), quota: kit.NewSessionOps(w.cfg.sessionOps)}
 }
 
 // Next chooses the next operation. After logs.freshness_write it is always
@@ -74,11 +74,8 @@ func (s *Session) Next() (op int, ok bool) {
 		s.op, s.prepared = OpFreshness, true
 		return OpFreshness, true
 	}
-	if s.limit > 0 {
-		if s.done >= s.limit {
-			return 0, false
-		}
-		s.done++
+	if !s.quota.Take() {
+		return 0, false
 	}
 	w := s.w
 	op = w.ops.NextU(s.r.Float64())

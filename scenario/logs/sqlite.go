@@ -209,15 +209,7 @@ func (s *sqliteStore) errorsPerHost(ctx context.Context, from, to int64, maxSeve
 		return true, err
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var m string
-		var n int64
-		if err := rows.Scan(&m, &n); err != nil {
-			return true, err
-		}
-		out[m] = n
-	}
-	return true, rows.Err()
+	return true, scanHostCounts(rows, out)
 }
 
 func (s *sqliteStore) close() error {

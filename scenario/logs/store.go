@@ -49,3 +49,24 @@ type view interface {
 	// who wrote nothing) would see them: a freshness probe's query.
 	countVisible(ctx context.Context, ts int64) (int64, error)
 }
+
+// sqlRows are a query's rows on the SQL engines (database/sql's and pgx's).
+type sqlRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// scanHostCounts sets out[machine] to the count of each (machine, count)
+// row of an errors_per_host query.
+func scanHostCounts(rows sqlRows, out map[string]int64) error {
+	for rows.Next() {
+		var m string
+		var n int64
+		if err := rows.Scan(&m, &n); err != nil {
+			return err
+		}
+		out[m] = n
+	}
+	return rows.Err()
+}

@@ -148,8 +148,7 @@ func (w *Workload) readPlanItems(ctx context.Context, ids []int64, which []int, 
 func (m *memoryStore) readPlan(_ context.Context, patient int64, week int) (Plan, error) {
 	var p Plan
 	err := m.c.Peek(planKey(patient, week), func(rec memory.Record) error {
-		p = Plan{Week: week, Level: int(atoi(rec, "level")), Exercises: decodeList(string(rec["exercises"])), Education: decodeList(string(rec["education"])),
-			ExerciseDone: decodeBools(string(rec["xdone"])), EducationDone: decodeBools(string(rec["edone"])), Answers: decodeAnswers(string(rec["answers"]))}
+		p = recordPlan(rec, week)
 		return nil
 	})
 	return p, err

@@ -131,8 +131,13 @@ func (m *memoryStore) plan(ctx context.Context, patient int64, week int) (Plan, 
 	if err != nil {
 		return Plan{}, err
 	}
+	return recordPlan(rec, week), nil
+}
+
+// recordPlan decodes the plan of week that savePlan stored as rec.
+func recordPlan(rec memory.Record, week int) Plan {
 	return Plan{Week: week, Level: int(atoi(rec, "level")), Exercises: decodeList(string(rec["exercises"])), Education: decodeList(string(rec["education"])),
-		ExerciseDone: decodeBools(string(rec["xdone"])), EducationDone: decodeBools(string(rec["edone"])), Answers: decodeAnswers(string(rec["answers"]))}, nil
+		ExerciseDone: decodeBools(string(rec["xdone"])), EducationDone: decodeBools(string(rec["edone"])), Answers: decodeAnswers(string(rec["answers"]))}
 }
 
 func (m *memoryStore) markDone(ctx context.Context, patient int64, week int, kind byte, item int) error {

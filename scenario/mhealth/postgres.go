@@ -139,20 +139,13 @@ func (s *pgStore) savePlan(ctx context.Context, patient int64, p Plan) error {
 	_, err := s.exec(ctx, `INSERT INTO mh_plan VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (patient, week) DO UPDATE SET level = excluded.level, exercises = excluded.exercises, education = excluded.education,
 		  xdone = excluded.xdone, edone = excluded.edone, answers = excluded.answers`,
-		patient, p.Week, p.Level, encodeList(p.Exercises), encodeList(p.Education), encodeBools(p.ExerciseDone), encodeBools(p.EducationDone), encodeAnswers(p.Answers))
+		planArgs(patient, p)...)
 	return err
 }
 
 func (s *pgStore) plan(ctx context.Context, patient int64, week int) (Plan, error) {
-	p := Plan{Week: week}
-	var ex, ed, xd, edn, ans string
-	err := s.reader().QueryRow(ctx, `SELECT level, exercises, education, xdone, edone, answers FROM mh_plan WHERE patient = $1 AND week = $2`, patient, week).
-		Scan(&p.Level, &ex, &ed, &xd, &edn, &ans)
-	if err != nil {
-		return Plan{}, pgNotFound(err)
-	}
-	p.Exercises, p.Education, p.ExerciseDone, p.EducationDone, p.Answers = decodeList(ex), decodeList(ed), decodeBools(xd), decodeBools(edn), decodeAnswers(ans)
-	return p, nil
+	p, err := scanPlan(s.reader().QueryRow(ctx, `SELECT level, exercises, education, xdone, edone, answers FROM mh_plan WHERE patient = $1 AND week = $2`, patient, week), week)
+	return p, pgNotFound(err)
 }
 
 func (s *pgStore) markDone(ctx context.Context, patient int64, week int, kind byte, item int) error {

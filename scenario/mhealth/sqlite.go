@@ -133,20 +133,13 @@ func (s *sqliteStore) savePlan(ctx context.Context, patient int64, p Plan) error
 	_, err := s.db.ExecContext(ctx, `INSERT INTO mh_plan VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (patient, week) DO UPDATE SET level = excluded.level, exercises = excluded.exercises, education = excluded.education,
 		  xdone = excluded.xdone, edone = excluded.edone, answers = excluded.answers`,
-		patient, p.Week, p.Level, encodeList(p.Exercises), encodeList(p.Education), encodeBools(p.ExerciseDone), encodeBools(p.EducationDone), encodeAnswers(p.Answers))
+		planArgs(patient, p)...)
 	return sqlNotFound(err)
 }
 
 func (s *sqliteStore) plan(ctx context.Context, patient int64, week int) (Plan, error) {
-	p := Plan{Week: week}
-	var ex, ed, xd, edn, ans string
-	err := s.db.QueryRowContext(ctx, `SELECT level, exercises, education, xdone, edone, answers FROM mh_plan WHERE patient = ? AND week = ?`, patient, week).
-		Scan(&p.Level, &ex, &ed, &xd, &edn, &ans)
-	if err != nil {
-		return Plan{}, sqlNotFound(err)
-	}
-	p.Exercises, p.Education, p.ExerciseDone, p.EducationDone, p.Answers = decodeList(ex), decodeList(ed), decodeBools(xd), decodeBools(edn), decodeAnswers(ans)
-	return p, nil
+	p, err := scanPlan(s.db.QueryRowContext(ctx, `SELECT level, exercises, education, xdone, edone, answers FROM mh_plan WHERE patient = ? AND week = ?`, patient, week), week)
+	return p, sqlNotFound(err)
 }
 
 // markDone sets one character of the done marks in a single statement.

@@ -68,3 +68,25 @@ CREATE TABLE IF NOT EXISTS mh_plan (patient {big} NOT NULL, week {int} NOT NULL,
 func sqlSchema(big, small string) string {
 	return strings.NewReplacer("{big}", big, "{int}", small).Replace(sqlSchemaTemplate)
 }
+
+// planArgs returns the values of patient's row of mh_plan holding p, in
+// the table's column order.
+func planArgs(patient int64, p Plan) []any {
+	return []any{patient, p.Week, p.Level, encodeList(p.Exercises), encodeList(p.Education), encodeBools(p.ExerciseDone), encodeBools(p.EducationDone), encodeAnswers(p.Answers)}
+}
+
+// singleRow is the one row of a query: a pgx.Row or an *sql.Row.
+type singleRow interface{ Scan(dest ...any) error }
+
+// scanPlan reads the plan of week from row, the columns level, exercises,
+// education, xdone, edone and answers of mh_plan; on an error it returns
+// that error as the query gave it.
+func scanPlan(row singleRow, week int) (Plan, error) {
+	p := Plan{Week: week}
+	var ex, ed, xd, edn, ans string
+	if err := row.Scan(&p.Level, &ex, &ed, &xd, &edn, &ans); err != nil {
+		return Plan{}, err
+	}
+	p.Exercises, p.Education, p.ExerciseDone, p.EducationDone, p.Answers = decodeList(ex), decodeList(ed), decodeBools(xd), decodeBools(edn), decodeAnswers(ans)
+	return p, nil
+}

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
-	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/scenario/kit"
@@ -52,48 +50,10 @@ func (*Scenario) Tiers() []scenario.TierSpec {
 		Description: "a read-through cache of the users' profiles (redis or memcached): reads try it first, a miss reads the store and fills it; updates write the store, then drop the user from the cache (cache.write=invalidate) or change the cached profile (through); deletes drop it"}}
 }
 
-// userCache is the run's cache of profiles (cache.Aside) and the
-// versions of the stale-read check.
-type userCache struct {
-	*cache.Aside
-	vers versions
-}
-
-// openCache opens the cache cache.mode asks for (nil for off).
-func openCache(ctx context.Context, env scenario.Env) (*userCache, error) {
-	o, err := kit.OpenCache(ctx, env, Name, cacheNamespace)
-	if err != nil || o == nil {
-		return nil, err
-	}
-	return &userCache{Aside: cache.NewAside(o, true), vers: versions{inFlight: map[uint64]struct{}{}}}, nil
-}
-
-// versions hands out the versions of updates and knows the floor: the
-// highest version such that it and every one below have ended.
-type versions struct {
-	mu       sync.Mutex
-	next     uint64 // the last version handed out
-	inFlight map[uint64]struct{}
-}
-
-// take returns the floor and a new version, in flight until end.
-func (v *versions) take() (floor, ver uint64) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	floor = v.next
-	for f := range v.inFlight {
-		floor = min(floor, f-1)
-	}
-	v.next++
-	v.inFlight[v.next] = struct{}{}
-	return floor, v.next
-}
-
-// end marks ver ended.
-func (v *versions) end(ver uint64) {
-	v.mu.Lock()
-	delete(v.inFlight, ver)
-	v.mu.Unlock()
+// openCache opens the run's cache of profiles that cache.mode asks for
+// (nil for off), with the versions of the stale-read check.
+func openCache(ctx context.Context, env scenario.Env) (*kit.VersionedCache, error) {
+	return kit.OpenVersionedCache(ctx, env, Name, cacheNamespace, true)
 }
 
 // lastWrite is a session's last acknowledged update of a user.
@@ -193,13 +153,13 @@ func (s *Session) cachedRead(ctx context.Context) error {
 // then the cache.
 func (s *Session) cachedUpdate(ctx context.Context, status string) error {
 	c := s.w.cache
-	floor, ver := c.vers.take()
+	floor, ver := c.Versions.Last(), c.Versions.Take()
 	status = status + cacheMark + strconv.FormatUint(ver, 36)
 	if s.rlog != nil {
 		status = stamped(status, s.rlog.Updating(int64(s.n), false))
 	}
 	err := s.ev.TimeStore(func() error { return s.st.update(ctx, s.key, status, s.lastSeen) })
-	c.vers.end(ver)
+	c.Versions.Ack(ver)
 	if err != nil {
 		return err
 	}

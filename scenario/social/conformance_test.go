@@ -197,9 +197,10 @@ func conformanceSized(t *testing.T, name string, size suite, assignments ...stri
 	if err := w2.Check(ctx); err != nil {
 		t.Errorf("check of the reopened workload: %v", err)
 	}
-	// Its inserts continue after the highest user stored.
+	// Its inserts continue after the highest user stored (every insert
+	// of w has settled: size is the number its next insert takes).
 	wantNext := uint64(conformanceUsers)
-	for k := w.ks.next.Load() - 1; k >= uint64(conformanceUsers); k-- {
+	for k := w.ks.size() - 1; k >= uint64(conformanceUsers); k-- {
 		if !w.ks.isGone(k) {
 			wantNext = k + 1
 			break

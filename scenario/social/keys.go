@@ -1,6 +1,7 @@
 package social
 
 import (
+	"github.com/scalelab/scalelab/scenario/kit"
 	"github.com/scalelab/scalelab/segment"
 	"sync"
 	"sync/atomic"
@@ -14,12 +15,10 @@ import (
 // counted not_found, and the workload's report says whether the user had
 // been deleted.
 type keyspace struct {
-	base  uint64        // users loaded (numbers below it exist unless deleted)
-	next  atomic.Uint64 // next number an insert takes
-	limit atomic.Uint64 // every number below it is settled: loaded or insert finished
-
-	mu      sync.Mutex          // guards pending; inserts are rare
-	pending map[uint64]struct{} // finished inserts at or above limit
+	base uint64 // users loaded (numbers below it exist unless deleted)
+	// ctr hands out the numbers inserts take; every number below its
+	// Limit is settled: loaded or insert finished.
+	ctr *kit.AckCounter
 
 	gone  sync.Map // user number -> struct{}: deleted, or insert failed
 	ngone atomic.Int64
@@ -27,8 +26,8 @@ type keyspace struct {
 	deletes sync.Map // user number -> *atomic.Int32: deletes sent for it
 
 	// seg is this process's share of a divided test: its inserts take
-	// user numbers from its own range (segment.Segment.Key); next, limit
-	// and pending count inserts as if they followed base.
+	// user numbers from its own range (segment.Segment.Key); ctr counts
+	// inserts as if they followed base.
 	seg segment.Segment
 }
 
@@ -50,21 +49,16 @@ func (k *keyspace) counter(n uint64) uint64 {
 }
 
 func newKeyspace(base uint64) *keyspace {
-	k := &keyspace{base: base, pending: map[uint64]struct{}{}}
-	k.next.Store(base)
-	k.limit.Store(base)
-	return k
+	return &keyspace{base: base, ctr: kit.NewAckCounter(base)}
 }
 
 // skipTo makes inserts start at n (> base): numbers below it were used by
-// an earlier run. Choosers may pick them; missing ones are not_found.
-func (k *keyspace) skipTo(n uint64) {
-	k.next.Store(n)
-	k.limit.Store(n)
-}
+// an earlier run. Choosers may pick them; missing ones are not_found. It
+// is called before any insert.
+func (k *keyspace) skipTo(n uint64) { k.ctr = kit.NewAckCounter(n) }
 
 // take returns a fresh user number for an insert.
-func (k *keyspace) take() uint64 { return k.user(k.next.Add(1) - 1) }
+func (k *keyspace) take() uint64 { return k.user(k.ctr.Take()) }
 
 // settle records that the insert of n finished (ok: the store acknowledged
 // it); choosers see n once every smaller number has settled too.
@@ -72,23 +66,12 @@ func (k *keyspace) settle(n uint64, ok bool) {
 	if !ok {
 		k.markGone(n)
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.pending[k.counter(n)] = struct{}{}
-	l := k.limit.Load()
-	for {
-		if _, done := k.pending[l]; !done {
-			break
-		}
-		delete(k.pending, l)
-		l++
-	}
-	k.limit.Store(l)
+	k.ctr.Ack(k.counter(n))
 }
 
 // size returns the count of user numbers choosers may pick from: user(0)
 // .. user(size-1).
-func (k *keyspace) size() uint64 { return k.limit.Load() }
+func (k *keyspace) size() uint64 { return k.ctr.Limit() }
 
 // markGone records that n no longer exists (or never did); it reports
 // false when n was already gone.

@@ -21,8 +21,7 @@ type Session struct {
 	w        *Workload
 	st       *store
 	r        kit.RNG
-	limit    uint64
-	done     uint64
+	quota    kit.SessionOps
 	prepared bool
 	op       int
 	n        uint64 // user number of the prepared operation
@@ -48,17 +47,14 @@ var _ scenario.Session = (*Session)(nil)
 
 // NewSession returns a session whose choices derive from seed alone.
 func (w *Workload) NewSession(id uint64, seed uint64) scenario.Session {
-	return &Session{w: w, st: w.st, r: kit.NewRNG(seed), limit: w.cfg.sessionOps}
+	return &Session{w: w, st: w.st, r: kit.NewRNG(seed), quota: kit.NewSessionOps(w.cfg.sessionOps)}
 }
 
 // Next chooses the next operation and its user; it returns ok=false once
 // the session has done social.session_ops operations.
 func (s *Session) Next() (op int, ok bool) {
-	if s.limit > 0 {
-		if s.done >= s.limit {
-			return 0, false
-		}
-		s.done++
+	if !s.quota.Take() {
+		return 0, false
 	}
 	op = s.w.ops.Next(&s.r)
 	s.op, s.prepared = op, true

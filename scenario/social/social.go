@@ -252,8 +252,8 @@ type Workload struct {
 	// tellsMissing: update and delete of a missing user fail with
 	// engine.ErrNotFound (else they succeed, as Cassandra's upserts do).
 	tellsMissing bool
-	noCount      bool       // the store cannot count (memcached): Check reads the sample only
-	cache        *userCache // the cache in front of the store (cache.go); nil without one
+	noCount      bool                // the store cannot count (memcached): Check reads the sample only
+	cache        *kit.VersionedCache // the cache in front of the store (cache.go); nil without one
 	// StoreBound holds the operations to an embedded store's statements
 	// (scenario.Limited): each reads or writes one user at a time
 	kit.StoreBound

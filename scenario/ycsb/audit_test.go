@@ -51,7 +51,7 @@ func auditReadBack(t *testing.T, name, order string) {
 	}
 	h, _ := scenariotest.AuditedSessions(t, w, 3, 400, 50, nil)
 	scenariotest.ReadBackAll(t, h, w, 29)
-	ids := []int64{int64(w.ctr.last()) + 1, int64(w.ctr.last()) + 1000, 5}
+	ids := []int64{int64(w.ctr.Last()) + 1, int64(w.ctr.Last()) + 1000, 5}
 	present := make([]bool, len(ids))
 	if err := w.ReadBack(ctx, ids, present); err != nil {
 		t.Fatal(err)

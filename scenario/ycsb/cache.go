@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/scenario/kit"
@@ -37,27 +36,11 @@ func (*Scenario) Tiers() []scenario.TierSpec {
 		Description: "a read-through cache (redis or memcached): reads try it first, a miss reads the store and fills it; updates write the store, then drop the key from the cache (cache.write=invalidate) or store the new record in it (through)"}}
 }
 
-// cacheLayer is the run's cache (cache.Aside: where it is, its policy,
-// what it did) and the versions of the stale-read check.
-type cacheLayer struct {
-	*cache.Aside
-	// vers hands out the versions stamped into written values for the
-	// stale-read check, and knows which writes have ended; nil when the
-	// values are too short to carry one (staleLen).
-	vers *ackCounter
-}
-
-// openCache opens the cache cache.mode asks for (nil for off).
-func openCache(ctx context.Context, env scenario.Env, cfg *config) (*cacheLayer, error) {
-	o, err := kit.OpenCache(ctx, env, Name, cacheNamespace)
-	if err != nil || o == nil {
-		return nil, err
-	}
-	c := &cacheLayer{Aside: cache.NewAside(o, cfg.fieldLength >= staleLen)}
-	if c.StaleChecked {
-		c.vers = newAckCounter(1)
-	}
-	return c, nil
+// openCache opens the cache cache.mode asks for (nil for off), checking
+// stale reads unless the values are too short to carry a version
+// (staleLen).
+func openCache(ctx context.Context, env scenario.Env, cfg *config) (*kit.VersionedCache, error) {
+	return kit.OpenVersionedCache(ctx, env, Name, cacheNamespace, cfg.fieldLength >= staleLen)
 }
 
 // encodeRecord appends a cache entry of vals to dst: the field count, then

@@ -95,7 +95,7 @@ func conformance(t *testing.T, engineName, wl, order string) {
 	}
 
 	// Inserted keys became readable.
-	last := w.ctr.last()
+	last := w.ctr.Last()
 	if workloads[wl].props[OpInsert] > 0 && last < records {
 		t.Errorf("no inserts acknowledged (last %d)", last)
 	}

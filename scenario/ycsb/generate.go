@@ -6,15 +6,15 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 )
 
 // This file holds the random generators of YCSB's CoreWorkload, written from
 // the algorithm descriptions: uniform, Zipfian (Gray et al., "Quickly
 // generating billion-record synthetic databases", SIGMOD 1994), scrambled
-// Zipfian, skewed-latest and hotspot choices, the acknowledged insert
-// counter, key names and field values. Every generator draws from a rng the
-// caller owns, so sessions share no mutable state on the hot path.
+// Zipfian, skewed-latest and hotspot choices (over the acknowledged insert
+// counter, kit.AckCounter), key names and field values. Every generator
+// draws from a rng the caller owns, so sessions share no mutable state on
+// the hot path.
 
 // fnv64 is YCSB's Utils.fnvhash64: FNV-1a over the eight bytes of v, low
 // byte first, then the absolute value of the result read as a signed
@@ -181,18 +181,18 @@ const localZetaSteps = 4096
 // SkewedLatestGenerator). Each session owns one; the item count follows the
 // insert counter, with zeta updated incrementally as it grows.
 type skewedLatest struct {
-	ctr   *ackCounter
+	ctr   *kit.AckCounter
 	cache *zetaCache
 	z     kit.Zipfian
 }
 
-func newSkewedLatest(ctr *ackCounter, cache *zetaCache) skewedLatest {
-	n := max(ctr.last(), 1)
+func newSkewedLatest(ctr *kit.AckCounter, cache *zetaCache) skewedLatest {
+	n := max(ctr.Last(), 1)
 	return skewedLatest{ctr: ctr, cache: cache, z: kit.NewZipfian(n, cache.theta, cache.get(n))}
 }
 
 func (l *skewedLatest) next(r *kit.RNG) uint64 {
-	last := l.ctr.last()
+	last := l.ctr.Last()
 	if last == 0 {
 		return 0
 	}
@@ -204,86 +204,4 @@ func (l *skewedLatest) next(r *kit.RNG) uint64 {
 		}
 	}
 	return last - l.z.Next(r)
-}
-
-// ackWindow is the size of the lock-free ring of acknowledgements; it is far
-// above the number of sessions in flight. An acknowledgement further ahead
-// than that (a session starved while others ran on) goes to an overflow set
-// under the lock instead of waiting, so ack never blocks on another session.
-const ackWindow = 1 << 16
-
-// ackCounter hands out insert key numbers and tracks which have been
-// acknowledged, so that readers choose only keys whose insert has finished
-// (YCSB's AcknowledgedCounterGenerator). last is the highest key number
-// below which every key has been acknowledged.
-type ackCounter struct {
-	next     atomic.Uint64       // next key number to hand out
-	limit    atomic.Uint64       // every key number < limit is acknowledged; changed only under mu
-	mu       sync.Mutex          // held by the goroutine advancing limit
-	overflow map[uint64]struct{} // acknowledged numbers >= limit+ackWindow when acked; under mu
-	window   [ackWindow]atomic.Bool
-}
-
-// newAckCounter starts at start: key numbers below it count as acknowledged.
-func newAckCounter(start uint64) *ackCounter {
-	c := &ackCounter{overflow: map[uint64]struct{}{}}
-	c.next.Store(start)
-	c.limit.Store(start)
-	return c
-}
-
-// take returns the next key number to insert.
-func (c *ackCounter) take() uint64 { return c.next.Add(1) - 1 }
-
-// last returns the highest key number such that it and every smaller one
-// are acknowledged (limit-1; 0 when nothing is).
-func (c *ackCounter) last() uint64 {
-	l := c.limit.Load()
-	if l == 0 {
-		return 0
-	}
-	return l - 1
-}
-
-// ack acknowledges k, a number returned by take, and advances last over any
-// contiguous run of acknowledged numbers. It never waits for other sessions.
-func (c *ackCounter) ack(k uint64) {
-	if k-c.limit.Load() >= ackWindow {
-		c.mu.Lock()
-		// limit only grows, and only under mu: decide again while holding it.
-		if k-c.limit.Load() >= ackWindow {
-			c.overflow[k] = struct{}{}
-			c.mu.Unlock()
-			// An ack at limit may have found the lock taken by us and left
-			// the walk to whoever held it: walk on its behalf.
-			c.advance()
-			return
-		}
-		c.mu.Unlock()
-	}
-	c.window[k%ackWindow].Store(true)
-	c.advance()
-}
-
-func (c *ackCounter) advance() {
-	for c.mu.TryLock() {
-		l := c.limit.Load()
-		for {
-			if c.window[l%ackWindow].Load() {
-				c.window[l%ackWindow].Store(false)
-			} else if _, ok := c.overflow[l]; ok {
-				delete(c.overflow, l)
-			} else {
-				break
-			}
-			l++
-		}
-		c.limit.Store(l)
-		c.mu.Unlock()
-		// An ack that arrived while we held the lock may have found it
-		// taken; look again so it is not left behind.
-		if !c.window[l%ackWindow].Load() {
-			return
-		}
-	}
 }

@@ -6,7 +6,6 @@ import (
 
 	"math"
 	"strconv"
-	"sync"
 	"testing"
 )
 
@@ -197,7 +196,7 @@ func TestHotspot(t *testing.T) {
 
 func TestSkewedLatest(t *testing.T) {
 	t.Parallel()
-	ctr := newAckCounter(1000)
+	ctr := kit.NewAckCounter(1000)
 	cache := &zetaCache{theta: ycsbTheta}
 	l := newSkewedLatest(ctr, cache)
 	r := kit.NewRNG(13)
@@ -220,7 +219,7 @@ func TestSkewedLatest(t *testing.T) {
 	}
 	// After more inserts the newest key follows the counter.
 	for range 500 {
-		ctr.ack(ctr.take())
+		ctr.Ack(ctr.Take())
 	}
 	top := uint64(0)
 	for range 10_000 {
@@ -234,72 +233,6 @@ func TestSkewedLatest(t *testing.T) {
 	}
 	if math.Abs(l.z.Zetan()-kit.Zeta(1499, ycsbTheta)) > 1e-9 {
 		t.Errorf("incremental zeta %.12g, want %.12g", l.z.Zetan(), kit.Zeta(1499, ycsbTheta))
-	}
-}
-
-func TestAckCounter(t *testing.T) {
-	t.Parallel()
-	c := newAckCounter(100)
-	if c.last() != 99 {
-		t.Fatalf("last %d", c.last())
-	}
-	a, b, d := c.take(), c.take(), c.take()
-	c.ack(d)
-	c.ack(a)
-	if c.last() != 100 {
-		t.Fatalf("last %d after acking 100 and 102, want 100", c.last())
-	}
-	c.ack(b)
-	if c.last() != 102 {
-		t.Fatalf("last %d after acking all, want 102", c.last())
-	}
-
-	// Concurrent takers acknowledging out of order, past the window size.
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var held []uint64
-			for i := range 20_000 {
-				held = append(held, c.take())
-				if i%7 == 6 {
-					for j := len(held) - 1; j >= 0; j-- {
-						c.ack(held[j])
-					}
-					held = held[:0]
-				}
-			}
-			for _, k := range held {
-				c.ack(k)
-			}
-		}()
-	}
-	wg.Wait()
-	if want := uint64(103 + 8*20_000 - 1); c.last() != want {
-		t.Fatalf("last %d, want %d", c.last(), want)
-	}
-
-	// A starved session: one number held while others take and acknowledge
-	// far more than the ring holds. Acks must not wait (the CI machine once
-	// deadlocked here when they did), and last jumps once the held one lands.
-	held := c.take()
-	var after []uint64
-	for range 3 * ackWindow {
-		after = append(after, c.take())
-	}
-	for i := len(after) - 1; i >= 0; i-- { // newest first: the furthest ahead
-		c.ack(after[i])
-	}
-	if c.last() != held-1 {
-		t.Fatalf("last %d with %d unacknowledged, want %d", c.last(), held, held-1)
-	}
-	c.ack(held)
-	if want := after[len(after)-1]; c.last() != want {
-		t.Fatalf("last %d after the starved ack, want %d", c.last(), want)
-	}
-	if len(c.overflow) != 0 {
-		t.Fatalf("%d numbers left in the overflow set", len(c.overflow))
 	}
 }
 

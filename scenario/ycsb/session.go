@@ -32,9 +32,8 @@ type Session struct {
 	st       engine.Collection
 	r        kit.RNG
 	dist     int
-	nf       int    // fields per record
-	limit    uint64 // operations before the session ends; 0 never
-	done     uint64
+	nf       int            // fields per record
+	quota    kit.SessionOps // operations done, against ycsb.session_ops
 	prepared bool
 	op       int
 	key      []byte
@@ -81,7 +80,7 @@ func (w *Workload) newSession(seed uint64) *Session {
 		r:     kit.NewRNG(seed),
 		dist:  distKinds[w.cfg.dist],
 		nf:    w.cfg.fields,
-		limit: w.cfg.sessionOps,
+		quota: kit.NewSessionOps(w.cfg.sessionOps),
 	}
 	s.key = s.keyBuf[:0]
 	if s.dist == distLatest {
@@ -93,11 +92,8 @@ func (w *Workload) newSession(seed uint64) *Session {
 // Next chooses the next operation and its key, fields and values; it
 // returns ok=false once the session has done ycsb.session_ops operations.
 func (s *Session) Next() (op int, ok bool) {
-	if s.limit > 0 {
-		if s.done >= s.limit {
-			return 0, false
-		}
-		s.done++
+	if !s.quota.Take() {
+		return 0, false
 	}
 	op = s.w.ops.Next(&s.r)
 	s.op, s.prepared = op, true
@@ -221,7 +217,7 @@ func (s *Session) update(ctx context.Context) error {
 }
 
 func (s *Session) insert(ctx context.Context) error {
-	k := s.w.ctr.take()
+	k := s.w.ctr.Take()
 	s.keynum = s.w.keynumOf(k)
 	s.key = appendKey(s.key[:0], s.keynum, s.w.cfg.ordered)
 	s.buildValues(-1)
@@ -231,7 +227,7 @@ func (s *Session) insert(ctx context.Context) error {
 	err := s.st.Insert(ctx, s.key, s.vals)
 	// Acknowledge even a failed insert, as YCSB does, so that the counter
 	// moves on; reads of that key then find nothing.
-	s.w.ctr.ack(k)
+	s.w.ctr.Ack(k)
 	return err
 }
 
@@ -257,7 +253,7 @@ func (s *Session) nextKeynum() uint64 {
 	if s.dist == distLatest {
 		return s.latest.next(&s.r)
 	}
-	last := s.w.ctr.last()
+	last := s.w.ctr.Last()
 	for tries := 0; ; tries++ {
 		var k uint64
 		switch s.dist {

@@ -88,12 +88,12 @@ func sameValue(v, want []byte) bool {
 // stampWrite, before an update is sent with a cache, takes the write's
 // version and the floor, and stamps the version into every field written.
 func (s *Session) stampWrite() {
-	vers := s.w.cache.vers
+	vers := s.w.cache.Versions
 	if vers == nil {
 		return
 	}
-	s.wfloor = vers.last()
-	s.wver = vers.take()
+	s.wfloor = vers.Last()
+	s.wver = vers.Take()
 	if s.wfield >= 0 {
 		putStamp(s.vals[s.wfield], s.wver)
 		return
@@ -106,11 +106,11 @@ func (s *Session) stampWrite() {
 // endWrite marks the write in flight ended; acknowledged (ok), it becomes
 // the session's last write of the key.
 func (s *Session) endWrite(ok bool) {
-	vers := s.w.cache.vers
+	vers := s.w.cache.Versions
 	if vers == nil {
 		return
 	}
-	vers.ack(s.wver)
+	vers.Ack(s.wver)
 	if !ok {
 		return
 	}

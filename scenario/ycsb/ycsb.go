@@ -120,8 +120,7 @@ func (*Scenario) Settings() []setting.Spec {
 			Description: "write values derived from key and field and check every value read (dataintegrity); a mismatch is an integrity error"},
 		{Key: KeyLoad, Kind: setting.Bool, Default: "true",
 			Description: "load the records before the run (recreating the table); false runs against data already loaded"},
-		{Key: KeySessionOps, Kind: setting.Int, Default: "10", Min: 0, Max: 1e15,
-			Description: "operations per session, after which it ends (phases model); 0 never ends"},
+		kit.SessionOpsSpec(KeySessionOps),
 	}, cache.DirectSpecs()...)
 }
 
@@ -250,9 +249,9 @@ type Workload struct {
 	seed       uint64
 	fieldNames []string
 	ops        kit.Chooser
-	ctr        *ackCounter
-	seg        segment.Segment // this process's share of a divided test: its inserts' key range
-	cache      *cacheLayer     // the cache in front of the store (cache.go); nil without one
+	ctr        *kit.AckCounter
+	seg        segment.Segment     // this process's share of a divided test: its inserts' key range
+	cache      *kit.VersionedCache // the cache in front of the store (cache.go); nil without one
 	// StoreBound holds the operations to an embedded store's statements
 	// (scenario.Limited): each holds one connection at a time
 	kit.StoreBound
@@ -274,7 +273,7 @@ var (
 func newWorkload(cfg *config, st engine.Collection, seed uint64) *Workload {
 	w := &Workload{cfg: cfg, st: st, seed: seed, ops: kit.NewChooser(cfg.props[:])}
 	w.fieldNames = fieldNames(cfg.fields)
-	w.ctr = newAckCounter(cfg.records)
+	w.ctr = kit.NewAckCounter(cfg.records)
 	w.keyUniform = uniform{lo: 0, n: cfg.records}
 	w.keyHotspot = newHotspot(0, cfg.records, cfg.hotData, cfg.hotOps)
 	switch cfg.dist {
@@ -286,7 +285,7 @@ func newWorkload(cfg *config, st engine.Collection, seed uint64) *Workload {
 		w.keyScrambled = newScrambledZipfian(0, cfg.records+expected+1, cfg.theta)
 	case "latest":
 		w.latestZeta = &zetaCache{theta: cfg.theta}
-		w.latestZeta.get(w.ctr.last())
+		w.latestZeta.get(w.ctr.Last())
 	}
 	w.scanUniform = uniform{lo: 1, n: uint64(cfg.maxScan)}
 	w.scanZipf = kit.NewZipfian(uint64(cfg.maxScan), cfg.theta, kit.Zeta(uint64(cfg.maxScan), cfg.theta))
