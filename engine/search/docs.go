@@ -122,9 +122,8 @@ func (c *Conn) waitActive(ctx context.Context, index string) error {
 		Relocating   int    `json:"relocating_shards"`
 		Unassigned   int    `json:"unassigned_shards"`
 	}
-	key := c.engine + "." + SetIndexWait
-	f := wait.For{What: fmt.Sprintf("index %s to be %s", index, status), Bound: c.opts.IndexWait, Setting: key, Every: 100 * time.Millisecond,
-		Hint: fmt.Sprintf("a node may be down or out of disk (GET _cluster/allocation/explain says why shards are unassigned), or raise %s", key)}
+	f := c.indexWait(fmt.Sprintf("index %s to be %s", index, status), 100*time.Millisecond,
+		"a node may be down or out of disk (GET _cluster/allocation/explain says why shards are unassigned), or raise "+c.engine+"."+SetIndexWait)
 	// each request waits up to 1 s on the server, so the wait ends soon
 	// after its state changes
 	q := "wait_for_status=" + status + "&wait_for_no_initializing_shards=true&wait_for_no_relocating_shards=true&timeout=1s"
@@ -144,6 +143,12 @@ func (c *Conn) waitActive(ctx context.Context, index string) error {
 		state := fmt.Sprintf("%s, %d initializing, %d relocating, %d unassigned shards", h.Status, h.Initializing, h.Relocating, h.Unassigned)
 		return !h.TimedOut, state, nil
 	})
+}
+
+// indexWait is a wait on an index, polled every every and bounded by
+// <engine>.index_wait; hint says what to do when it runs out.
+func (c *Conn) indexWait(what string, every time.Duration, hint string) wait.For {
+	return wait.For{What: what, Bound: c.opts.IndexWait, Setting: c.engine + "." + SetIndexWait, Every: every, Hint: hint}
 }
 
 // EnsureIndex creates index as CreateIndex does unless it exists.

@@ -24,10 +24,8 @@ const writesPath = "/_tasks"
 // cluster that does not let this user list tasks, or has no task API, is
 // not waited for.
 func (c *Conn) waitWritesDone(ctx context.Context, index string) error {
-	key := c.engine + "." + SetIndexWait
-	f := wait.For{What: fmt.Sprintf("the writes to index %s still running on the cluster to end", index), Bound: c.opts.IndexWait,
-		Setting: key, Every: 200 * time.Millisecond,
-		Hint: fmt.Sprintf("another client may be writing to it: stop it, or use another %s.%s", c.engine, SetIndexPrefix)}
+	f := c.indexWait(fmt.Sprintf("the writes to index %s still running on the cluster to end", index), 200*time.Millisecond,
+		"another client may be writing to it: stop it, or use another "+c.engine+"."+SetIndexPrefix)
 	return f.Poll(ctx, func(ctx context.Context) (bool, string, error) {
 		n, listed, err := c.WritesRunning(ctx, index)
 		if err != nil {
