@@ -124,7 +124,7 @@ func (q *ClientQueue) Text() string {
 	}
 	waited := fmt.Sprintf("up to %d", q.MaxWaiting)
 	if q.MaxIsBound {
-		waited = fmt.Sprintf("up to %d (at most: the sum of the segments' peaks)", q.MaxWaiting)
+		waited += " (at most: the sum of the segments' peaks)"
 	}
 	return fmt.Sprintf("at most %d %s at once (%s); %s waited for a slot, started on schedule, the wait in their latency", q.Slots, ops, where, waited)
 }
