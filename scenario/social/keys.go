@@ -1,10 +1,11 @@
 package social
 
 import (
-	"github.com/scalelab/scalelab/scenario/kit"
-	"github.com/scalelab/scalelab/segment"
 	"sync"
 	"sync/atomic"
+
+	"github.com/scalelab/scalelab/scenario/kit"
+	"github.com/scalelab/scalelab/segment"
 )
 
 // keyspace tracks which user numbers exist, so that sessions choose users
