@@ -21,6 +21,7 @@ import (
 	"github.com/scalelab/scalelab/engine/postgres"
 	"github.com/scalelab/scalelab/internal/cli"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -194,10 +195,7 @@ func TestLocalCluster(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("run: exit %d\n%s", code, out)
 		}
-		r, err := results.Read(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := resultstest.Read(t, dir)
 		if r.Status != results.StatusOK || len(r.Failures) > 0 {
 			t.Fatalf("status %s, failures %v", r.Status, r.Failures)
 		}

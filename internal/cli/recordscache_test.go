@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 )
 
 // recordsFast makes records visits quick for a test.
@@ -19,10 +20,7 @@ var recordsFast = []string{"--set", "records.think_page=50ms", "--set", "records
 // stale read, every acknowledged write read back.
 func checkRecordsCache(t *testing.T, dir, engine string) {
 	t.Helper()
-	r, err := results.Read(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := resultstest.Read(t, dir)
 	if r.Totals.Errors != 0 {
 		t.Errorf("%d errors: %+v", r.Totals.Errors, r.Totals)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/scalelab/scalelab/internal/cli"
 	"github.com/scalelab/scalelab/internal/testenv"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/results/resultstest"
 	"github.com/scalelab/scalelab/scenario/records"
 )
 
@@ -38,10 +39,7 @@ func runRecords(t *testing.T, want int, args ...string) *results.Run {
 	if code != want {
 		t.Fatalf("scalelab %v: exit %d, want %d", args, code, want)
 	}
-	r, err := results.Read(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := resultstest.Read(t, dir)
 	return r
 }
 
@@ -225,10 +223,7 @@ func TestRecordsOverloadBreaks(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	r, err := results.Read(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := resultstest.Read(t, dir)
 	http, _ := r.ScenarioReport["http"].(map[string]any)
 	var per503 float64
 	for _, s := range http["per_second"].([]any) {
