@@ -49,23 +49,7 @@ type lineSpec struct {
 // render lays the chart out.
 func (s *lineSpec) render() chart {
 	c := chart{Title: s.Title, Note: s.Note, W: chartW, H: chartH}
-	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
-	okY := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && (!s.LogY || v > 0) }
-	okX := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && (!s.LogX || v > 0) }
-	for _, ser := range s.Series {
-		for i, x := range ser.X {
-			if i >= len(ser.Y) || !okY(ser.Y[i]) || !okX(x) {
-				continue
-			}
-			xlo, xhi = math.Min(xlo, x), math.Max(xhi, x)
-			ylo, yhi = math.Min(ylo, ser.Y[i]), math.Max(yhi, ser.Y[i])
-			for _, b := range [][]float64{ser.Lo, ser.Hi} {
-				if i < len(b) && okY(b[i]) {
-					ylo, yhi = math.Min(ylo, b[i]), math.Max(yhi, b[i])
-				}
-			}
-		}
-	}
+	xlo, xhi, ylo, yhi := s.dataRange()
 	if math.IsInf(xlo, 1) {
 		c.Empty = s.Empty
 		if c.Empty == "" {
@@ -74,7 +58,7 @@ func (s *lineSpec) render() chart {
 		return c
 	}
 	for _, r := range s.RefY {
-		if okY(r.V) {
+		if s.okY(r.V) {
 			ylo, yhi = math.Min(ylo, r.V), math.Max(yhi, r.V)
 		}
 	}
@@ -85,6 +69,53 @@ func (s *lineSpec) render() chart {
 	if xf == nil {
 		xf = fmtNum
 	}
+	ya, yt := s.yAxis(ylo, yhi)
+	xa, xt := s.xAxis(xlo, xhi)
+	if s.XZero {
+		c.frame = &timeFrame{xa: xa, top: ya.p1, bot: ya.p0}
+	}
+	s.drawBands(&c, xa, ya)
+	s.drawAxes(&c, xa, ya, xt, yt, xf, yf)
+	s.drawRefY(&c, xa, ya)
+	for i, ser := range s.Series {
+		s.drawSeries(&c, i, ser, xa, ya, xf, yf)
+	}
+	return c
+}
+
+// okY reports whether v can be drawn on the y axis.
+func (s *lineSpec) okY(v float64) bool {
+	return !math.IsNaN(v) && !math.IsInf(v, 0) && (!s.LogY || v > 0)
+}
+
+// okX reports whether v can be drawn on the x axis.
+func (s *lineSpec) okX(v float64) bool {
+	return !math.IsNaN(v) && !math.IsInf(v, 0) && (!s.LogX || v > 0)
+}
+
+// dataRange returns the extent of the series' drawable points and
+// whiskers; xlo is +Inf when there is none.
+func (s *lineSpec) dataRange() (xlo, xhi, ylo, yhi float64) {
+	xlo, xhi, ylo, yhi = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, ser := range s.Series {
+		for i, x := range ser.X {
+			if i >= len(ser.Y) || !s.okY(ser.Y[i]) || !s.okX(x) {
+				continue
+			}
+			xlo, xhi = math.Min(xlo, x), math.Max(xhi, x)
+			ylo, yhi = math.Min(ylo, ser.Y[i]), math.Max(yhi, ser.Y[i])
+			for _, b := range [][]float64{ser.Lo, ser.Hi} {
+				if i < len(b) && s.okY(b[i]) {
+					ylo, yhi = math.Min(ylo, b[i]), math.Max(yhi, b[i])
+				}
+			}
+		}
+	}
+	return xlo, xhi, ylo, yhi
+}
+
+// yAxis lays out the y axis over [ylo, yhi] and returns it with its ticks.
+func (s *lineSpec) yAxis(ylo, yhi float64) (axis, []float64) {
 	var yt []float64
 	ya := axis{p0: chartH - marginBot, p1: marginTop + 20, log: s.LogY}
 	if s.LogY {
@@ -92,23 +123,21 @@ func (s *lineSpec) render() chart {
 	} else {
 		yt, ya.lo, ya.hi = linearTicks(math.Min(0, ylo), yhi, 5)
 	}
+	return ya, yt
+}
+
+// xAxis lays out the x axis over [xlo, xhi] and returns it with its ticks:
+// the fixed ones when set, else powers of ten or round numbers.
+func (s *lineSpec) xAxis(xlo, xhi float64) (axis, []float64) {
 	xa := axis{p0: marginLeft, p1: chartW - marginRight, log: s.LogX}
 	xt := s.XTicks
-	if s.LogX && xt != nil {
+	if xt != nil {
 		xa.lo, xa.hi = math.Min(xt[0], xlo), math.Max(xt[len(xt)-1], xhi)
 	} else if s.LogX {
 		xt, xa.lo, xa.hi = logTicks(xlo, xhi)
 		if len(xt) > 8 {
-			var thin []float64
-			for _, v := range xt {
-				if e := math.Log10(v); e == math.Round(e) {
-					thin = append(thin, v)
-				}
-			}
-			xt = thin
+			xt = decades(xt)
 		}
-	} else if xt != nil {
-		xa.lo, xa.hi = math.Min(xt[0], xlo), math.Max(xt[len(xt)-1], xhi)
 	} else {
 		from := xlo
 		if s.XZero {
@@ -122,10 +151,23 @@ func (s *lineSpec) render() chart {
 	if xa.hi == xa.lo {
 		xa.hi = xa.lo + 1
 	}
-	plotTop, plotBot := ya.p1, ya.p0
-	if s.XZero {
-		c.frame = &timeFrame{xa: xa, top: plotTop, bot: plotBot}
+	return xa, xt
+}
+
+// decades keeps the ticks that are whole powers of ten.
+func decades(ticks []float64) []float64 {
+	var out []float64
+	for _, v := range ticks {
+		if e := math.Log10(v); e == math.Round(e) {
+			out = append(out, v)
+		}
 	}
+	return out
+}
+
+// drawBands shades the bands' x ranges that fall on the axis, with their labels.
+func (s *lineSpec) drawBands(c *chart, xa, ya axis) {
+	plotTop, plotBot := ya.p1, ya.p0
 	for _, b := range s.Bands {
 		x0, x1 := xa.px(math.Max(b.X0, xa.lo)), xa.px(math.Min(b.X1, xa.hi))
 		if x1 > x0 {
@@ -133,6 +175,11 @@ func (s *lineSpec) render() chart {
 			c.Texts = append(c.Texts, svgText{X: x0 + 3, Y: plotTop + 11, Class: "bandlbl", S: b.Label})
 		}
 	}
+}
+
+// drawAxes draws the y grid, the x ticks, both axes and their labels.
+func (s *lineSpec) drawAxes(c *chart, xa, ya axis, xt, yt []float64, xf, yf func(float64) string) {
+	plotTop, plotBot := ya.p1, ya.p0
 	for _, v := range yt {
 		if v < ya.lo-1e-12 || v > ya.hi*(1+1e-9) {
 			continue
@@ -158,62 +205,73 @@ func (s *lineSpec) render() chart {
 	if s.YLabel != "" {
 		c.Texts = append(c.Texts, svgText{X: 4, Y: 14, Class: "lbl", S: s.YLabel})
 	}
+}
+
+// drawRefY draws the horizontal reference lines with their labels.
+func (s *lineSpec) drawRefY(c *chart, xa, ya axis) {
 	for _, r := range s.RefY {
-		if !okY(r.V) {
+		if !s.okY(r.V) {
 			continue
 		}
 		y := ya.px(r.V)
 		c.Lines = append(c.Lines, svgLine{X1: xa.p0, Y1: y, X2: xa.p1, Y2: y, Class: "ref"})
 		c.Texts = append(c.Texts, svgText{X: xa.p1 - 2, Y: y - 3, Anchor: "end", Class: "reflbl", S: r.Label})
 	}
-	for i, ser := range s.Series {
-		col := ser.Color
-		if col == "" {
-			col = color(i)
+}
+
+// drawSeries draws the i-th series: its line, whiskers and markers (or
+// dots for isolated points), and its legend entry.
+func (s *lineSpec) drawSeries(c *chart, i int, ser lineSeries, xa, ya axis, xf, yf func(float64) string) {
+	col := ser.Color
+	if col == "" {
+		col = color(i)
+	}
+	var pb pathBuilder
+	for j, x := range ser.X {
+		y := math.NaN()
+		if j < len(ser.Y) && s.okY(ser.Y[j]) && s.okX(x) {
+			y = ya.px(ser.Y[j])
 		}
-		var pb pathBuilder
-		for j, x := range ser.X {
-			y := math.NaN()
-			if j < len(ser.Y) && okY(ser.Y[j]) && okX(x) {
-				y = ya.px(ser.Y[j])
-			}
-			pb.point(xa.px(x), y)
-			if math.IsNaN(y) {
-				continue
-			}
-			if j < len(ser.Lo) && j < len(ser.Hi) && okY(ser.Hi[j]) && !math.IsNaN(ser.Lo[j]) {
-				lov := ser.Lo[j]
-				if !okY(lov) { // a low end of 0 on a log axis: down to the axis
-					lov = ya.lo
-				}
-				px, lo, hi := xa.px(x), ya.px(lov), ya.px(ser.Hi[j])
-				c.Lines = append(c.Lines,
-					svgLine{X1: px, Y1: lo, X2: px, Y2: hi, Stroke: col, Class: "whisker"},
-					svgLine{X1: px - 4, Y1: lo, X2: px + 4, Y2: lo, Stroke: col, Class: "whisker"},
-					svgLine{X1: px - 4, Y1: hi, X2: px + 4, Y2: hi, Stroke: col, Class: "whisker"})
-			}
-			if ser.Markers {
-				c.Circles = append(c.Circles, svgCircle{X: xa.px(x), Y: y, Fill: col, Tip: ser.Name + ": " + xf(x) + ", " + yf(ser.Y[j])})
-			}
+		pb.point(xa.px(x), y)
+		if math.IsNaN(y) {
+			continue
 		}
-		if d := pb.String(); d != "" {
-			p := svgPath{D: d, Stroke: col, Tip: ser.Name}
-			if ser.Dash {
-				p.Class = "dash"
-			}
-			c.Paths = append(c.Paths, p)
+		if j < len(ser.Lo) && j < len(ser.Hi) && s.okY(ser.Hi[j]) && !math.IsNaN(ser.Lo[j]) {
+			s.drawWhisker(c, xa.px(x), ser.Lo[j], ser.Hi[j], ya, col)
 		}
-		if !ser.Markers {
-			// points with no neighbour (gaps around them) are dots
-			for _, pt := range pb.isolated {
-				c.Circles = append(c.Circles, svgCircle{X: pt[0], Y: pt[1], Fill: col, Tip: ser.Name})
-			}
-		}
-		if ser.Name != "" {
-			c.Legend = append(c.Legend, legendItem{Color: col, Dash: ser.Dash, Label: ser.Name})
+		if ser.Markers {
+			c.Circles = append(c.Circles, svgCircle{X: xa.px(x), Y: y, Fill: col, Tip: ser.Name + ": " + xf(x) + ", " + yf(ser.Y[j])})
 		}
 	}
-	return c
+	if d := pb.String(); d != "" {
+		p := svgPath{D: d, Stroke: col, Tip: ser.Name}
+		if ser.Dash {
+			p.Class = "dash"
+		}
+		c.Paths = append(c.Paths, p)
+	}
+	if !ser.Markers {
+		// points with no neighbour (gaps around them) are dots
+		for _, pt := range pb.isolated {
+			c.Circles = append(c.Circles, svgCircle{X: pt[0], Y: pt[1], Fill: col, Tip: ser.Name})
+		}
+	}
+	if ser.Name != "" {
+		c.Legend = append(c.Legend, legendItem{Color: col, Dash: ser.Dash, Label: ser.Name})
+	}
+}
+
+// drawWhisker draws a vertical whisker with end caps at pixel x, from the
+// value lov to hiv.
+func (s *lineSpec) drawWhisker(c *chart, px, lov, hiv float64, ya axis, col string) {
+	if !s.okY(lov) { // a low end of 0 on a log axis: down to the axis
+		lov = ya.lo
+	}
+	lo, hi := ya.px(lov), ya.px(hiv)
+	c.Lines = append(c.Lines,
+		svgLine{X1: px, Y1: lo, X2: px, Y2: hi, Stroke: col, Class: "whisker"},
+		svgLine{X1: px - 4, Y1: lo, X2: px + 4, Y2: lo, Stroke: col, Class: "whisker"},
+		svgLine{X1: px - 4, Y1: hi, X2: px + 4, Y2: hi, Stroke: col, Class: "whisker"})
 }
 
 // barItem is one bar with an optional whisker from Lo to Hi.
