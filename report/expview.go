@@ -220,6 +220,15 @@ func statCI(s results.Stat, f func(float64) string) string {
 	return "[" + f(*s.CILow) + ", " + f(*s.CIHigh) + "]"
 }
 
+// ciWhisker returns a stat's CI times scale, its low end at least 0, or
+// NaNs when it has none.
+func ciWhisker(s results.Stat, scale float64) (lo, hi float64) {
+	if s.CILow == nil || s.CIHigh == nil {
+		return math.NaN(), math.NaN()
+	}
+	return math.Max(*s.CILow*scale, 0), *s.CIHigh * scale
+}
+
 func comparisonTables(r *results.Experiment) []opTable {
 	var out []opTable
 	index := map[string]int{}
@@ -294,6 +303,9 @@ func shortLabel(r *results.Experiment, id string) string {
 }
 
 func confPct(c float64) string { return trimNum(100*nz(c, 0.95), 1) + "%" }
+
+// opMetric names one metric of one operation.
+type opMetric struct{ op, metric string }
 
 // rowsOf returns the comparison rows of one operation and metric, in
 // combination order.
@@ -573,133 +585,6 @@ func comboSpectra(r *results.Experiment, dir string) []chart {
 		out = append(out, spectrumChart(op+": latency by percentile", lines, note))
 	}
 	return out
-}
-
-// kneeSection draws a knee search: each SLO figure against the load with
-// its CI and the SLO's limit, the knee shaded between the highest load that
-// met the SLO and the lowest that broke it, the throughput achieved against
-// the load, and the steps in a table.
-func kneeSection(k results.Knee) kneeView {
-	kv := kneeView{Label: k.Combination + " " + k.Label, Summary: k.Summary}
-	steps := append([]results.KneeStep(nil), k.Steps...)
-	sort.Slice(steps, func(a, b int) bool { return steps[a].Load < steps[b].Load })
-	loadName := map[string]string{"users": "users", "rate": "offered rate (ops/s)"}[k.On]
-	if loadName == "" {
-		loadName = k.On
-	}
-	logX := len(steps) > 1 && steps[len(steps)-1].Load/math.Max(steps[0].Load, 1e-9) >= 8
-	var loads []float64
-	for _, st := range steps {
-		if n := len(loads); n == 0 || loads[n-1] != st.Load {
-			loads = append(loads, st.Load)
-		}
-	}
-	if len(loads) > 10 {
-		loads = nil
-	}
-	var bands []band
-	if k.Load != nil && k.Broke != nil {
-		bands = []band{{*k.Load, *k.Broke, "knee"}}
-	}
-	var outcomes []results.SLOOutcome
-	for _, s := range steps {
-		outcomes = append(outcomes, s.Outcomes...)
-	}
-	type fig struct{ op, metric string }
-	var figs []fig
-	seen := map[fig]bool{}
-	for _, s := range steps {
-		for _, f := range s.Figures {
-			if key := (fig{f.Op, f.Metric}); !seen[key] {
-				seen[key] = true
-				figs = append(figs, key)
-			}
-		}
-	}
-	for i, fg := range figs {
-		scale, yf := 1.0, func(v float64) string { return fmtMsAxis(v) }
-		if fg.metric == "error_rate" {
-			scale, yf = 100, func(v float64) string { return trimNum(v, 2) + "%" }
-		}
-		ser := lineSeries{Name: fg.op + " " + fg.metric, Color: color(i), Markers: true}
-		lo, hi := math.Inf(1), 0.0
-		for _, s := range steps {
-			for _, f := range s.Figures {
-				if f.Op != fg.op || f.Metric != fg.metric {
-					continue
-				}
-				y := math.NaN()
-				if f.N > 0 {
-					y = f.Mean * scale
-					lo, hi = math.Min(lo, y), math.Max(hi, y)
-				}
-				ser.X, ser.Y = append(ser.X, s.Load), append(ser.Y, y)
-				l, h := math.NaN(), math.NaN()
-				if f.CILow != nil && f.CIHigh != nil {
-					l, h = math.Max(*f.CILow*scale, 0), *f.CIHigh*scale
-				}
-				ser.Lo, ser.Hi = append(ser.Lo, l), append(ser.Hi, h)
-			}
-		}
-		spec := lineSpec{Title: fmt.Sprintf("%s: %s against %s", kv.Label, ser.Name, loadName), XLabel: loadName, YFmt: yf,
-			LogX: logX, XTicks: loads, XFmt: fmtNum, Bands: bands, Series: []lineSeries{ser},
-			Note: "Mean over each step's repeats with its confidence interval; a missing point had too few samples for the figure."}
-		if fg.metric != "error_rate" && hi > 0 && hi/math.Max(lo, 1e-9) > 20 {
-			spec.LogY = true
-		}
-		if lim, name, ok := sloLimit(outcomes, fg.op, fg.metric); ok {
-			spec.RefY = []refLine{{V: lim * scale, Label: "SLO " + name}}
-		}
-		kv.Charts = append(kv.Charts, spec.render())
-	}
-	tp := lineSeries{Name: "achieved throughput", Color: color(2), Markers: true}
-	for _, s := range steps {
-		tp.X, tp.Y = append(tp.X, s.Load), append(tp.Y, s.Throughput.Mean)
-		l, h := math.NaN(), math.NaN()
-		if s.Throughput.CILow != nil && s.Throughput.CIHigh != nil {
-			l, h = math.Max(0, *s.Throughput.CILow), *s.Throughput.CIHigh
-		}
-		tp.Lo, tp.Hi = append(tp.Lo, l), append(tp.Hi, h)
-	}
-	spec := lineSpec{Title: kv.Label + ": throughput against " + loadName, XLabel: loadName, YLabel: "ops/s", LogX: logX, XTicks: loads, XFmt: fmtNum, Bands: bands,
-		Series: []lineSeries{tp}}
-	if k.On == "rate" {
-		spec.Series = append(spec.Series, lineSeries{Name: "offered rate", Color: "#444444", Dash: true, X: tp.X, Y: tp.X})
-	}
-	kv.Charts = append(kv.Charts, spec.render())
-
-	kv.Steps = figTable{Cols: []string{"load", "step", "SLO", "throughput ops/s"}, Wrap: false}
-	for _, fg := range figs {
-		kv.Steps.Cols = append(kv.Steps.Cols, fg.op+" "+fg.metric)
-	}
-	kv.Steps.Cols = append(kv.Steps.Cols, "runs")
-	for _, s := range steps {
-		pass := "FAIL"
-		if s.Pass {
-			pass = "pass"
-		}
-		row := []string{fmtNum(s.Load), strconv.Itoa(s.Order), pass, fmtNum(s.Throughput.Mean) + " " + statCI(s.Throughput, fmtNum)}
-		for _, fg := range figs {
-			cell := "-"
-			for _, f := range s.Figures {
-				if f.Op == fg.op && f.Metric == fg.metric && f.N > 0 {
-					uf := unitFmt("ms")
-					if fg.metric == "error_rate" {
-						uf = fmtPct
-					}
-					cell = uf(f.Mean) + " " + statCI(f.Stat, uf)
-				}
-			}
-			row = append(row, cell)
-		}
-		var dirs []string
-		for _, run := range s.Runs {
-			dirs = append(dirs, run.Dir)
-		}
-		row = append(row, strings.Join(dirs, " "))
-		kv.Steps.Rows = append(kv.Steps.Rows, row)
-	}
-	return kv
 }
 
 var experimentTmpl = newTemplate("experiment", `{{define "experiment"}}{{template "head" .Meta}}
