@@ -350,14 +350,7 @@ var barMetrics = []string{"throughput", "error_rate", "p95", "p99"}
 // against the baseline, with the SLO's limit where one applies.
 func comparisonBars(r *results.Experiment) []chart {
 	outcomes := allOutcomes(r)
-	var ops []string
-	seen := map[string]bool{}
-	for _, row := range r.Comparison {
-		if !seen[row.Op] {
-			seen[row.Op] = true
-			ops = append(ops, row.Op)
-		}
-	}
+	ops := comparisonOps(r)
 	legend := []legendItem{{colBaseline, false, "baseline"}, {colBetter, false, "better"}, {colWorse, false, "worse"}, {colSame, false, "no significant difference"}}
 	var out []chart
 	for _, op := range ops {
@@ -411,115 +404,145 @@ func numericLevels(f results.FactorInfo) (map[string]float64, bool) {
 // other factors' levels, with CI whiskers.
 func scalingCurves(r *results.Experiment) []chart {
 	outcomes := allOutcomes(r)
+	wants := scalingMetrics(r)
 	var out []chart
 	for _, f := range r.Factors {
 		lv, ok := numericLevels(f)
 		if !ok {
 			continue
 		}
-		type point struct {
-			x     float64
-			combo string
-		}
-		groups := map[string][]point{}
-		var order []string
-		for _, c := range r.Combinations {
-			var x float64
-			var rest []string
-			found := false
-			for _, l := range c.Levels {
-				if l.Factor == f.Name {
-					x, found = lv[l.Level], true
-				} else {
-					rest = append(rest, l.Factor+"="+l.Level)
-				}
-			}
-			if !found {
-				continue
-			}
-			key := strings.Join(rest, " ")
-			if _, ok := groups[key]; !ok {
-				order = append(order, key)
-			}
-			groups[key] = append(groups[key], point{x, c.ID})
-		}
-		var ops []string
-		seen := map[string]bool{}
-		for _, row := range r.Comparison {
-			if !seen[row.Op] && row.Op != "(all)" {
-				seen[row.Op] = true
-				ops = append(ops, row.Op)
-			}
-		}
-		if len(ops) > 4 {
-			ops = ops[:4]
-		}
-		type want struct{ op, metric string }
-		wants := []want{{"(all)", "throughput"}}
-		for _, op := range ops {
-			wants = append(wants, want{op, "p99"})
-		}
+		g := groupByOthers(r, f.Name, lv)
 		for _, w := range wants {
-			byCombo := map[string]results.Row{}
-			unit := ""
-			for _, row := range rowsOf(r, w.op, w.metric) {
-				byCombo[row.Combination] = row
-				unit = row.Unit
+			if c, ok := scalingChart(r, f.Name, lv, g, w, outcomes); ok {
+				out = append(out, c)
 			}
-			if len(byCombo) == 0 {
-				continue
-			}
-			spec := lineSpec{Title: fmt.Sprintf("%s: %s against %s", w.op, metricTitle(w.metric, unit), f.Name), XLabel: f.Name,
-				Note: fmt.Sprintf("Mean over repeats with its %s confidence interval.", confPct(r.Confidence))}
-			if unit == "fraction" {
-				spec.YFmt = fmtPct
-			}
-			if unit == "ms" {
-				spec.YLabel = "ms"
-			} else {
-				spec.YLabel = unit
-			}
-			var ticks []float64
-			for _, x := range lv {
-				ticks = append(ticks, x)
-			}
-			sort.Float64s(ticks)
-			if len(ticks) <= 12 {
-				spec.XTicks = ticks
-				spec.XFmt = fmtNum
-			}
-			if ticks[0] > 0 && ticks[len(ticks)-1]/ticks[0] >= 8 {
-				spec.LogX = true
-			}
-			for gi, key := range order {
-				pts := groups[key]
-				sort.Slice(pts, func(a, b int) bool { return pts[a].x < pts[b].x })
-				ser := lineSeries{Name: key, Color: color(gi), Markers: true}
-				if ser.Name == "" {
-					ser.Name = f.Name
-				}
-				for _, p := range pts {
-					row, ok := byCombo[p.combo]
-					if !ok {
-						continue
-					}
-					ser.X = append(ser.X, p.x)
-					ser.Y = append(ser.Y, row.Mean)
-					lo, hi := math.NaN(), math.NaN()
-					if row.CILow != nil && row.CIHigh != nil {
-						lo, hi = math.Max(0, *row.CILow), *row.CIHigh // no metric is negative
-					}
-					ser.Lo, ser.Hi = append(ser.Lo, lo), append(ser.Hi, hi)
-				}
-				spec.Series = append(spec.Series, ser)
-			}
-			if lim, name, ok := sloLimit(outcomes, w.op, w.metric); ok {
-				spec.RefY = append(spec.RefY, refLine{V: lim, Label: "SLO " + name})
-			}
-			out = append(out, spec.render())
 		}
 	}
 	return out
+}
+
+// comparisonOps lists the operations of the comparison rows in the order
+// they first appear.
+func comparisonOps(r *results.Experiment) []string {
+	var ops []string
+	seen := map[string]bool{}
+	for _, row := range r.Comparison {
+		if !seen[row.Op] {
+			seen[row.Op] = true
+			ops = append(ops, row.Op)
+		}
+	}
+	return ops
+}
+
+// scalingMetrics are the metrics a scaling curve is drawn for: the total
+// throughput and the p99 of the first four operations.
+func scalingMetrics(r *results.Experiment) []opMetric {
+	wants := []opMetric{{"(all)", "throughput"}}
+	n := 0
+	for _, op := range comparisonOps(r) {
+		if op != "(all)" && n < 4 {
+			wants = append(wants, opMetric{op, "p99"})
+			n++
+		}
+	}
+	return wants
+}
+
+// levelPoint is a combination at a numeric factor level.
+type levelPoint struct {
+	x     float64
+	combo string
+}
+
+// levelGroups are the combinations with a numeric factor's level, grouped
+// by the other factors' levels ("" with no other factor).
+type levelGroups struct {
+	points map[string][]levelPoint
+	order  []string // keys in the order of the combinations
+}
+
+// groupByOthers groups the combinations that have a level of factor, by
+// their levels of the other factors.
+func groupByOthers(r *results.Experiment, factor string, lv map[string]float64) levelGroups {
+	g := levelGroups{points: map[string][]levelPoint{}}
+	for _, c := range r.Combinations {
+		var x float64
+		var rest []string
+		found := false
+		for _, l := range c.Levels {
+			if l.Factor == factor {
+				x, found = lv[l.Level], true
+			} else {
+				rest = append(rest, l.Factor+"="+l.Level)
+			}
+		}
+		if !found {
+			continue
+		}
+		key := strings.Join(rest, " ")
+		if _, ok := g.points[key]; !ok {
+			g.order = append(g.order, key)
+		}
+		g.points[key] = append(g.points[key], levelPoint{x, c.ID})
+	}
+	return g
+}
+
+// scalingChart draws an operation's metric against a numeric factor's
+// level, a line per group; false when no combination has the metric.
+func scalingChart(r *results.Experiment, factor string, lv map[string]float64, g levelGroups, w opMetric, outcomes []results.SLOOutcome) (chart, bool) {
+	byCombo := map[string]results.Row{}
+	unit := ""
+	for _, row := range rowsOf(r, w.op, w.metric) {
+		byCombo[row.Combination] = row
+		unit = row.Unit
+	}
+	if len(byCombo) == 0 {
+		return chart{}, false
+	}
+	spec := lineSpec{Title: fmt.Sprintf("%s: %s against %s", w.op, metricTitle(w.metric, unit), factor), XLabel: factor, YLabel: unit,
+		Note: fmt.Sprintf("Mean over repeats with its %s confidence interval.", confPct(r.Confidence))}
+	if unit == "fraction" {
+		spec.YFmt = fmtPct
+	}
+	ticks := slices.Sorted(maps.Values(lv))
+	if len(ticks) <= 12 {
+		spec.XTicks = ticks
+		spec.XFmt = fmtNum
+	}
+	if ticks[0] > 0 && ticks[len(ticks)-1]/ticks[0] >= 8 {
+		spec.LogX = true
+	}
+	for gi, key := range g.order {
+		spec.Series = append(spec.Series, scalingSeries(gi, key, factor, g.points[key], byCombo))
+	}
+	if lim, name, ok := sloLimit(outcomes, w.op, w.metric); ok {
+		spec.RefY = append(spec.RefY, refLine{V: lim, Label: "SLO " + name})
+	}
+	return spec.render(), true
+}
+
+// scalingSeries is the line of the gi-th group: each of its combinations'
+// mean by level with its CI, named after the group (or the factor when
+// there is no other factor).
+func scalingSeries(gi int, key, factor string, pts []levelPoint, byCombo map[string]results.Row) lineSeries {
+	sort.Slice(pts, func(a, b int) bool { return pts[a].x < pts[b].x })
+	ser := lineSeries{Name: key, Color: color(gi), Markers: true}
+	if ser.Name == "" {
+		ser.Name = factor
+	}
+	for _, p := range pts {
+		row, ok := byCombo[p.combo]
+		if !ok {
+			continue
+		}
+		ser.X = append(ser.X, p.x)
+		ser.Y = append(ser.Y, row.Mean)
+		lo, hi := ciWhisker(row.Stat, 1) // no metric is negative
+		ser.Lo, ser.Hi = append(ser.Lo, lo), append(ser.Hi, hi)
+	}
+	return ser
 }
 
 // maxSpectra bounds the combinations overlaid in one spectrum chart.
