@@ -69,12 +69,53 @@ func buildRunView(r *results.Run, dir string) *runView {
 	}
 	v := &runView{Run: r, Heading: fmt.Sprintf("%s on %s", r.Scenario, on)}
 	v.Meta = newMeta("scalelab: " + v.Heading + " (" + r.Status + ")")
+	open := isOpenRun(r)
+	ser, hl := v.readStreams(r, dir)
+	ops := runOps(r, ser)
+	v.Facts = runFacts(r)
+	for _, k := range r.Changed {
+		v.Changed = append(v.Changed, fact{K: k, V: r.Settings[k]})
+	}
+	v.KPIs = runKPIs(r)
+	v.Summary = summaryTable(r, ops, open)
+	v.ErrClasses = errorTable(r, ops)
+	v.ErrSamples = errorSampleTable(r, ops)
+	tl, rest := v.addTimeCharts(r, dir, ser, ops, open)
+	v.Spectrum = runSpectrum(hl, ops, open)
+	v.addTelemetry(r, dir, timelineEnd(tl))
+	markRunCharts(v, r)
+	v.Faults, v.Events = faultTable(r), eventTable(r)
+	v.Audit = auditTable(r)
+	if tabs, charts := transactionsFigures(r, timelineEnd(tl)); len(charts) > 0 {
+		v.Tx = &txView{Charts: charts, Tables: tabs}
+		markChart(&v.Tx.Charts[0], faultMarks(r))
+	}
+	httpTables, httpCharts, rest := httpFigures(rest)
+	v.Scenario, v.ScenCharts = scenarioFigures(rest)
+	if t := appTable(r); t != nil {
+		httpTables = append(httpTables, *t)
+	}
+	v.Scenario, v.ScenCharts = append(httpTables, v.Scenario...), append(httpCharts, v.ScenCharts...)
+	v.Settings = settingFacts(r)
+	return v
+}
+
+// isOpenRun reports whether the run's operations had intended start
+// times: an open load model, schedule lag or service times.
+func isOpenRun(r *results.Run) bool {
 	open := r.Load.Open || r.Lag != nil
 	for _, s := range r.Summary {
 		if s.Service != nil {
 			open = true
 		}
 	}
+	return open
+}
+
+// readStreams reads series.csv and intervals.hlog, noting on the page a
+// file that is missing, damaged or torn; a series that cannot be read is
+// empty.
+func (v *runView) readStreams(r *results.Run, dir string) (*series, *metrics.IntervalLog) {
 	ser, err := readSeries(filepath.Join(dir, results.SeriesFile))
 	if err != nil {
 		v.Notes = append(v.Notes, missingNote(results.SeriesFile, err)+": the charts over time are left out.")
@@ -88,16 +129,13 @@ func buildRunView(r *results.Run, dir string) *runView {
 	} else if hl.Torn {
 		v.Notes = append(v.Notes, "intervals.hlog ends with a torn line (the process died mid-write); it was ignored.")
 	}
-	ops := runOps(r, ser)
-	v.Facts = runFacts(r)
-	for _, k := range r.Changed {
-		v.Changed = append(v.Changed, fact{K: k, V: r.Settings[k]})
-	}
-	v.KPIs = runKPIs(r)
-	v.Summary = summaryTable(r, ops, open)
-	v.ErrClasses = errorTable(r, ops)
-	v.ErrSamples = errorSampleTable(r, ops)
+	return ser, hl
+}
 
+// addTimeCharts draws the charts over time: latency per operation, the
+// cache, throughput, errors, concurrency and schedule lag. It returns
+// their timeline and the scenario report without the cache's part.
+func (v *runView) addTimeCharts(r *results.Run, dir string, ser *series, ops []string, open bool) ([]tick, map[string]any) {
 	width := bucketWidth(ser)
 	rows := bucketSeries(ser, width)
 	note := aggregationNote(width)
@@ -115,6 +153,16 @@ func buildRunView(r *results.Run, dir string) *runView {
 		c := perOpChart("Errors over time", "errors/s", sops, rows, tl, func(r seriesRow) float64 { return rate(r.Errors, r) }, true, r.Load.WarmupS, note)
 		v.Errors = &c
 	}
+	v.addConcurrency(r, dir, sops, rows, tl, note)
+	if open {
+		v.Lag = lagChart(sops, rows, tl, r.Load.WarmupS, note)
+	}
+	return tl, rest
+}
+
+// addConcurrency draws the sessions in progress of a phases run, or the
+// operations in flight from concurrency.csv where the run has them.
+func (v *runView) addConcurrency(r *results.Run, dir string, sops []string, rows map[string][]seriesRow, tl []tick, note string) {
 	if r.Load.Model == modelname.Phases {
 		c := sessionsChart(sops, rows, tl, r.Load.WarmupS, note)
 		v.Concurrency = &c
@@ -128,9 +176,11 @@ func buildRunView(r *results.Run, dir string) *runView {
 			v.Notes = append(v.Notes, cnote)
 		}
 	}
-	if open {
-		v.Lag = lagChart(sops, rows, tl, r.Load.WarmupS, note)
-	}
+}
+
+// runSpectrum draws each operation's latency percentile spectrum from the
+// interval log, if any, with its service time where the log has it.
+func runSpectrum(hl *metrics.IntervalLog, ops []string, open bool) chart {
 	var lines []spectrumLine
 	if hl != nil {
 		for i, op := range ops {
@@ -146,46 +196,44 @@ func buildRunView(r *results.Run, dir string) *runView {
 	if open {
 		snote += " Solid: latency from the intended start (includes waiting for a late start); dashed: service time from the actual start."
 	}
-	v.Spectrum = spectrumChart("Latency by percentile", lines, snote)
+	return spectrumChart("Latency by percentile", lines, snote)
+}
+
+// addTelemetry adds the saturation verdict, the telemetry charts up to
+// xmax and the telemetry tables, when the run has telemetry.
+func (v *runView) addTelemetry(r *results.Run, dir string, xmax float64) {
 	_, teleErr := os.Stat(filepath.Join(dir, results.TelemetryFile))
-	if r.Telemetry != nil || teleErr == nil {
-		v.Saturation = "not judged: the run ended before its telemetry was summarised (the charts come from telemetry.csv)"
-		if r.Telemetry != nil {
-			v.Saturation = r.Telemetry.Saturation
-		}
-		var tnote string
-		v.TeleCharts, tnote = telemetryCharts(r, dir, timelineEnd(tl), r.Load.WarmupS)
-		if tnote != "" {
-			v.Notes = append(v.Notes, tnote)
-		}
-		v.TeleTables = telemetryTables(r.Telemetry)
+	if r.Telemetry == nil && teleErr != nil {
+		return
 	}
-	markRunCharts(v, r)
-	v.Faults, v.Events = faultTable(r), eventTable(r)
-	v.Audit = auditTable(r)
-	if tabs, charts := transactionsFigures(r, timelineEnd(tl)); len(charts) > 0 {
-		v.Tx = &txView{Charts: charts, Tables: tabs}
-		markChart(&v.Tx.Charts[0], faultMarks(r))
+	v.Saturation = "not judged: the run ended before its telemetry was summarised (the charts come from telemetry.csv)"
+	if r.Telemetry != nil {
+		v.Saturation = r.Telemetry.Saturation
 	}
-	httpTables, httpCharts, rest := httpFigures(rest)
-	v.Scenario, v.ScenCharts = scenarioFigures(rest)
-	if t := appTable(r); t != nil {
-		httpTables = append(httpTables, *t)
+	var tnote string
+	v.TeleCharts, tnote = telemetryCharts(r, dir, xmax, r.Load.WarmupS)
+	if tnote != "" {
+		v.Notes = append(v.Notes, tnote)
 	}
-	v.Scenario, v.ScenCharts = append(httpTables, v.Scenario...), append(httpCharts, v.ScenCharts...)
-	keys := slices.Sorted(maps.Keys(r.Settings))
+	v.TeleTables = telemetryTables(r.Telemetry)
+}
+
+// settingFacts lists every setting by key, those changed from their
+// default marked.
+func settingFacts(r *results.Run) []fact {
+	var out []fact
 	changed := map[string]bool{}
 	for _, k := range r.Changed {
 		changed[k] = true
 	}
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(r.Settings)) {
 		f := fact{K: k, V: r.Settings[k]}
 		if changed[k] {
 			f.Class = "changed"
 		}
-		v.Settings = append(v.Settings, f)
+		out = append(out, f)
 	}
-	return v
+	return out
 }
 
 func missingNote(file string, err error) string {
