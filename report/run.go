@@ -62,6 +62,8 @@ func WriteHTML(path string, r *results.Run, dir string) error {
 	return results.WriteFileAtomic(path, b)
 }
 
+// buildRunView gathers what the run page shows of r, reading its streamed
+// files (series, histograms, telemetry) from dir.
 func buildRunView(r *results.Run, dir string) *runView {
 	on := r.Engine
 	if r.Server != nil && r.Server.Product != "" {
