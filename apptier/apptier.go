@@ -89,13 +89,54 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	if err != nil {
 		return err
 	}
+	exe, err := scalelabBinary()
+	if err != nil {
+		return err
+	}
+	base, secret, err := serverArgs(st, o, exe)
+	if err != nil {
+		return err
+	}
+	if err := prepareNet(st, o); err != nil {
+		return err
+	}
+	var servers []string
+	for i := 1; i <= o.servers; i++ {
+		server, err := startServer(ctx, st, o, base, i)
+		if err != nil {
+			return err
+		}
+		servers = append(servers, server)
+	}
+	sock := filepath.Join(st.Dir, "haproxy.sock")
+	lb, listen, err := startBalancer(st, o, hap, servers, sock)
+	if err != nil {
+		return err
+	}
+	st.Target = "http://" + listen
+	recordParams(st, o, version, sock)
+	listens := "the balancer and the servers listen on loopback only"
+	if st.Net != nil {
+		listens = "the balancer listens on loopback, the servers on the cluster's bridge " + st.Net.Subnet + " only"
+	}
+	st.Auth = "session cookies signed with the secret in " + secret + " (0600, shared by the servers); " + listens
+	return waitBalanced(ctx, st, o, lb, listen, sock)
+}
+
+// scalelabBinary returns the path of the running scalelab binary, links resolved.
+func scalelabBinary() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("app: the scalelab binary: %w", err)
+		return "", fmt.Errorf("app: the scalelab binary: %w", err)
 	}
 	if exe, err = filepath.EvalSymlinks(exe); err != nil {
-		return fmt.Errorf("app: the scalelab binary: %w", err)
+		return "", fmt.Errorf("app: the scalelab binary: %w", err)
 	}
+	return exe, nil
+}
+
+// serverArgs makes the servers' session secret and returns their `serve` command line (without --listen) and the secret's file.
+func serverArgs(st *cluster.State, o options, exe string) ([]string, string, error) {
 	base := []string{exe, "serve", o.scenario}
 	if o.store != nil {
 		base = append(base, "--cluster", o.store.Name)
@@ -115,75 +156,75 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	}
 	secret := filepath.Join(st.Dir, "secret")
 	if _, err := cluster.NewSecret(secret); err != nil {
-		return fmt.Errorf("app: session secret: %w", err)
+		return nil, "", fmt.Errorf("app: session secret: %w", err)
 	}
 	st.SecretFile = secret
 	sets := append([]string{o.scenario + ".secret_file=" + secret}, o.sets...)
 	for _, s := range sets {
 		base = append(base, "--set", s)
 	}
-	if err := prepareNet(st, o); err != nil {
-		return err
+	return base, secret, nil
+}
+
+// startServer starts app server i, waits until it serves its health check, and returns its balancer entry (name=address).
+func startServer(ctx context.Context, st *cluster.State, o options, base []string, i int) (string, error) {
+	// with --netns each server has a namespace, so a port of its own
+	port, err := cluster.FreePort(cluster.Loopback)
+	if err != nil {
+		return "", fmt.Errorf("app: %w", err)
 	}
-	var servers []string
-	for i := 1; i <= o.servers; i++ {
-		// with --netns each server has a namespace, so a port of its own
-		port, err := cluster.FreePort(cluster.Loopback)
-		if err != nil {
-			return fmt.Errorf("app: %w", err)
-		}
-		name := fmt.Sprintf("app%d", i)
-		host, err := st.NodeHost(name)
-		if err != nil {
-			return fmt.Errorf("app: %w", err)
-		}
-		addr := net.JoinHostPort(host, strconv.Itoa(port))
-		via, err := routes(st, o, name)
-		if err != nil {
-			return err
-		}
-		cmd := append(append(append([]string{}, base...), "--listen", addr), via...)
-		n := cluster.Node{Name: name, Role: RoleServer, Host: host, Port: port, Ports: map[string]int{"http": port},
-			LogFile: filepath.Join(st.Dir, name+".log"), Cmd: cmd, Env: []string{EnvCLI + "=1"}}
-		pid, cg, err := st.StartNode(name, cmd, st.Dir, n.LogFile, n.Env)
-		if err != nil {
-			return fmt.Errorf("app: %w", err)
-		}
-		n.PID, n.Cgroup = pid, cg
-		// the balancer, on the host, reaches the server directly or
-		// through its link's proxy
-		if err := st.SetClient(&n); err != nil {
-			return fmt.Errorf("app: %w", err)
-		}
-		st.Nodes = append(st.Nodes, n)
-		servers = append(servers, name+"="+n.ClientAddress())
-		// one at a time: servers on one SQLite file must not open it at once
-		url := "http://" + addr + app.HealthPath
-		if err := cluster.WaitNodes(ctx, st, name+" serving "+url, 50*time.Millisecond, func() bool { return healthy(url) }); err != nil {
-			return fmt.Errorf("app: %w", err)
-		}
+	name := fmt.Sprintf("app%d", i)
+	host, err := st.NodeHost(name)
+	if err != nil {
+		return "", fmt.Errorf("app: %w", err)
 	}
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	via, err := routes(st, o, name)
+	if err != nil {
+		return "", err
+	}
+	cmd := append(append(append([]string{}, base...), "--listen", addr), via...)
+	// the balancer, on the host, reaches the server directly or
+	// through its link's proxy
+	n, err := st.AddNode(cluster.Node{Name: name, Role: RoleServer, Host: host, Port: port, Ports: map[string]int{"http": port},
+		LogFile: filepath.Join(st.Dir, name+".log"), Cmd: cmd, Env: []string{EnvCLI + "=1"}}, st.Dir)
+	if err != nil {
+		return "", fmt.Errorf("app: %w", err)
+	}
+	// one at a time: servers on one SQLite file must not open it at once
+	url := "http://" + addr + app.HealthPath
+	if err := cluster.WaitNodes(ctx, st, name+" serving "+url, 50*time.Millisecond, func() bool { return healthy(url) }); err != nil {
+		return "", fmt.Errorf("app: %w", err)
+	}
+	return name + "=" + n.ClientAddress(), nil
+}
+
+// startBalancer writes HAProxy's configuration for servers and starts it, returning its node and listen address.
+func startBalancer(st *cluster.State, o options, hap string, servers []string, sock string) (cluster.Node, string, error) {
 	host := cluster.Loopback
 	port, err := cluster.FreePort(host)
 	if err != nil {
-		return fmt.Errorf("app: %w", err)
+		return cluster.Node{}, "", fmt.Errorf("app: %w", err)
 	}
 	listen := net.JoinHostPort(host, strconv.Itoa(port))
-	sock := filepath.Join(st.Dir, "haproxy.sock")
 	cfgPath := filepath.Join(st.Dir, "haproxy.cfg")
 	cfg := haproxyConfig(balancerConfig{Listen: listen, Servers: servers, Algorithm: o.balance, Check: o.check, Socket: sock, Timeout: o.timeout})
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		return fmt.Errorf("app: balancer config: %w", err)
+		return cluster.Node{}, "", fmt.Errorf("app: balancer config: %w", err)
 	}
 	lb := cluster.Node{Name: "lb", Role: RoleBalancer, Host: host, Port: port, Ports: map[string]int{"http": port},
 		LogFile: filepath.Join(st.Dir, "haproxy.log"), Cmd: []string{hap, "-db", "-f", cfgPath}}
 	pid, cg, err := st.StartNode(lb.Name, lb.Cmd, st.Dir, lb.LogFile, nil)
 	if err != nil {
-		return fmt.Errorf("app: balancer: %w", err)
+		return cluster.Node{}, "", fmt.Errorf("app: balancer: %w", err)
 	}
 	lb.PID, lb.Cgroup = pid, cg
 	st.Nodes = append(st.Nodes, lb)
-	st.Target = "http://" + listen
+	return lb, listen, nil
+}
+
+// recordParams records the scenario, the balancer and the servers' settings in st's params.
+func recordParams(st *cluster.State, o options, version, sock string) {
 	st.Params[ParamScenario] = o.scenario
 	st.Params[ParamSocket] = sock
 	st.Params["servers"] = strconv.Itoa(o.servers)
@@ -199,11 +240,10 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	if len(o.sets) > 0 {
 		st.Params["settings"] = strings.Join(o.sets, " ")
 	}
-	listens := "the balancer and the servers listen on loopback only"
-	if st.Net != nil {
-		listens = "the balancer listens on loopback, the servers on the cluster's bridge " + st.Net.Subnet + " only"
-	}
-	st.Auth = "session cookies signed with the secret in " + secret + " (0600, shared by the servers); " + listens
+}
+
+// waitBalanced waits until HAProxy at listen reports every app server up, quoting its log on failure.
+func waitBalanced(ctx context.Context, st *cluster.State, o options, lb cluster.Node, listen, sock string) error {
 	allUp := func() bool {
 		rows, err := Stats(ctx, sock)
 		if err != nil {

@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -77,5 +79,45 @@ func TestStateSaveLoadList(t *testing.T) {
 	}
 	if p, err := FreePort("127.0.0.1"); err != nil || p == 0 {
 		t.Fatal(err)
+	}
+}
+
+// TestAddNode starts a node with its environment, records it with its own
+// address as the client's, and leaves st.Nodes alone when the start or the
+// client address fails.
+func TestAddNode(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	st := &State{Name: "add", Dir: dir}
+	t.Cleanup(func() { _ = StopAll(st, time.Second) })
+	in := Node{Name: "node1", Role: "data", Host: Loopback, Port: 1001, Cmd: []string{"sleep", "60"},
+		LogFile: filepath.Join(dir, "node1.log"), Env: []string{"SCALELAB_ADD_NODE_TEST=1"}}
+	n, err := st.AddNode(in, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !Alive(n.PID) || n.Cgroup != "" || n.Client != "" || n.ClientAddress() != "127.0.0.1:1001" {
+		t.Errorf("node %+v", n)
+	}
+	if len(st.Nodes) != 1 || st.Nodes[0].PID != n.PID || st.Nodes[0].Role != "data" || st.Nodes[0].LogFile != in.LogFile {
+		t.Fatalf("nodes %+v", st.Nodes)
+	}
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", n.PID))
+	if err != nil || !strings.Contains(string(env), "SCALELAB_ADD_NODE_TEST=1\x00") {
+		t.Errorf("node's environment (%v) lacks its Env", err)
+	}
+
+	if _, err := st.AddNode(Node{Name: "node2", LogFile: filepath.Join(dir, "node2.log")}, dir); err == nil || len(st.Nodes) != 1 {
+		t.Errorf("no command: %v, nodes %d", err, len(st.Nodes))
+	}
+
+	// links that proxy, with no proxies' server: SetClient fails
+	st.Links = &Links{Proxied: true, API: "127.0.0.1:1"}
+	n3, err := st.AddNode(Node{Name: "node3", Host: Loopback, Port: 1003, Cmd: []string{"sleep", "60"}, LogFile: filepath.Join(dir, "node3.log")}, dir)
+	if n3.PID > 0 {
+		_ = Stop(n3.PID, time.Second)
+	}
+	if err == nil || len(st.Nodes) != 1 {
+		t.Errorf("client address unavailable: %v, nodes %d", err, len(st.Nodes))
 	}
 }

@@ -67,6 +67,23 @@ func (st *State) StartNode(node string, cmd []string, dir, logFile string, extra
 	return pid, path, nil
 }
 
+// AddNode starts n.Cmd in dir as StartNode does (n.LogFile, n.Env), sets
+// n's PID, cgroup and client address (SetClient) and appends n to st.Nodes.
+// On an error n is not appended; when SetClient failed, the returned n
+// holds the PID of the process already started.
+func (st *State) AddNode(n Node, dir string) (Node, error) {
+	pid, cg, err := st.StartNode(n.Name, n.Cmd, dir, n.LogFile, n.Env)
+	if err != nil {
+		return n, err
+	}
+	n.PID, n.Cgroup = pid, cg
+	if err := st.SetClient(&n); err != nil {
+		return n, err
+	}
+	st.Nodes = append(st.Nodes, n)
+	return n, nil
+}
+
 // Restart starts a stopped node of st again from its recorded command, in
 // its network namespace and its cgroup when it had them.
 func (st *State) Restart(n Node, dir string) (int, error) {

@@ -103,134 +103,173 @@ func (p *Provisioner) Netns() bool { return true }
 // Up starts the nodes (the seed first), waits until every node is up and
 // normal, then sets authentication up.
 func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State) error {
-	opts, err := cluster.Resolve(p, spec)
+	r, err := p.plan(spec, st)
 	if err != nil {
 		return err
 	}
-	nodes := int(opts.Get(cluster.OptNodes).Int())
-	numTokens := int(opts.Get(OptNumTokens).Int())
-	no := jvm.NodeOptionsOf(opts)
-	heap := no.Heap
-	java, version, err := JDK()
-	if err != nil {
-		return err
-	}
-	cp, err := Classpath()
-	if err != nil {
-		return err
-	}
-	// Node i binds to 127.0.0.i, or with --netns to its own namespace's
-	// address (where every port is free: the probe stays on loopback).
-	hosts := make([]string, nodes)
-	probe := make([]string, nodes)
-	for i := range hosts {
-		hosts[i], probe[i] = nodeAddr(i), nodeAddr(i)
-		if st.Net != nil {
-			if hosts[i], err = st.NodeHost(fmt.Sprintf("node%d", i+1)); err != nil {
-				return err
-			}
-			probe[i] = cluster.Loopback
-		}
-	}
-	used := map[int]bool{}
-	storagePort, err := freeOnAll(probe, used)
-	if err != nil {
-		return err
-	}
-	nativePort, err := freeOnAll(probe, used)
-	if err != nil {
-		return err
-	}
-
 	st.Auth = AuthNote
 	st.User = User
-	var targets []string
-	start := func(i int) error {
-		name := fmt.Sprintf("node%d", i+1)
-		home := filepath.Join(st.Dir, name)
-		for _, d := range []string{"data", "commitlog", "saved_caches", "hints", "cdc_raw", "tmp", "logs"} {
-			if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
-				return fmt.Errorf("node %s: %w", name, err)
-			}
-		}
-		yaml := nodeYAML(st.Name, home, hosts[i], hosts[0], storagePort, nativePort, numTokens)
-		if err := os.WriteFile(filepath.Join(home, "cassandra.yaml"), []byte(yaml), 0o600); err != nil {
-			return fmt.Errorf("node %s: %w", name, err)
-		}
-		if err := os.WriteFile(filepath.Join(home, "logback.xml"), []byte(logbackXML), 0o600); err != nil {
-			return fmt.Errorf("node %s: %w", name, err)
-		}
-		cmd := no.Command(java, jvmFlags, startFlags)
-		cmd = append(cmd,
-			"-Dcassandra.config=file://"+filepath.Join(home, "cassandra.yaml"),
-			"-Dcassandra.storagedir="+home,
-			"-Dcassandra.logdir="+filepath.Join(home, "logs"),
-			"-Dlogback.configurationFile="+filepath.Join(home, "logback.xml"),
-			"-Djava.io.tmpdir="+filepath.Join(home, "tmp"))
-		if no.ExitWithPID > 0 {
-			cmd = append(cmd, "-Dscalelab.exit-with-pid="+strconv.Itoa(no.ExitWithPID))
-		}
-		cmd = append(cmd, "-cp", cp, MainClass)
-		logFile := filepath.Join(st.Dir, name+".log")
-		pid, cg, err := st.StartNode(name, cmd, home, logFile, nil)
-		if err != nil {
-			return fmt.Errorf("node %s: %w", name, err)
-		}
-		node := cluster.Node{
-			Name: name, Role: "data", PID: pid, Host: hosts[i], Port: nativePort,
-			Ports:   map[string]int{"cql": nativePort, "storage": storagePort},
-			DataDir: home, LogFile: logFile, Cmd: cmd, Cgroup: cg,
-		}
-		// the load generator's address: the node's, or its link's proxy
-		// (the engine translates the ring's addresses to these)
-		if err := st.SetClient(&node); err != nil {
-			return fmt.Errorf("node %s: %w", name, err)
-		}
-		st.Nodes = append(st.Nodes, node)
-		targets = append(targets, node.ClientAddress())
-		return nil
-	}
 	// The seed first: the other nodes fail when they find no seed to
 	// gossip with. They can join at once when it listens.
-	if err := start(0); err != nil {
+	if err := r.startSeed(st); err != nil {
 		return err
 	}
-	st.Target = strings.Join(targets, ",")
-	st.Params["heap"] = heap
-	st.Params["java"] = fmt.Sprintf("%s (Java %d)", java, version)
-	st.Params["num_tokens"] = strconv.Itoa(numTokens)
-	if len(no.JVMFlags) > 0 {
-		st.Params["jvm_options"] = strings.Join(no.JVMFlags, " ")
-	}
-	if err := st.Save(); err != nil {
+	if err := r.startOthers(ctx, st); err != nil {
 		return err
 	}
-	if nodes > 1 {
-		seed := net.JoinHostPort(hosts[0], strconv.Itoa(storagePort))
-		err := waitUntil(ctx, st, "the seed node's gossip port", func() bool { return cluster.Listening(seed) })
-		if err != nil {
-			return err
-		}
-		for i := 1; i < nodes; i++ {
-			if err := start(i); err != nil {
-				return err
-			}
-		}
-		st.Target = strings.Join(targets, ",")
-		if err := st.Save(); err != nil {
-			return err
-		}
-	}
-	if err := cluster.WaitNodesState(ctx, st, fmt.Sprintf("%d nodes up and normal", nodes), 500*time.Millisecond, func() (bool, string) { return ringReady(ctx, st, nodes) }); err != nil {
+	if err := cluster.WaitNodesState(ctx, st, fmt.Sprintf("%d nodes up and normal", r.nodes), 500*time.Millisecond, func() (bool, string) { return ringReady(ctx, st, r.nodes) }); err != nil {
 		return err
 	}
-	v, err := setupAuth(ctx, st, nodes)
+	v, err := setupAuth(ctx, st, r.nodes)
 	if err != nil {
 		return err
 	}
 	st.Params["version"] = v
-	st.Params["system_auth_replication"] = strconv.Itoa(nodes)
+	st.Params["system_auth_replication"] = strconv.Itoa(r.nodes)
 	return st.Save()
+}
+
+// ring is what starting a ring's nodes takes: the options, the JVM, the
+// nodes' addresses, the ring's ports, and the targets of the nodes started.
+type ring struct {
+	nodes, numTokens        int
+	no                      jvm.NodeOptions
+	java                    string
+	javaVersion             int
+	cp                      string
+	hosts                   []string // node i's address
+	storagePort, nativePort int
+	targets                 []string // the load generator's address of each node started
+}
+
+// plan resolves spec, finds the JDK and the classpath, and picks the nodes' addresses and the ring's ports.
+func (p *Provisioner) plan(spec cluster.Spec, st *cluster.State) (*ring, error) {
+	opts, err := cluster.Resolve(p, spec)
+	if err != nil {
+		return nil, err
+	}
+	r := &ring{nodes: int(opts.Get(cluster.OptNodes).Int()), numTokens: int(opts.Get(OptNumTokens).Int()), no: jvm.NodeOptionsOf(opts)}
+	if r.java, r.javaVersion, err = JDK(); err != nil {
+		return nil, err
+	}
+	if r.cp, err = Classpath(); err != nil {
+		return nil, err
+	}
+	hosts, probe, err := nodeHosts(st, r.nodes)
+	if err != nil {
+		return nil, err
+	}
+	r.hosts = hosts
+	used := map[int]bool{}
+	if r.storagePort, err = freeOnAll(probe, used); err != nil {
+		return nil, err
+	}
+	if r.nativePort, err = freeOnAll(probe, used); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// nodeHosts returns the address each node binds to and the address to probe for its free ports.
+func nodeHosts(st *cluster.State, nodes int) (hosts, probe []string, err error) {
+	// Node i binds to 127.0.0.i, or with --netns to its own namespace's
+	// address (where every port is free: the probe stays on loopback).
+	hosts = make([]string, nodes)
+	probe = make([]string, nodes)
+	for i := range hosts {
+		hosts[i], probe[i] = nodeAddr(i), nodeAddr(i)
+		if st.Net != nil {
+			if hosts[i], err = st.NodeHost(fmt.Sprintf("node%d", i+1)); err != nil {
+				return nil, nil, err
+			}
+			probe[i] = cluster.Loopback
+		}
+	}
+	return hosts, probe, nil
+}
+
+// startSeed starts node 1, the seed, and saves st with its target and the ring's params.
+func (r *ring) startSeed(st *cluster.State) error {
+	if err := r.startNode(st, 0); err != nil {
+		return err
+	}
+	st.Target = strings.Join(r.targets, ",")
+	st.Params["heap"] = r.no.Heap
+	st.Params["java"] = fmt.Sprintf("%s (Java %d)", r.java, r.javaVersion)
+	st.Params["num_tokens"] = strconv.Itoa(r.numTokens)
+	if len(r.no.JVMFlags) > 0 {
+		st.Params["jvm_options"] = strings.Join(r.no.JVMFlags, " ")
+	}
+	return st.Save()
+}
+
+// startOthers starts the nodes after the seed once its gossip port listens, and saves st with their targets.
+func (r *ring) startOthers(ctx context.Context, st *cluster.State) error {
+	if r.nodes <= 1 {
+		return nil
+	}
+	seed := net.JoinHostPort(r.hosts[0], strconv.Itoa(r.storagePort))
+	err := waitUntil(ctx, st, "the seed node's gossip port", func() bool { return cluster.Listening(seed) })
+	if err != nil {
+		return err
+	}
+	for i := 1; i < r.nodes; i++ {
+		if err := r.startNode(st, i); err != nil {
+			return err
+		}
+	}
+	st.Target = strings.Join(r.targets, ",")
+	return st.Save()
+}
+
+// startNode writes node i's home and starts it, adding it to st and its address to the targets.
+func (r *ring) startNode(st *cluster.State, i int) error {
+	name := fmt.Sprintf("node%d", i+1)
+	home := filepath.Join(st.Dir, name)
+	if err := r.writeHome(st, home, i); err != nil {
+		return fmt.Errorf("node %s: %w", name, err)
+	}
+	// the load generator's address: the node's, or its link's proxy
+	// (the engine translates the ring's addresses to these)
+	node, err := st.AddNode(cluster.Node{
+		Name: name, Role: "data", Host: r.hosts[i], Port: r.nativePort,
+		Ports:   map[string]int{"cql": r.nativePort, "storage": r.storagePort},
+		DataDir: home, LogFile: filepath.Join(st.Dir, name+".log"), Cmd: r.command(home),
+	}, home)
+	if err != nil {
+		return fmt.Errorf("node %s: %w", name, err)
+	}
+	r.targets = append(r.targets, node.ClientAddress())
+	return nil
+}
+
+// writeHome makes node i's directories under home and writes its cassandra.yaml and logback.xml.
+func (r *ring) writeHome(st *cluster.State, home string, i int) error {
+	for _, d := range []string{"data", "commitlog", "saved_caches", "hints", "cdc_raw", "tmp", "logs"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
+			return err
+		}
+	}
+	yaml := nodeYAML(st.Name, home, r.hosts[i], r.hosts[0], r.storagePort, r.nativePort, r.numTokens)
+	if err := os.WriteFile(filepath.Join(home, "cassandra.yaml"), []byte(yaml), 0o600); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(home, "logback.xml"), []byte(logbackXML), 0o600)
+}
+
+// command is the JVM command line of the node whose home is home.
+func (r *ring) command(home string) []string {
+	cmd := r.no.Command(r.java, jvmFlags, startFlags)
+	cmd = append(cmd,
+		"-Dcassandra.config=file://"+filepath.Join(home, "cassandra.yaml"),
+		"-Dcassandra.storagedir="+home,
+		"-Dcassandra.logdir="+filepath.Join(home, "logs"),
+		"-Dlogback.configurationFile="+filepath.Join(home, "logback.xml"),
+		"-Djava.io.tmpdir="+filepath.Join(home, "tmp"))
+	if r.no.ExitWithPID > 0 {
+		cmd = append(cmd, "-Dscalelab.exit-with-pid="+strconv.Itoa(r.no.ExitWithPID))
+	}
+	return append(cmd, "-cp", r.cp, MainClass)
 }
 
 // waitUntil polls ready every 500 ms, failing early with the log's last

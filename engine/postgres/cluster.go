@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -195,6 +194,40 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	if err := ou.Reachable(ctx, st.Dir); err != nil {
 		return err
 	}
+	recordServer(ctx, st, bin, ou)
+	pw, err := setAuth(st, conf)
+	if err != nil {
+		return err
+	}
+	if conf.tls {
+		if err := enableTLS(st, conf, ou); err != nil {
+			return err
+		}
+	}
+	for _, s := range conf.settings {
+		st.Params[ParamSetting+s[0]] = s[1]
+	}
+	nodes, err := planNodes(st, conf.replicas)
+	if err != nil {
+		return err
+	}
+	primary := nodes[0]
+	if err := startPrimary(ctx, ou, bin, primary, pw, conf, st); err != nil {
+		return err
+	}
+	for _, n := range nodes[1:] {
+		if err := startReplica(ctx, ou, bin, n, primary, pw, st); err != nil {
+			return err
+		}
+	}
+	if err := waitStreaming(ctx, st, primary, pw, conf.replicas); err != nil {
+		return err
+	}
+	return setTarget(st)
+}
+
+// recordServer records the binaries' directory, the system user and the server's version in st.
+func recordServer(ctx context.Context, st *cluster.State, bin string, ou *sysuser.User) {
 	if st.Params == nil {
 		st.Params = map[string]string{}
 	}
@@ -202,50 +235,55 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	if ou != nil {
 		st.Params[ParamOSUser] = ou.Name()
 	}
-	if out, err := exec.CommandContext(ctx, filepath.Join(bin, "postgres"), "--version").Output(); err == nil {
-		st.Params[ParamVersion] = strings.TrimSpace(string(out))
-	}
+	cluster.RecordVersion(ctx, st, filepath.Join(bin, "postgres"), "--version")
+}
+
+// setAuth makes the superuser's password file, records how clients authenticate and returns the password.
+func setAuth(st *cluster.State, conf *clusterConf) (string, error) {
 	st.User = ClusterUser
 	st.SecretFile = filepath.Join(st.Dir, "password")
 	pw, err := cluster.NewSecret(st.SecretFile)
 	if err != nil {
-		return err
+		return "", err
 	}
 	st.Auth = fmt.Sprintf("scram-sha-256 password for user %s (loopback only; no trust entries)", ClusterUser)
 	if st.Net != nil {
 		if conf.tls {
-			return fmt.Errorf("--netns with --opt tls=on: the server certificate names loopback only; use one or the other")
+			return "", fmt.Errorf("--netns with --opt tls=on: the server certificate names loopback only; use one or the other")
 		}
 		st.Auth = fmt.Sprintf("scram-sha-256 password for user %s (the cluster's own network %s and loopback only; no trust entries)", ClusterUser, st.Net.Subnet)
 	}
-	var tlsDir string
-	if conf.tls {
-		tlsDir = filepath.Join(st.Dir, "tls")
-		if err := ou.Mkdir(tlsDir); err != nil {
-			return err
-		}
-		ca, err := writeServerTLS(tlsDir, ou)
-		if err != nil {
-			return err
-		}
-		st.Params[ParamCAFile] = ca
-		conf.settings = append(conf.settings, [2]string{"ssl", "on"},
-			[2]string{"ssl_cert_file", filepath.Join(tlsDir, "server.crt")}, [2]string{"ssl_key_file", filepath.Join(tlsDir, "server.key")})
-		st.Auth += "; TLS on (CA in " + ca + ")"
-	}
-	for _, s := range conf.settings {
-		st.Params[ParamSetting+s[0]] = s[1]
-	}
+	return pw, nil
+}
 
-	nodes := make([]*nodeSetup, 1+conf.replicas)
+// enableTLS writes the server's certificate and CA under st.Dir/tls and adds the ssl settings to conf.
+func enableTLS(st *cluster.State, conf *clusterConf, ou *sysuser.User) error {
+	tlsDir := filepath.Join(st.Dir, "tls")
+	if err := ou.Mkdir(tlsDir); err != nil {
+		return err
+	}
+	ca, err := writeServerTLS(tlsDir, ou)
+	if err != nil {
+		return err
+	}
+	st.Params[ParamCAFile] = ca
+	conf.settings = append(conf.settings, [2]string{"ssl", "on"},
+		[2]string{"ssl_cert_file", filepath.Join(tlsDir, "server.crt")}, [2]string{"ssl_key_file", filepath.Join(tlsDir, "server.key")})
+	st.Auth += "; TLS on (CA in " + ca + ")"
+	return nil
+}
+
+// planNodes picks each node's name, role, address, port and directories (the primary first).
+func planNodes(st *cluster.State, replicas int) ([]*nodeSetup, error) {
+	nodes := make([]*nodeSetup, 1+replicas)
 	for i := range nodes {
 		port, err := cluster.FreePort(loopback)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		n := &nodeSetup{name: fmt.Sprintf("node%d", i+1), role: RoleReplica, port: port}
 		if n.host, err = st.NodeHost(n.name); err != nil {
-			return err
+			return nil, err
 		}
 		if i == 0 {
 			n.role = RolePrimary
@@ -255,7 +293,11 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 		n.log = filepath.Join(st.Dir, n.name+".log")
 		nodes[i] = n
 	}
-	primary := nodes[0]
+	return nodes, nil
+}
+
+// startPrimary runs initdb for the primary, starts it and creates the scalelab database.
+func startPrimary(ctx context.Context, ou *sysuser.User, bin string, primary *nodeSetup, pw string, conf *clusterConf, st *cluster.State) error {
 	if err := initPrimary(ctx, ou, bin, primary, pw, conf, st.Net); err != nil {
 		return err
 	}
@@ -268,38 +310,44 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	}); err != nil {
 		return fmt.Errorf("create database %s: %w", ClusterDB, err)
 	}
-	for _, n := range nodes[1:] {
-		if err := ou.Mkdir(n.dir); err != nil {
-			return err
-		}
-		// the replica streams from the primary through its link's proxy
-		// when the cluster's links delay (-R writes that address)
-		phost, pport, err := st.PeerAddr(n.name, primary.name, primary.host, primary.port)
-		if err != nil {
-			return fmt.Errorf("replica %s: %w", n.name, err)
-		}
-		if err := ou.Run(ctx, n.dir, n.log, []string{PasswordEnv + "=" + pw, "PGSSLMODE=prefer"},
-			filepath.Join(bin, "pg_basebackup"), "-h", phost, "-p", strconv.Itoa(pport), "-U", ClusterUser,
-			"-D", n.data, "-X", "stream", "-R", "-C", "-S", n.name, "-c", "fast", "-N"); err != nil {
-			return fmt.Errorf("replica %s: %w", n.name, err)
-		}
-		if err := startNode(ctx, ou, bin, n, pw, st); err != nil {
-			return err
-		}
+	return nil
+}
+
+// startReplica makes replica n with pg_basebackup (a replication slot of its own) and starts it.
+func startReplica(ctx context.Context, ou *sysuser.User, bin string, n, primary *nodeSetup, pw string, st *cluster.State) error {
+	if err := ou.Mkdir(n.dir); err != nil {
+		return err
 	}
-	if conf.replicas > 0 {
-		err := cluster.WaitFor(ctx, fmt.Sprintf("%d replicas to stream", conf.replicas), 100*time.Millisecond, func() bool {
-			n := 0
-			_ = withConn(ctx, primary.host, primary.port, pw, ClusterDB, func(c *pgx.Conn) error {
-				return c.QueryRow(ctx, "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'").Scan(&n)
-			})
-			return n == conf.replicas
-		}, func() bool { return anyDead(st) })
-		if err != nil {
-			return err
-		}
+	// the replica streams from the primary through its link's proxy
+	// when the cluster's links delay (-R writes that address)
+	phost, pport, err := st.PeerAddr(n.name, primary.name, primary.host, primary.port)
+	if err != nil {
+		return fmt.Errorf("replica %s: %w", n.name, err)
 	}
-	// the load generator's addresses: the nodes', or their links' proxies
+	if err := ou.Run(ctx, n.dir, n.log, []string{PasswordEnv + "=" + pw, "PGSSLMODE=prefer"},
+		filepath.Join(bin, "pg_basebackup"), "-h", phost, "-p", strconv.Itoa(pport), "-U", ClusterUser,
+		"-D", n.data, "-X", "stream", "-R", "-C", "-S", n.name, "-c", "fast", "-N"); err != nil {
+		return fmt.Errorf("replica %s: %w", n.name, err)
+	}
+	return startNode(ctx, ou, bin, n, pw, st)
+}
+
+// waitStreaming waits until the primary sees every replica streaming, failing early when a node dies.
+func waitStreaming(ctx context.Context, st *cluster.State, primary *nodeSetup, pw string, replicas int) error {
+	if replicas <= 0 {
+		return nil
+	}
+	return cluster.WaitFor(ctx, fmt.Sprintf("%d replicas to stream", replicas), 100*time.Millisecond, func() bool {
+		n := 0
+		_ = withConn(ctx, primary.host, primary.port, pw, ClusterDB, func(c *pgx.Conn) error {
+			return c.QueryRow(ctx, "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'").Scan(&n)
+		})
+		return n == replicas
+	}, func() bool { return anyDead(st) })
+}
+
+// setTarget sets the nodes' client addresses (theirs, or their links' proxies) and the primary's URL as target.
+func setTarget(st *cluster.State) error {
 	for i := range st.Nodes {
 		if err := st.SetClient(&st.Nodes[i]); err != nil {
 			return err

@@ -168,10 +168,68 @@ func (p *Provisioner) Netns() bool { return true }
 
 // Up starts the nodes and waits until the cluster is green with every node.
 func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State) error {
-	d := distributions[p.engine]
-	opts, err := cluster.Resolve(p, spec)
+	c, err := p.plan(spec, st)
 	if err != nil {
 		return err
+	}
+	st.Auth = AuthNote
+	if st.Net != nil {
+		st.Auth = strings.Replace(AuthNote, "127.0.0.1 only", "the cluster's own network "+st.Net.Subnet+" only (reachable from this machine alone)", 1)
+	}
+	var targets []string
+	for i, r := range c.roles {
+		node, err := c.startNode(st, i)
+		if err != nil {
+			return err
+		}
+		if r.data || r.ingest || !r.cm {
+			targets = append(targets, node.ClientAddress())
+		}
+	}
+	st.Target = "http://" + strings.Join(targets, ",")
+	st.Params["distribution"] = p.engine
+	st.Params["heap"] = c.no.Heap
+	if len(c.no.JVMFlags) > 0 {
+		st.Params["jvm_options"] = strings.Join(c.no.JVMFlags, " ")
+	}
+	st.Params["roles"] = rolesText(st.Nodes)
+	st.Params["java"] = fmt.Sprintf("%s (Java %d)", c.java, c.javaVersion)
+	if err := st.Save(); err != nil {
+		return err
+	}
+	if err := waitGreen(ctx, st, len(c.roles)); err != nil {
+		return err
+	}
+	if v, err := serverVersion(ctx, st.Nodes[0]); err == nil {
+		st.Params["version"] = v
+	}
+	return nil
+}
+
+// nodePorts are a node's HTTP and transport ports.
+type nodePorts struct{ http, transport int }
+
+// launch is what starting a cluster's nodes takes: the distribution, the
+// nodes' roles, the JVM, and each node's address and ports.
+type launch struct {
+	d            *distribution
+	roles        []nodeRoles // one per node
+	no           jvm.NodeOptions
+	deleteOnExit bool
+	java         string
+	javaVersion  int
+	cp           string
+	ports        []nodePorts // node i's ports
+	hosts        []string    // node i's address
+	seeds, cms   []string    // every node's transport address; the cluster-manager-eligible nodes' names
+}
+
+// plan resolves spec's nodes and roles, finds the JDK and the classpath, and picks each node's ports and address.
+func (p *Provisioner) plan(spec cluster.Spec, st *cluster.State) (*launch, error) {
+	c := &launch{d: distributions[p.engine]}
+	opts, err := cluster.Resolve(p, spec)
+	if err != nil {
+		return nil, err
 	}
 	nodes := 0 // one per role then, else 1
 	if opts.Given(cluster.OptNodes) {
@@ -181,31 +239,42 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 	if r := opts.Get(cluster.OptRoles).String(); r != "" {
 		roleList = strings.Split(r, ",")
 	}
-	roles, err := parseRoles(nodes, roleList)
-	if err != nil {
-		return err
+	if c.roles, err = parseRoles(nodes, roleList); err != nil {
+		return nil, err
 	}
-	no := jvm.NodeOptionsOf(opts)
-	heap := no.Heap
-	deleteOnExit := opts.Get(OptDeleteOnExit).Bool()
-	java, version, err := d.JDK()
-	if err != nil {
-		return err
+	c.no = jvm.NodeOptionsOf(opts)
+	c.deleteOnExit = opts.Get(OptDeleteOnExit).Bool()
+	if c.java, c.javaVersion, err = c.d.JDK(); err != nil {
+		return nil, err
 	}
-	cp, err := d.Classpath()
-	if err != nil {
-		return err
+	if c.cp, err = c.d.Classpath(); err != nil {
+		return nil, err
 	}
+	if c.ports, err = freePorts(len(c.roles)); err != nil {
+		return nil, err
+	}
+	if c.hosts, err = nodeHosts(st, len(c.roles)); err != nil {
+		return nil, err
+	}
+	for i, r := range c.roles {
+		c.seeds = append(c.seeds, net.JoinHostPort(c.hosts[i], strconv.Itoa(c.ports[i].transport)))
+		if r.cm {
+			c.cms = append(c.cms, fmt.Sprintf("node%d", i+1))
+		}
+	}
+	return c, nil
+}
 
-	type ports struct{ http, transport int }
-	nodePorts := make([]ports, len(roles))
+// freePorts picks n nodes' HTTP and transport ports, free on loopback and all different.
+func freePorts(n int) ([]nodePorts, error) {
+	out := make([]nodePorts, n)
 	used := map[int]bool{}
-	for i := range nodePorts {
-		for _, pp := range []*int{&nodePorts[i].http, &nodePorts[i].transport} {
+	for i := range out {
+		for _, pp := range []*int{&out[i].http, &out[i].transport} {
 			for {
 				port, err := cluster.FreePort(cluster.Loopback)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				if !used[port] {
 					used[port] = true
@@ -215,99 +284,76 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 			}
 		}
 	}
-	// Each node's address: loopback, or its own namespace's with --netns.
-	hosts := make([]string, len(roles))
-	for i := range roles {
-		if hosts[i], err = st.NodeHost(fmt.Sprintf("node%d", i+1)); err != nil {
-			return err
-		}
-	}
-	var seeds, cms []string
-	for i, r := range roles {
-		seeds = append(seeds, net.JoinHostPort(hosts[i], strconv.Itoa(nodePorts[i].transport)))
-		if r.cm {
-			cms = append(cms, fmt.Sprintf("node%d", i+1))
-		}
-	}
+	return out, nil
+}
 
-	st.Auth = AuthNote
-	if st.Net != nil {
-		st.Auth = strings.Replace(AuthNote, "127.0.0.1 only", "the cluster's own network "+st.Net.Subnet+" only (reachable from this machine alone)", 1)
-	}
-	var targets []string
-	for i, r := range roles {
-		name, host := fmt.Sprintf("node%d", i+1), hosts[i]
-		home := filepath.Join(st.Dir, name)
-		if err := os.MkdirAll(filepath.Join(home, "tmp"), 0o700); err != nil {
-			return fmt.Errorf("node %s: %w", name, err)
-		}
-		cmd := no.Command(java, commonJVMFlags, d.jvmFlags)
-		cmd = append(cmd, "-Djava.io.tmpdir="+filepath.Join(home, "tmp"), "-cp", cp, d.mainClass, "--home", home)
-		if no.ExitWithPID > 0 {
-			cmd = append(cmd, "--exit-with-pid", strconv.Itoa(no.ExitWithPID))
-		}
-		if deleteOnExit {
-			cmd = append(cmd, "--delete-home-on-exit")
-		}
-		settings := []string{
-			"cluster.name=" + st.Name,
-			"node.name=" + name,
-			"node.roles=" + r.server(d),
-			"network.host=" + host,
-			"http.port=" + strconv.Itoa(nodePorts[i].http),
-			"transport.port=" + strconv.Itoa(nodePorts[i].transport),
-			"path.data=" + filepath.Join(home, "data"),
-			"path.logs=" + filepath.Join(home, "logs"),
-			"cluster.routing.allocation.disk.threshold_enabled=false",
-			"action.destructive_requires_name=false",
-		}
-		if len(roles) == 1 {
-			settings = append(settings, "discovery.type=single-node")
-		} else {
-			settings = append(settings,
-				"discovery.seed_hosts=["+strings.Join(seeds, ",")+"]",
-				d.initialCMs+"=["+strings.Join(cms, ",")+"]")
-		}
-		for _, s := range settings {
-			cmd = append(cmd, "-E"+s)
-		}
-		logFile := filepath.Join(st.Dir, name+".log")
-		pid, cg, err := st.StartNode(name, cmd, home, logFile, nil)
-		if err != nil {
-			return fmt.Errorf("node %s: %w", name, err)
-		}
-		node := cluster.Node{
-			Name: name, Role: r.String(), PID: pid, Host: host, Port: nodePorts[i].http,
-			Ports:   map[string]int{"http": nodePorts[i].http, "transport": nodePorts[i].transport},
-			DataDir: home, LogFile: logFile, Cmd: cmd, Cgroup: cg,
-		}
-		// the load generator's address: the node's, or its link's proxy
-		if err := st.SetClient(&node); err != nil {
-			return fmt.Errorf("node %s: %w", name, err)
-		}
-		st.Nodes = append(st.Nodes, node)
-		if r.data || r.ingest || !r.cm {
-			targets = append(targets, node.ClientAddress())
+// nodeHosts returns each of n nodes' address: loopback, or its own namespace's with --netns.
+func nodeHosts(st *cluster.State, n int) ([]string, error) {
+	hosts := make([]string, n)
+	for i := range hosts {
+		var err error
+		if hosts[i], err = st.NodeHost(fmt.Sprintf("node%d", i+1)); err != nil {
+			return nil, err
 		}
 	}
-	st.Target = "http://" + strings.Join(targets, ",")
-	st.Params["distribution"] = p.engine
-	st.Params["heap"] = heap
-	if len(no.JVMFlags) > 0 {
-		st.Params["jvm_options"] = strings.Join(no.JVMFlags, " ")
+	return hosts, nil
+}
+
+// startNode makes node i's tmp directory and starts the node, adding it to st.
+func (c *launch) startNode(st *cluster.State, i int) (cluster.Node, error) {
+	name := fmt.Sprintf("node%d", i+1)
+	home := filepath.Join(st.Dir, name)
+	if err := os.MkdirAll(filepath.Join(home, "tmp"), 0o700); err != nil {
+		return cluster.Node{}, fmt.Errorf("node %s: %w", name, err)
 	}
-	st.Params["roles"] = rolesText(st.Nodes)
-	st.Params["java"] = fmt.Sprintf("%s (Java %d)", java, version)
-	if err := st.Save(); err != nil {
-		return err
+	// the load generator's address: the node's, or its link's proxy
+	node, err := st.AddNode(cluster.Node{
+		Name: name, Role: c.roles[i].String(), Host: c.hosts[i], Port: c.ports[i].http,
+		Ports:   map[string]int{"http": c.ports[i].http, "transport": c.ports[i].transport},
+		DataDir: home, LogFile: filepath.Join(st.Dir, name+".log"), Cmd: c.command(st, i, name, home),
+	}, home)
+	if err != nil {
+		return cluster.Node{}, fmt.Errorf("node %s: %w", name, err)
 	}
-	if err := waitGreen(ctx, st, len(roles)); err != nil {
-		return err
+	return node, nil
+}
+
+// command is node i's command line: the JVM, the distribution's launcher and the node's settings.
+func (c *launch) command(st *cluster.State, i int, name, home string) []string {
+	cmd := c.no.Command(c.java, commonJVMFlags, c.d.jvmFlags)
+	cmd = append(cmd, "-Djava.io.tmpdir="+filepath.Join(home, "tmp"), "-cp", c.cp, c.d.mainClass, "--home", home)
+	if c.no.ExitWithPID > 0 {
+		cmd = append(cmd, "--exit-with-pid", strconv.Itoa(c.no.ExitWithPID))
 	}
-	if v, err := serverVersion(ctx, st.Nodes[0]); err == nil {
-		st.Params["version"] = v
+	if c.deleteOnExit {
+		cmd = append(cmd, "--delete-home-on-exit")
 	}
-	return nil
+	for _, s := range c.settings(st, i, name, home) {
+		cmd = append(cmd, "-E"+s)
+	}
+	return cmd
+}
+
+// settings are node i's server settings (its -E flags), discovery included.
+func (c *launch) settings(st *cluster.State, i int, name, home string) []string {
+	settings := []string{
+		"cluster.name=" + st.Name,
+		"node.name=" + name,
+		"node.roles=" + c.roles[i].server(c.d),
+		"network.host=" + c.hosts[i],
+		"http.port=" + strconv.Itoa(c.ports[i].http),
+		"transport.port=" + strconv.Itoa(c.ports[i].transport),
+		"path.data=" + filepath.Join(home, "data"),
+		"path.logs=" + filepath.Join(home, "logs"),
+		"cluster.routing.allocation.disk.threshold_enabled=false",
+		"action.destructive_requires_name=false",
+	}
+	if len(c.roles) == 1 {
+		return append(settings, "discovery.type=single-node")
+	}
+	return append(settings,
+		"discovery.seed_hosts=["+strings.Join(c.seeds, ",")+"]",
+		c.d.initialCMs+"=["+strings.Join(c.cms, ",")+"]")
 }
 
 func rolesText(nodes []cluster.Node) string {
