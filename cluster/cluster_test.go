@@ -111,13 +111,15 @@ func TestAddNode(t *testing.T) {
 		t.Errorf("no command: %v, nodes %d", err, len(st.Nodes))
 	}
 
-	// links that proxy, with no proxies' server: SetClient fails
+	// links that proxy, with no proxies' server: SetClient fails, and the
+	// started node is kept in the state so that stopping the cluster stops it
 	st.Links = &Links{Proxied: true, API: "127.0.0.1:1"}
 	n3, err := st.AddNode(Node{Name: "node3", Host: Loopback, Port: 1003, Cmd: []string{"sleep", "60"}, LogFile: filepath.Join(dir, "node3.log")}, dir)
-	if n3.PID > 0 {
-		_ = Stop(n3.PID, time.Second)
+	if err == nil || len(st.Nodes) != 2 || st.Nodes[1].PID != n3.PID || !Alive(n3.PID) {
+		t.Errorf("client address unavailable: %v, nodes %+v", err, st.Nodes)
 	}
-	if err == nil || len(st.Nodes) != 1 {
-		t.Errorf("client address unavailable: %v, nodes %d", err, len(st.Nodes))
+	st.Links = nil
+	if err := StopAll(st, time.Second); err != nil || Alive(n3.PID) {
+		t.Errorf("stop all: %v; node3 alive: %v", err, Alive(n3.PID))
 	}
 }

@@ -69,19 +69,18 @@ func (st *State) StartNode(node string, cmd []string, dir, logFile string, extra
 
 // AddNode starts n.Cmd in dir as StartNode does (n.LogFile, n.Env), sets
 // n's PID, cgroup and client address (SetClient) and appends n to st.Nodes.
-// On an error n is not appended; when SetClient failed, the returned n
-// holds the PID of the process already started.
+// When the start fails n is not appended. When SetClient fails, n is
+// appended all the same (its process runs), so that stopping the cluster
+// after the failed start stops it too.
 func (st *State) AddNode(n Node, dir string) (Node, error) {
 	pid, cg, err := st.StartNode(n.Name, n.Cmd, dir, n.LogFile, n.Env)
 	if err != nil {
 		return n, err
 	}
 	n.PID, n.Cgroup = pid, cg
-	if err := st.SetClient(&n); err != nil {
-		return n, err
-	}
+	err = st.SetClient(&n)
 	st.Nodes = append(st.Nodes, n)
-	return n, nil
+	return n, err
 }
 
 // Restart starts a stopped node of st again from its recorded command, in
