@@ -119,7 +119,7 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 	if st.Net != nil {
 		listens = "the balancer listens on loopback, the servers on the cluster's bridge " + st.Net.Subnet + " only"
 	}
-	st.Auth = "session cookies signed with the secret in " + secret + " (0600, shared by the servers); " + listens
+	st.Auth = "session cookies, where the scenario has sessions (records), signed with the secret in " + secret + " (0600, shared by the servers); " + listens
 	return waitBalanced(ctx, st, o, lb, listen, sock)
 }
 
@@ -159,8 +159,8 @@ func serverArgs(st *cluster.State, o options, exe string) ([]string, string, err
 		return nil, "", fmt.Errorf("app: session secret: %w", err)
 	}
 	st.SecretFile = secret
-	sets := append([]string{o.scenario + ".secret_file=" + secret}, o.sets...)
-	for _, s := range sets {
+	base = append(base, "--secret-file", secret)
+	for _, s := range o.sets {
 		base = append(base, "--set", s)
 	}
 	return base, secret, nil

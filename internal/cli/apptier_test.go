@@ -11,6 +11,8 @@ import (
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/results/resultstest"
+	"github.com/scalelab/scalelab/scenario/records"
+	"github.com/scalelab/scalelab/setting"
 )
 
 // TestAppTierBehindHAProxy: a PostgreSQL primary and replica, two records
@@ -211,6 +213,50 @@ repeats: 1
 		if code != ExitUsage || !strings.Contains(errs, want) {
 			t.Errorf("bad app fields: exit %d, %s (want %q)", code, errs, want)
 		}
+	}
+}
+
+// TestAppTierMhealth: an app cluster of mhealth, a scenario without
+// sessions, on its own SQLite file: its servers are given the cluster's
+// session secret (--secret-file), take none, and serve a run through the
+// balancer; a records server takes the secret as its setting, and
+// --secret-file with --set records.secret_file is refused.
+func TestAppTierMhealth(t *testing.T) {
+	skipShort(t, "starts app servers and HAProxy")
+	needHAProxy(t)
+	t.Setenv("SCALELAB_HOME", t.TempDir())
+	ctx := context.Background()
+	code, out, errs := run(t, ctx, "cluster", "up", "app", "--name", "mh", "--scenario", "mhealth", "--servers", "2", "--opt", "check_interval=500ms")
+	if code != 0 {
+		t.Fatalf("cluster up app --scenario mhealth: %d %s %s", code, out, errs)
+	}
+	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "mh") })
+	st, err := cluster.Load("mh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range st.Nodes {
+		if n.Role == "server" && !strings.Contains(strings.Join(n.Cmd, " "), "--secret-file "+st.SecretFile) {
+			t.Errorf("%s's command %q lacks --secret-file %s", n.Name, n.Cmd, st.SecretFile)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "r")
+	code, out, errs = run(t, ctx, "run", "mhealth", "--cluster", "mh", "--users", "4", "--duration", "2s", "--out", dir, "--progress", "off")
+	if code != 0 {
+		t.Fatalf("run mhealth through the app cluster: %d\n%s\n%s", code, out, errs)
+	}
+	r := resultstest.Read(t, dir)
+	at := appTierOf(r)
+	if at == nil || len(at.Servers) != 2 || at.Servers[0].Requests == 0 || at.Servers[1].Requests == 0 {
+		t.Errorf("app tier in run.json: %+v", at)
+	}
+
+	set := setting.NewSet((&records.Scenario{}).Settings()...)
+	if err := applySecretFile(set, records.Name, "/s"); err != nil || set.Get(records.KeySecretFile).String() != "/s" {
+		t.Errorf("records: %v, %s=%q", err, records.KeySecretFile, set.Get(records.KeySecretFile).String())
+	}
+	if err := applySecretFile(set, records.Name, "/t"); err == nil || !strings.Contains(err.Error(), "give one") {
+		t.Errorf("--secret-file with the setting given too: %v", err)
 	}
 }
 

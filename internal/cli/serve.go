@@ -25,9 +25,9 @@ run drives it with --app http://ADDR (or through a balancer in front of several)
 data; serve never does. --max-inflight bounds the requests worked on at once (the others queue; a
 request that cannot start within --request-timeout gets 503), --max-queue the requests queued
 (one more is answered 503 at once; 0: unbounded), --procs sets GOMAXPROCS. SIGTERM or
-Ctrl-C stops accepting, lets in-flight requests finish and exits 0. Session cookies are signed with
-the secret in --set records.secret_file=FILE (0600); app servers behind one balancer need the same
-file. With a cache tier (a redis or memcached cluster) and --set cache.mode=shared (the default
+Ctrl-C stops accepting, lets in-flight requests finish and exits 0. A scenario with sessions
+(records) signs their cookies with the secret in --secret-file FILE (0600), which app servers behind
+one balancer need the same of; a scenario without (mhealth) takes none. With a cache tier (a redis or memcached cluster) and --set cache.mode=shared (the default
 with one) the servers cache in it; every server behind one balancer shares its entries. --route
 FROM=TO reaches a cluster node whose client address is FROM at TO instead (cluster up app --netns
 gives each server, in a network namespace of its own, proxies on its bridge).`
@@ -35,6 +35,7 @@ gives each server, in a network namespace of its own, proxies on its bridge).`
 // serveFlags are the flags of `scalelab serve`.
 type serveFlags struct {
 	engine, cluster, target, listen string
+	secretFile                      string
 	maxInFlight, maxQueue, procs    int
 	timeout                         time.Duration
 	sets, routes                    []string
@@ -72,6 +73,7 @@ func serveCmd() *cobra.Command {
 		fs.IntVar(&f.maxQueue, "max-queue", 0, "requests waiting for a worker; one more gets 503 at once; 0: unbounded")
 		fs.DurationVar(&f.timeout, "request-timeout", 30*time.Second, "request timeout: a request that cannot start within it gets 503")
 		fs.IntVar(&f.procs, "procs", 0, "GOMAXPROCS (0: the machine's CPUs)")
+		fs.StringVar(&f.secretFile, "secret-file", "", "`FILE` (0600) with the secret that signs session cookies, for a scenario with sessions (records; others take none)")
 	})
 	choices(c, "engine", engine.Names()...)
 	choices(c, "cache", engine.WithCache()...)
@@ -134,6 +136,9 @@ func serve(ctx context.Context, name string, f *serveFlags, stdout io.Writer) er
 		if err := set.Apply(a); err != nil {
 			return usageErr("serve: --set %s: %v", a, err)
 		}
+	}
+	if err := applySecretFile(set, scen.Name(), f.secretFile); err != nil {
+		return usageErr("serve: %v", err)
 	}
 	if engine.HasFileTarget(eng.Name()) && *target == "" {
 		return usageErr("serve: the %s engine needs --target FILE: the database file, which a run loads with the same --target and --app URL", eng.Name())
@@ -223,4 +228,21 @@ func serveCache(ctx context.Context, name, target, cl string, routes []cluster.R
 		return nil, withCode(ExitUnfinished, fmt.Errorf("serve: connect to the cache tier (%s): %w", name, err))
 	}
 	return map[string]scenario.Tier{scenario.RoleCache: {Engine: name, Conn: conn, Settings: setting.NewSet(eng.Settings()...)}}, nil
+}
+
+// applySecretFile gives a scenario with sessions, one that declares
+// SCENARIO.secret_file, the secret in file; a scenario without takes none,
+// so that an app cluster can give every web scenario's servers one.
+func applySecretFile(set *setting.Set, scen, file string) error {
+	key := scen + ".secret_file"
+	if file == "" || !set.Has(key) {
+		return nil
+	}
+	if set.Given(key) {
+		return fmt.Errorf("--secret-file and --set %s: give one", key)
+	}
+	if err := set.SetValue(key, file); err != nil {
+		return fmt.Errorf("--secret-file: %w", err)
+	}
+	return nil
 }
