@@ -77,3 +77,13 @@ func (o *NodeOptions) Command(java string, flags ...[]string) []string {
 	}
 	return append(cmd, o.JVMFlags...)
 }
+
+// Record writes the options and the JVM into a cluster's params: heap,
+// java (its binary and version) and jvm_options when there are some.
+func (o *NodeOptions) Record(params map[string]string, java string, version int) {
+	params[cluster.OptHeap] = o.Heap
+	params["java"] = fmt.Sprintf("%s (Java %d)", java, version)
+	if len(o.JVMFlags) > 0 {
+		params[OptJVMOptions] = strings.Join(o.JVMFlags, " ")
+	}
+}

@@ -46,3 +46,18 @@ func TestNodeOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestRecord writes the heap, the JVM and the extra flags, these only
+// when there are some.
+func TestRecord(t *testing.T) {
+	t.Parallel()
+	p := map[string]string{}
+	(&NodeOptions{Heap: "512m"}).Record(p, "/jdk/bin/java", 21)
+	if len(p) != 2 || p["heap"] != "512m" || p["java"] != "/jdk/bin/java (Java 21)" {
+		t.Errorf("without flags: %v", p)
+	}
+	(&NodeOptions{Heap: "1g", JVMFlags: []string{"-XX:+UseG1GC", "-Da=1"}}).Record(p, "java", 17)
+	if p["heap"] != "1g" || p["java"] != "java (Java 17)" || p["jvm_options"] != "-XX:+UseG1GC -Da=1" {
+		t.Errorf("with flags: %v", p)
+	}
+}

@@ -194,12 +194,8 @@ func (r *ring) startSeed(st *cluster.State) error {
 		return err
 	}
 	st.Target = strings.Join(r.targets, ",")
-	st.Params["heap"] = r.no.Heap
-	st.Params["java"] = fmt.Sprintf("%s (Java %d)", r.java, r.javaVersion)
+	r.no.Record(st.Params, r.java, r.javaVersion)
 	st.Params["num_tokens"] = strconv.Itoa(r.numTokens)
-	if len(r.no.JVMFlags) > 0 {
-		st.Params["jvm_options"] = strings.Join(r.no.JVMFlags, " ")
-	}
 	return st.Save()
 }
 

@@ -188,12 +188,8 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 	}
 	st.Target = "http://" + strings.Join(targets, ",")
 	st.Params["distribution"] = p.engine
-	st.Params["heap"] = c.no.Heap
-	if len(c.no.JVMFlags) > 0 {
-		st.Params["jvm_options"] = strings.Join(c.no.JVMFlags, " ")
-	}
+	c.no.Record(st.Params, c.java, c.javaVersion)
 	st.Params["roles"] = rolesText(st.Nodes)
-	st.Params["java"] = fmt.Sprintf("%s (Java %d)", c.java, c.javaVersion)
 	if err := st.Save(); err != nil {
 		return err
 	}
@@ -356,6 +352,7 @@ func (c *launch) settings(st *cluster.State, i int, name, home string) []string 
 		c.d.initialCMs+"=["+strings.Join(c.cms, ",")+"]")
 }
 
+// rolesText is the nodes' roles in order, comma-separated (the roles param).
 func rolesText(nodes []cluster.Node) string {
 	var r []string
 	for _, n := range nodes {
@@ -413,6 +410,7 @@ func waitGreen(ctx context.Context, st *cluster.State, nodes int) error {
 	return cluster.WaitNodesState(ctx, st, fmt.Sprintf("%d nodes and status green", nodes), time.Second, check)
 }
 
+// serverVersion asks node n for the version of the server it runs.
 func serverVersion(ctx context.Context, n cluster.Node) (string, error) {
 	_, body, err := httpGet(ctx, n, "/", 5*time.Second)
 	if err != nil {
