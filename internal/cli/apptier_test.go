@@ -28,12 +28,8 @@ func TestAppTierBehindHAProxy(t *testing.T) {
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	ctx := context.Background()
 	upCluster(t, "postgres", "pgapp", "--replicas", "1")
-	code, out, errs := run(t, ctx, "cluster", "up", "app", "--name", "web", "--scenario", "records", "--servers", "2", "--cluster", "pgapp",
+	st, out := upLoadedCluster(t, "app", "web", "--scenario", "records", "--servers", "2", "--cluster", "pgapp",
 		"--set", "records.bcrypt_cost=4", "--opt", "check_interval=500ms", "--opt", "max_queue=256")
-	if code != 0 {
-		t.Fatalf("cluster up app: %d %s %s", code, out, errs)
-	}
-	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "web") })
 	// the store cannot go while the app cluster uses it
 	if code, out, errs := run(t, ctx, "cluster", "down", "pgapp"); code != ExitUsage || !strings.Contains(errs, "app cluster web (its store)") ||
 		!strings.Contains(errs, "--force") || strings.Contains(out, "stopped") {
@@ -45,10 +41,6 @@ func TestAppTierBehindHAProxy(t *testing.T) {
 	_, status, _ := run(t, ctx, "cluster", "status", "web")
 	if strings.Count(status, "balancer=UP") != 2 || !strings.Contains(status, "lb") {
 		t.Errorf("status before the run:\n%s", status)
-	}
-	st, err := cluster.Load("web")
-	if err != nil {
-		t.Fatal(err)
 	}
 
 	dir, out, r := runAppRecords(t, ctx, "web", "3s@2/s,3s@4/s,3s@8/s", "kill:app2@4s")
@@ -226,22 +218,14 @@ func TestAppTierMhealth(t *testing.T) {
 	needHAProxy(t)
 	t.Setenv("SCALELAB_HOME", t.TempDir())
 	ctx := context.Background()
-	code, out, errs := run(t, ctx, "cluster", "up", "app", "--name", "mh", "--scenario", "mhealth", "--servers", "2", "--opt", "check_interval=500ms")
-	if code != 0 {
-		t.Fatalf("cluster up app --scenario mhealth: %d %s %s", code, out, errs)
-	}
-	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "mh") })
-	st, err := cluster.Load("mh")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, _ := upLoadedCluster(t, "app", "mh", "--scenario", "mhealth", "--servers", "2", "--opt", "check_interval=500ms")
 	for _, n := range st.Nodes {
 		if n.Role == "server" && !strings.Contains(strings.Join(n.Cmd, " "), "--secret-file "+st.SecretFile) {
 			t.Errorf("%s's command %q lacks --secret-file %s", n.Name, n.Cmd, st.SecretFile)
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "r")
-	code, out, errs = run(t, ctx, "run", "mhealth", "--cluster", "mh", "--users", "4", "--duration", "2s", "--out", dir, "--progress", "off")
+	code, out, errs := run(t, ctx, "run", "mhealth", "--cluster", "mh", "--users", "4", "--duration", "2s", "--out", dir, "--progress", "off")
 	if code != 0 {
 		t.Fatalf("run mhealth through the app cluster: %d\n%s\n%s", code, out, errs)
 	}

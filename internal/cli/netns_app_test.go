@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/apptier"
-	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine/postgres"
 )
 
@@ -26,16 +25,8 @@ func TestAppTierInNamespaces(t *testing.T) {
 	}, "apt-get install postgresql haproxy")
 	ctx := context.Background()
 	upCluster(t, "postgres", "pgns")
-	code, out, errs := run(t, ctx, "cluster", "up", "app", "--name", "webns", "--scenario", "records", "--servers", "2", "--cluster", "pgns",
+	st, _ := upLoadedCluster(t, "app", "webns", "--scenario", "records", "--servers", "2", "--cluster", "pgns",
 		"--netns", "--link", "delay=1ms", "--set", "records.bcrypt_cost=4", "--opt", "check_interval=500ms")
-	if code != 0 {
-		t.Fatalf("cluster up app --netns: %d %s %s", code, out, errs)
-	}
-	t.Cleanup(func() { run(t, context.Background(), "cluster", "down", "webns") })
-	st, err := cluster.Load("webns")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if st.Net == nil || len(st.Net.Nodes) != 2 || len(st.Nodes) != 3 {
 		t.Fatalf("network %+v, nodes %+v", st.Net, st.Nodes)
 	}
