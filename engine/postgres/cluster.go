@@ -29,11 +29,11 @@ const (
 
 // Facts a local cluster records in cluster.State.Params.
 const (
-	ParamCAFile  = "ca_file"  // the CA of a cluster started with --opt tls=on
-	ParamVersion = "version"  // postgres --version
-	ParamOSUser  = "os_user"  // the system user the servers run as
-	ParamBinDir  = "bin_dir"  // where the server binaries are
-	ParamSetting = "setting." // prefix of postgresql.conf settings scalelab wrote
+	ParamCAFile  = "ca_file"            // the CA of a cluster started with --opt tls=on
+	ParamVersion = cluster.ParamVersion // postgres --version
+	ParamOSUser  = "os_user"            // the system user the servers run as
+	ParamBinDir  = "bin_dir"            // where the server binaries are
+	ParamSetting = "setting."           // prefix of postgresql.conf settings scalelab wrote
 )
 
 // Local clusters: where the binaries are, the superuser and database
