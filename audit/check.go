@@ -100,97 +100,140 @@ func Check(ctx context.Context, h *History, rb ReadBacker, cfg CheckConfig) (*re
 	batches := make(chan batch, cfg.Workers)
 	go plan(ctx, h, cfg.Batch, batches)
 
-	var (
-		mu       sync.Mutex
-		lost     []int64
-		firstErr error
-		read     atomic.Int64
-	)
-	var tally [5]atomic.Int64 // absent acknowledged, present unknown, absent unknown, present failed, absent acknowledged after a later run
-	work := func() {
-		present := make([]bool, cfg.Batch)
-		for b := range batches {
-			if ctx.Err() != nil {
-				continue // drain: plan stops at the cancellation
-			}
-			p := present[:len(b.ids)]
-			if err := readBack(ctx, rb, b.ids, p, cfg.Retries); err != nil {
-				mu.Lock()
-				if firstErr == nil {
-					firstErr = err
-				}
-				mu.Unlock()
-				cancel()
-				continue
-			}
-			for j, ok := range p {
-				switch {
-				case b.out == OK && !ok && cfg.LaterRun:
-					tally[4].Add(1)
-				case b.out == OK && !ok:
-					tally[0].Add(1)
-					mu.Lock()
-					if len(lost) < 100000 {
-						lost = append(lost, b.ids[j])
-					}
-					mu.Unlock()
-				case (b.out == Unknown || b.out == Invoked) && ok:
-					tally[1].Add(1)
-				case (b.out == Unknown || b.out == Invoked) && !ok:
-					tally[2].Add(1)
-				case b.out == Failed && ok:
-					tally[3].Add(1)
-				}
-			}
-			read.Add(int64(len(b.ids)))
-		}
-	}
-	var wg sync.WaitGroup
-	for range cfg.Workers {
-		wg.Add(1)
-		go func() { defer wg.Done(); work() }()
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	c := &itemCheck{ctx: ctx, cancel: cancel, rb: rb, cfg: &cfg}
+	done := c.start(batches)
 	if cfg.Progress != nil && total > 0 {
-		t := time.NewTicker(time.Second)
-	wait:
-		for {
-			select {
-			case <-done:
-				break wait
-			case <-t.C:
-				fmt.Fprintf(cfg.Progress, "audit: read back %d of %d written items (%.0f%%)\n", read.Load(), total, 100*float64(read.Load())/float64(total))
-			}
-		}
-		t.Stop()
+		c.progress(done, total)
 	}
 	<-done
 
-	a.ReadBack = read.Load()
-	a.Lost, a.UnknownPresent, a.UnknownAbsent, a.FailedPresent, a.Overwritten = tally[0].Load(), tally[1].Load(), tally[2].Load(), tally[3].Load(), tally[4].Load()
-	slices.Sort(lost)
-	if len(lost) > cfg.MaxIDs {
-		lost = lost[:cfg.MaxIDs]
-	}
-	a.LostIDs = lost
+	c.fill(a)
 	a.Seconds = time.Since(start).Seconds()
-	err := firstErr
-	if err == nil && a.ReadBack < total {
-		err = ctx.Err()
-		if errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("read-back timed out after %s with %d of %d items read", cfg.Timeout, a.ReadBack, total)
-		}
-		if err == nil {
-			err = fmt.Errorf("read-back stopped with %d of %d items read", a.ReadBack, total)
-		}
-	}
-	if err != nil {
+	if err := c.err(a.ReadBack, total); err != nil {
 		a.Error = err.Error()
 		return a, fmt.Errorf("audit read-back: %w", err)
 	}
 	a.Checked = true
 	return a, nil
+}
+
+// itemCheck is the state Check's read-back workers share.
+type itemCheck struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	rb     ReadBacker
+	cfg    *CheckConfig
+
+	mu       sync.Mutex
+	lost     []int64
+	firstErr error
+	read     atomic.Int64
+	// absent acknowledged, present unknown, absent unknown, present
+	// failed, absent acknowledged after a later run
+	tally [5]atomic.Int64
+}
+
+// start runs cfg.Workers workers on batches and returns a channel closed
+// when they have all returned.
+func (c *itemCheck) start(batches <-chan batch) <-chan struct{} {
+	var wg sync.WaitGroup
+	for range c.cfg.Workers {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.work(batches) }()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	return done
+}
+
+// work reads back the batches until the channel closes; after a failed
+// read-back (or the end of ctx) it only drains them.
+func (c *itemCheck) work(batches <-chan batch) {
+	present := make([]bool, c.cfg.Batch)
+	for b := range batches {
+		if c.ctx.Err() != nil {
+			continue // drain: plan stops at the cancellation
+		}
+		p := present[:len(b.ids)]
+		if err := readBack(c.ctx, c.rb, b.ids, p, c.cfg.Retries); err != nil {
+			c.mu.Lock()
+			if c.firstErr == nil {
+				c.firstErr = err
+			}
+			c.mu.Unlock()
+			c.cancel()
+			continue
+		}
+		c.count(b, p)
+		c.read.Add(int64(len(b.ids)))
+	}
+}
+
+// count tallies the items of b by outcome and presence, keeping the ids
+// of lost ones.
+func (c *itemCheck) count(b batch, present []bool) {
+	for j, ok := range present {
+		switch {
+		case b.out == OK && !ok && c.cfg.LaterRun:
+			c.tally[4].Add(1)
+		case b.out == OK && !ok:
+			c.tally[0].Add(1)
+			c.mu.Lock()
+			if len(c.lost) < 100000 {
+				c.lost = append(c.lost, b.ids[j])
+			}
+			c.mu.Unlock()
+		case (b.out == Unknown || b.out == Invoked) && ok:
+			c.tally[1].Add(1)
+		case (b.out == Unknown || b.out == Invoked) && !ok:
+			c.tally[2].Add(1)
+		case b.out == Failed && ok:
+			c.tally[3].Add(1)
+		}
+	}
+}
+
+// progress writes a progress line to cfg.Progress every second until
+// done closes.
+func (c *itemCheck) progress(done <-chan struct{}, total int64) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			fmt.Fprintf(c.cfg.Progress, "audit: read back %d of %d written items (%.0f%%)\n", c.read.Load(), total, 100*float64(c.read.Load())/float64(total))
+		}
+	}
+}
+
+// fill sets the read-back figures of a and its first lost ids, ascending.
+func (c *itemCheck) fill(a *results.Audit) {
+	a.ReadBack = c.read.Load()
+	a.Lost, a.UnknownPresent, a.UnknownAbsent, a.FailedPresent, a.Overwritten = c.tally[0].Load(), c.tally[1].Load(), c.tally[2].Load(), c.tally[3].Load(), c.tally[4].Load()
+	slices.Sort(c.lost)
+	if len(c.lost) > c.cfg.MaxIDs {
+		c.lost = c.lost[:c.cfg.MaxIDs]
+	}
+	a.LostIDs = c.lost
+}
+
+// err returns why the read-back stopped with read of total items read:
+// the first read-back error, the timeout or the end of ctx; nil when it
+// finished.
+func (c *itemCheck) err(read, total int64) error {
+	err := c.firstErr
+	if err == nil && read < total {
+		err = c.ctx.Err()
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("read-back timed out after %s with %d of %d items read", c.cfg.Timeout, read, total)
+		}
+		if err == nil {
+			err = fmt.Errorf("read-back stopped with %d of %d items read", read, total)
+		}
+	}
+	return err
 }
 
 // readBack calls rb, retrying failures after a growing pause.

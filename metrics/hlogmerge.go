@@ -64,71 +64,108 @@ type mergeLine struct {
 // the merged intervals in time order with their figures, and the tags in
 // order of first appearance.
 func MergeIntervalLogs(shards []HlogShard, warmupS float64, startMs int64, w io.Writer) ([]MergedInterval, []string, error) {
-	tagIndex := map[string]int{}
-	var tags []string
-	groups := map[mergeKey][]mergeLine{}
+	g := &mergeGroups{tagIndex: map[string]int{}, groups: map[mergeKey][]mergeLine{}}
 	for si, sh := range shards {
-		data := sh.Data
-		if n := len(data); n > 0 && data[n-1] != '\n' {
-			data = data[:bytes.LastIndexByte(data, '\n')+1] // a torn last line
-		}
-		var startTimeS float64
-		lineNo := 0
-		for len(data) > 0 {
-			i := bytes.IndexByte(data, '\n')
-			line := bytes.TrimRight(data[:i], "\r")
-			data = data[i+1:]
-			lineNo++
-			if len(line) == 0 || line[0] == '"' {
-				continue
-			}
-			if line[0] == '#' {
-				if v, ok := headerValue(line, "#[StartTime: "); ok {
-					startTimeS = v
-				}
-				continue
-			}
-			l, err := splitHlogLine(line)
-			if err != nil {
-				return nil, nil, fmt.Errorf("shard %d: interval log line %d: %w", si, lineNo, err)
-			}
-			if l.startS > 1e8 && startTimeS > 0 {
-				l.startS -= startTimeS
-			}
-			idx, ok := tagIndex[l.tag]
-			if !ok {
-				idx = len(tags)
-				tagIndex[l.tag] = idx
-				tags = append(tags, l.tag)
-			}
-			measured := l.startS >= warmupS-0.0005
-			key := mergeKey{warmup: !measured}
-			if measured {
-				key.k = int64(math.Round(l.startS + sh.OffsetS - warmupS))
-			} else {
-				key.k = int64(math.Round(l.startS + sh.OffsetS))
-			}
-			groups[key] = append(groups[key], mergeLine{tag: idx, lenS: l.lenS, payload: l.payload, lineNo: lineNo, shard: si})
+		if err := g.addShard(si, sh, warmupS); err != nil {
+			return nil, nil, err
 		}
 	}
-	keys := make([]mergeKey, 0, len(groups))
-	for k := range groups {
+	keys := g.sortedKeys(warmupS)
+	out, blocks, err := g.mergeAll(keys, warmupS, startMs)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := writeMergedLog(w, startMs, blocks); err != nil {
+		return nil, nil, err
+	}
+	return out, g.tags, nil
+}
+
+// mergeGroups are the shards' histogram lines grouped by their interval
+// on the merged timeline, and the tags in order of first appearance.
+type mergeGroups struct {
+	tagIndex map[string]int
+	tags     []string
+	groups   map[mergeKey][]mergeLine
+}
+
+// addShard adds the histogram lines of shard si to their groups; a torn
+// last line is ignored.
+func (g *mergeGroups) addShard(si int, sh HlogShard, warmupS float64) error {
+	data := sh.Data
+	if n := len(data); n > 0 && data[n-1] != '\n' {
+		data = data[:bytes.LastIndexByte(data, '\n')+1] // a torn last line
+	}
+	var startTimeS float64
+	lineNo := 0
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		line := bytes.TrimRight(data[:i], "\r")
+		data = data[i+1:]
+		lineNo++
+		if len(line) == 0 || line[0] == '"' {
+			continue
+		}
+		if line[0] == '#' {
+			if v, ok := headerValue(line, "#[StartTime: "); ok {
+				startTimeS = v
+			}
+			continue
+		}
+		l, err := splitHlogLine(line)
+		if err != nil {
+			return fmt.Errorf("shard %d: interval log line %d: %w", si, lineNo, err)
+		}
+		if l.startS > 1e8 && startTimeS > 0 {
+			l.startS -= startTimeS
+		}
+		idx, ok := g.tagIndex[l.tag]
+		if !ok {
+			idx = len(g.tags)
+			g.tagIndex[l.tag] = idx
+			g.tags = append(g.tags, l.tag)
+		}
+		measured := l.startS >= warmupS-0.0005
+		key := mergeKey{warmup: !measured}
+		if measured {
+			key.k = int64(math.Round(l.startS + sh.OffsetS - warmupS))
+		} else {
+			key.k = int64(math.Round(l.startS + sh.OffsetS))
+		}
+		g.groups[key] = append(g.groups[key], mergeLine{tag: idx, lenS: l.lenS, payload: l.payload, lineNo: lineNo, shard: si})
+	}
+	return nil
+}
+
+// startS is the start of the merged interval k, in seconds since the
+// merged t = 0.
+func (k mergeKey) startS(warmupS float64) float64 {
+	if k.warmup {
+		return float64(k.k)
+	}
+	return warmupS + float64(k.k)
+}
+
+// sortedKeys returns the groups' intervals in time order, a warm-up one
+// before a measured one that starts at the same time.
+func (g *mergeGroups) sortedKeys(warmupS float64) []mergeKey {
+	keys := make([]mergeKey, 0, len(g.groups))
+	for k := range g.groups {
 		keys = append(keys, k)
 	}
-	start := func(k mergeKey) float64 {
-		if k.warmup {
-			return float64(k.k)
-		}
-		return warmupS + float64(k.k)
-	}
 	sort.Slice(keys, func(i, j int) bool {
-		si, sj := start(keys[i]), start(keys[j])
+		si, sj := keys[i].startS(warmupS), keys[j].startS(warmupS)
 		if si != sj {
 			return si < sj
 		}
 		return keys[i].warmup && !keys[j].warmup
 	})
+	return keys
+}
 
+// mergeAll merges the groups of keys on all processors and returns, in the
+// order of keys, each interval's figures and its lines of the merged log.
+func (g *mergeGroups) mergeAll(keys []mergeKey, warmupS float64, startMs int64) ([]MergedInterval, [][]byte, error) {
 	out := make([]MergedInterval, len(keys))
 	blocks := make([][]byte, len(keys))
 	errs := make([]error, len(keys))
@@ -139,7 +176,7 @@ func MergeIntervalLogs(shards []HlogShard, warmupS float64, startMs int64, w io.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m := &intervalMerger{d: &decoder{}, accs: make([]tagAcc, len(tags))}
+			m := &intervalMerger{d: &decoder{}, accs: make([]tagAcc, len(g.tags))}
 			for {
 				next.Lock()
 				i := pos
@@ -148,7 +185,7 @@ func MergeIntervalLogs(shards []HlogShard, warmupS float64, startMs int64, w io.
 				if i >= len(keys) {
 					return
 				}
-				out[i], blocks[i], errs[i] = m.merge(groups[keys[i]], tags, start(keys[i]), keys[i].warmup, startMs)
+				out[i], blocks[i], errs[i] = m.merge(g.groups[keys[i]], g.tags, keys[i].startS(warmupS), keys[i].warmup, startMs)
 			}
 		}()
 	}
@@ -156,15 +193,20 @@ func MergeIntervalLogs(shards []HlogShard, warmupS float64, startMs int64, w io.
 	if err := errors.Join(errs...); err != nil {
 		return nil, nil, err
 	}
+	return out, blocks, nil
+}
+
+// writeMergedLog writes the merged log's header and then its blocks to w.
+func writeMergedLog(w io.Writer, startMs int64, blocks [][]byte) error {
 	if err := writeHlogHeader(w, startMs); err != nil {
-		return nil, nil, err
+		return err
 	}
 	for _, b := range blocks {
 		if _, err := w.Write(b); err != nil {
-			return nil, nil, fmt.Errorf("write merged interval log: %w", err)
+			return fmt.Errorf("write merged interval log: %w", err)
 		}
 	}
-	return out, tags, nil
+	return nil
 }
 
 // intervalMerger merges one interval's lines, reusing its counts arrays.

@@ -98,6 +98,25 @@ func ParseIntervalLogWorkers(data []byte, warmupS float64, workers int) (*Interv
 		data = data[:cut+1]
 		out.Torn = true
 	}
+	lines, err := scanHlogLines(out, data, warmupS)
+	if err != nil {
+		return nil, err
+	}
+	if workers <= 0 {
+		workers = min(runtime.GOMAXPROCS(0), max(1, len(lines)/linesPerWorker))
+	}
+	workers = max(1, min(workers, len(lines)))
+	accs, err := decodeMeasured(lines, len(out.Tags), workers)
+	if err != nil {
+		return nil, err
+	}
+	mergeWorkerAccs(out, accs)
+	return out, nil
+}
+
+// scanHlogLines locates the histogram lines of data (whole lines) and
+// sets the tags and the extent of the log in out.
+func scanHlogLines(out *IntervalLog, data []byte, warmupS float64) ([]hlogLine, error) {
 	var lines []hlogLine
 	tagIndex := map[string]int{}
 	starts, all := map[float64]struct{}{}, map[float64]struct{}{}
@@ -150,18 +169,20 @@ func ParseIntervalLogWorkers(data []byte, warmupS float64, workers int) (*Interv
 	if out.Intervals == 0 {
 		out.FirstS = 0
 	}
+	return lines, nil
+}
 
-	if workers <= 0 {
-		workers = min(runtime.GOMAXPROCS(0), max(1, len(lines)/linesPerWorker))
-	}
-	workers = max(1, min(workers, len(lines)))
+// decodeMeasured adds the measured lines' histograms into one accumulator
+// per tag and worker, each of workers goroutines taking an equal run of
+// lines; accs[w][tag] is nil where worker w saw no line of the tag.
+func decodeMeasured(lines []hlogLine, tags, workers int) ([][]*tagAcc, error) {
 	accs := make([][]*tagAcc, workers)
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	chunk := (len(lines) + workers - 1) / max(workers, 1)
 	for w := 0; w < workers; w++ {
 		lo, hi := w*chunk, min((w+1)*chunk, len(lines))
-		accs[w] = make([]*tagAcc, len(out.Tags))
+		accs[w] = make([]*tagAcc, tags)
 		wg.Add(1)
 		go func(w int, part []hlogLine) {
 			defer wg.Done()
@@ -187,6 +208,12 @@ func ParseIntervalLogWorkers(data []byte, warmupS float64, workers int) (*Interv
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	return accs, nil
+}
+
+// mergeWorkerAccs adds up the workers' accumulators of each tag into its
+// histogram in out.Hists.
+func mergeWorkerAccs(out *IntervalLog, accs [][]*tagAcc) {
 	for i, tag := range out.Tags {
 		var total *tagAcc
 		for w := range accs {
@@ -204,7 +231,6 @@ func ParseIntervalLogWorkers(data []byte, warmupS float64, workers int) (*Interv
 			out.Hists[tag] = total.histogram()
 		}
 	}
-	return out, nil
 }
 
 func headerValue(line []byte, prefix string) (float64, bool) {

@@ -84,6 +84,40 @@ type planned struct {
 // next one runs; an interruption stops the study, and the page is still
 // written from what finished.
 func Run(ctx context.Context, st *Study, o RunOptions) (*Record, string, error) {
+	o.defaults()
+	plan, err := planStudy(st, o)
+	if err != nil {
+		return nil, "", err
+	}
+	dir, err := studyDir(st, o)
+	if err != nil {
+		return nil, "", err
+	}
+	rec, total := newRecord(st, o, plan)
+	if err := writeRecord(dir, rec); err != nil {
+		return rec, dir, results.WithCode(results.ExitUnfinished, err)
+	}
+	fmt.Fprintf(o.Stderr, "study %s (%s), profile %s: %d experiments, about %d runs, results in %s\n", st.ID, st.Name, o.Profile, len(plan), total, dir)
+	stop, err := runPlanned(ctx, st, o, plan, dir, rec, total)
+	if err != nil {
+		return rec, dir, err
+	}
+	stop = finish(st, rec, o.Now().UTC(), stop)
+	if err := writeRecord(dir, rec); err != nil {
+		return rec, dir, results.WithCode(results.ExitUnfinished, err)
+	}
+	page, err := Build(dir)
+	if err != nil {
+		return rec, dir, results.WithCode(results.ExitUnfinished, err)
+	}
+	if err := page.Write(dir, o.Stdout); err != nil {
+		return rec, dir, results.WithCode(results.ExitUnfinished, err)
+	}
+	return rec, dir, stop
+}
+
+// defaults fills in the options left empty.
+func (o *RunOptions) defaults() {
 	if o.Stdout == nil {
 		o.Stdout = io.Discard
 	}
@@ -99,19 +133,25 @@ func Run(ctx context.Context, st *Study, o RunOptions) (*Record, string, error) 
 	if o.Profile == "" {
 		o.Profile = "quick"
 	}
+}
+
+// planStudy resolves and validates each experiment of st at the profile
+// and counts its runs; an experiment that does not resolve is a usage
+// error.
+func planStudy(st *Study, o RunOptions) ([]planned, error) {
 	var plan []planned
 	for i := range st.Experiments {
 		e := &st.Experiments[i]
 		spec, err := ResolveFS(o.Examples, e, o.Profile)
 		if err != nil {
-			return nil, "", results.WithCode(results.ExitUsage, fmt.Errorf("study %s: %w", st.ID, err))
+			return nil, results.WithCode(results.ExitUsage, fmt.Errorf("study %s: %w", st.ID, err))
 		}
 		if err := spec.Validate(); err != nil {
-			return nil, "", results.WithCode(results.ExitUsage, fmt.Errorf("study %s: experiment %s: %w", st.ID, e.Name, err))
+			return nil, results.WithCode(results.ExitUsage, fmt.Errorf("study %s: experiment %s: %w", st.ID, e.Name, err))
 		}
 		combos, err := spec.Matrix()
 		if err != nil {
-			return nil, "", results.WithCode(results.ExitUsage, fmt.Errorf("study %s: experiment %s: %w", st.ID, e.Name, err))
+			return nil, results.WithCode(results.ExitUsage, fmt.Errorf("study %s: experiment %s: %w", st.ID, e.Name, err))
 		}
 		reps := e.Repeats[o.Profile]
 		if reps == 0 {
@@ -119,16 +159,29 @@ func Run(ctx context.Context, st *Study, o RunOptions) (*Record, string, error) 
 		}
 		plan = append(plan, planned{e: e, spec: spec, runs: len(combos) * reps})
 	}
-	dir := o.Out
-	var err error
-	if dir == "" {
-		base := filepath.Join("scalelab-results", fmt.Sprintf("study-%s-%s-%s", st.ID, st.Name, o.Now().Format("20060102-150405")))
-		if dir, err = results.CreateUnique(base); err != nil {
-			return nil, "", results.WithCode(results.ExitUnfinished, err)
+	return plan, nil
+}
+
+// studyDir creates the results directory: o.Out, or a new one named
+// after the study and the time under scalelab-results.
+func studyDir(st *Study, o RunOptions) (string, error) {
+	if o.Out != "" {
+		if err := results.Create(o.Out); err != nil {
+			return "", results.WithCode(results.ExitUsage, err)
 		}
-	} else if err := results.Create(dir); err != nil {
-		return nil, "", results.WithCode(results.ExitUsage, err)
+		return o.Out, nil
 	}
+	base := filepath.Join("scalelab-results", fmt.Sprintf("study-%s-%s-%s", st.ID, st.Name, o.Now().Format("20060102-150405")))
+	dir, err := results.CreateUnique(base)
+	if err != nil {
+		return "", results.WithCode(results.ExitUnfinished, err)
+	}
+	return dir, nil
+}
+
+// newRecord starts the record of a study run with every planned
+// experiment pending, and returns it with the runs expected in all.
+func newRecord(st *Study, o RunOptions, plan []planned) (*Record, int) {
 	rec := &Record{Schema: 1, Study: *st, Profile: o.Profile, Command: o.Args, Status: results.StatusRunning,
 		Scalelab: results.Version{Version: results.BuildVersion(), Go: runtime.Version()}, Host: results.HostFacts(), Start: o.Now().UTC()}
 	total := 0
@@ -137,38 +190,20 @@ func Run(ctx context.Context, st *Study, o RunOptions) (*Record, string, error) 
 			Repeats: p.e.Repeats[o.Profile], Dir: p.e.Name, Status: "pending"})
 		total += p.runs
 	}
-	if err := writeRecord(dir, rec); err != nil {
-		return rec, dir, results.WithCode(results.ExitUnfinished, err)
-	}
-	fmt.Fprintf(o.Stderr, "study %s (%s), profile %s: %d experiments, about %d runs, results in %s\n", st.ID, st.Name, o.Profile, len(plan), total, dir)
+	return rec, total
+}
+
+// runPlanned runs the planned experiments in turn, writing the record
+// after each, and returns the exit-130 error of the experiment that was
+// interrupted (which stops the study), or an error writing the record.
+func runPlanned(ctx context.Context, st *Study, o RunOptions, plan []planned, dir string, rec *Record, total int) (stop, err error) {
 	start := o.Now()
 	done := 0
-	var stop error
 	for i, p := range plan {
 		re := &rec.Experiments[i]
 		fmt.Fprintf(o.Stderr, "study %s: experiment %d/%d %s (%s%s), about %d runs; %s\n", st.ID, i+1, len(plan), p.e.Name, re.File, profileText(re.Profile), p.runs, eta(o.Now().Sub(start), done, total))
-		t0 := o.Now()
-		re.LoadStart = LoadAvg()
-		res, err := experiment.Run(ctx, p.spec, experiment.Options{Out: filepath.Join(dir, re.Dir), Repeats: re.Repeats, Stdout: io.Discard, Stderr: o.Stderr, Args: o.Args})
-		re.Seconds = o.Now().Sub(t0).Seconds()
-		re.LoadEnd = LoadAvg()
-		re.Exit = results.ExitCode(err)
-		re.Status = "ok"
-		if res != nil {
-			re.Runs = res.Totals.Runs
-			done += res.Totals.Runs
-		}
-		switch {
-		case err == nil:
-		case re.Exit == results.ExitCheckFailed:
-			// Every run finished; an SLO or a check failed, which the
-			// experiment's own results say.
-			re.Error = err.Error()
-			re.Status = "checks failed"
-		default:
-			re.Error = err.Error()
-			re.Status = "failed"
-		}
+		runExperiment(ctx, p, re, dir, o)
+		done += re.Runs
 		if re.Exit == results.ExitInterrupted || ctx.Err() != nil {
 			re.Status = "interrupted"
 			stop = results.WithCode(results.ExitInterrupted, fmt.Errorf("study %s interrupted in experiment %s", st.ID, p.e.Name))
@@ -176,13 +211,44 @@ func Run(ctx context.Context, st *Study, o RunOptions) (*Record, string, error) 
 		// Runs expected but not made (a failed experiment) leave the total.
 		total += re.Runs - p.runs
 		if err := writeRecord(dir, rec); err != nil {
-			return rec, dir, results.WithCode(results.ExitUnfinished, err)
+			return stop, results.WithCode(results.ExitUnfinished, err)
 		}
 		if stop != nil {
 			break
 		}
 	}
-	end := o.Now().UTC()
+	return stop, nil
+}
+
+// runExperiment runs one planned experiment into its directory and
+// records in re its time, load averages, exit code, status and runs.
+func runExperiment(ctx context.Context, p planned, re *RunExperiment, dir string, o RunOptions) {
+	t0 := o.Now()
+	re.LoadStart = LoadAvg()
+	res, err := experiment.Run(ctx, p.spec, experiment.Options{Out: filepath.Join(dir, re.Dir), Repeats: re.Repeats, Stdout: io.Discard, Stderr: o.Stderr, Args: o.Args})
+	re.Seconds = o.Now().Sub(t0).Seconds()
+	re.LoadEnd = LoadAvg()
+	re.Exit = results.ExitCode(err)
+	re.Status = "ok"
+	if res != nil {
+		re.Runs = res.Totals.Runs
+	}
+	switch {
+	case err == nil:
+	case re.Exit == results.ExitCheckFailed:
+		// Every run finished; an SLO or a check failed, which the
+		// experiment's own results say.
+		re.Error = err.Error()
+		re.Status = "checks failed"
+	default:
+		re.Error = err.Error()
+		re.Status = "failed"
+	}
+}
+
+// finish sets the record's end and status, and returns the study's error:
+// stop (an interruption), or exit 4 naming the experiments that failed.
+func finish(st *Study, rec *Record, end time.Time, stop error) error {
 	rec.End = &end
 	rec.Status = "ok"
 	var failed []string
@@ -199,17 +265,7 @@ func Run(ctx context.Context, st *Study, o RunOptions) (*Record, string, error) 
 		// measured), but the study did not finish
 		stop = results.WithCode(results.ExitUnfinished, fmt.Errorf("study %s: experiment %s failed (the page says why)", st.ID, strings.Join(failed, ", ")))
 	}
-	if err := writeRecord(dir, rec); err != nil {
-		return rec, dir, results.WithCode(results.ExitUnfinished, err)
-	}
-	page, err := Build(dir)
-	if err != nil {
-		return rec, dir, results.WithCode(results.ExitUnfinished, err)
-	}
-	if err := page.Write(dir, o.Stdout); err != nil {
-		return rec, dir, results.WithCode(results.ExitUnfinished, err)
-	}
-	return rec, dir, stop
+	return stop
 }
 
 func profileText(p string) string {

@@ -61,8 +61,31 @@ func Run(t *testing.T, open Open) {
 	spec := engine.CollectionSpec{Name: "recordstest", Fields: []string{"fa", "fb", "fc"}, Recreate: true, Records: 100}
 	c := open(t, spec)
 	defer c.Close()
-	tr := c.Traits()
+	s := &suite{ctx: ctx, t: t, c: c, tr: c.Traits()}
+	s.load()
+	s.gets()
+	s.scan()
+	s.updates()
+	s.deleteInsert()
+	refresh(ctx, t, c)
+	s.counts()
+	s.readBack()
+	s.recreated(open, spec)
+}
 
+// suite is the collection Run checks, its traits and the rows its reads
+// reuse from step to step.
+type suite struct {
+	ctx  context.Context
+	t    testing.TB
+	c    engine.Collection
+	tr   engine.Traits
+	rows engine.Rows
+}
+
+// load inserts records 0 to 99 in two batches and ends the load.
+func (s *suite) load() {
+	t, c := s.t, s.c
 	b := engine.NewBatch(3, 50)
 	for lo := 0; lo < 100; lo += 50 {
 		b.Reset()
@@ -71,43 +94,58 @@ func Run(t *testing.T, open Open) {
 			copy(b.Row(b.N), vals(i, ""))
 			b.N++
 		}
-		if err := c.InsertBatch(ctx, b); err != nil {
+		if err := c.InsertBatch(s.ctx, b); err != nil {
 			t.Fatalf("InsertBatch: %v", err)
 		}
 	}
-	if err := c.AfterLoad(ctx); err != nil {
+	if err := c.AfterLoad(s.ctx); err != nil {
 		t.Fatalf("AfterLoad: %v", err)
 	}
-	var rows engine.Rows
+}
+
+// gets checks Get of a whole record, of one field and of a missing key.
+func (s *suite) gets() {
+	ctx, t, c, rows := s.ctx, s.t, s.c, &s.rows
 	rows.Reset(3)
-	if err := c.Get(ctx, key(7), engine.AllFields, &rows); err != nil {
+	if err := c.Get(ctx, key(7), engine.AllFields, rows); err != nil {
 		t.Fatalf("Get: %v", err)
 	}
-	want(t, &rows, 0, key(7), engine.AllFields, vals(7, ""))
+	want(t, rows, 0, key(7), engine.AllFields, vals(7, ""))
 	rows.Reset(3)
-	if err := c.Get(ctx, key(8), 1, &rows); err != nil {
+	if err := c.Get(ctx, key(8), 1, rows); err != nil {
 		t.Fatalf("Get field: %v", err)
 	}
-	want(t, &rows, 0, key(8), 1, vals(8, ""))
+	want(t, rows, 0, key(8), 1, vals(8, ""))
 	rows.Reset(3)
-	if err := c.Get(ctx, []byte("nope"), engine.AllFields, &rows); !errors.Is(err, engine.ErrNotFound) {
+	if err := c.Get(ctx, []byte("nope"), engine.AllFields, rows); !errors.Is(err, engine.ErrNotFound) {
 		t.Fatalf("Get of a missing key: %v, want ErrNotFound", err)
 	}
+}
 
+// scan checks a scan of 5 records (in key order where the traits promise
+// it), or that a collection without scans refuses them.
+func (s *suite) scan() {
+	ctx, t, c, rows, tr := s.ctx, s.t, s.c, &s.rows, s.tr
 	rows.Reset(3)
 	if tr.NoScans {
 		unsupported(ctx, t, c)
-	} else if err := c.Scan(ctx, key(10), 5, engine.AllFields, &rows); err != nil {
+	} else if err := c.Scan(ctx, key(10), 5, engine.AllFields, rows); err != nil {
 		t.Fatalf("Scan: %v", err)
 	} else if rows.Len() != 5 {
 		t.Fatalf("Scan returned %d rows, want 5", rows.Len())
 	}
 	if tr.KeyOrderedScans && !tr.NoScans {
 		for i := range 5 {
-			want(t, &rows, i, key(10+i), engine.AllFields, vals(10+i, ""))
+			want(t, rows, i, key(10+i), engine.AllFields, vals(10+i, ""))
 		}
 	}
+}
 
+// updates checks updates of some fields and of all, and, where the
+// collection tells a missing key, that updates and deletes of one fail
+// with ErrNotFound.
+func (s *suite) updates() {
+	ctx, t, c, rows := s.ctx, s.t, s.c, &s.rows
 	if err := c.Update(ctx, key(20), []int{0, 2}, vals(20, "u")); err != nil {
 		t.Fatalf("Update: %v", err)
 	}
@@ -115,11 +153,11 @@ func Run(t *testing.T, open Open) {
 		t.Fatalf("Update all: %v", err)
 	}
 	rows.Reset(3)
-	if err := c.Get(ctx, key(20), engine.AllFields, &rows); err != nil {
+	if err := c.Get(ctx, key(20), engine.AllFields, rows); err != nil {
 		t.Fatal(err)
 	}
-	want(t, &rows, 0, key(20), engine.AllFields, [][]byte{[]byte("a20u"), []byte("b20"), []byte("c20u")})
-	if tr.TellsMissing {
+	want(t, rows, 0, key(20), engine.AllFields, [][]byte{[]byte("a20u"), []byte("b20"), []byte("c20u")})
+	if s.tr.TellsMissing {
 		if err := c.Update(ctx, []byte("nope"), nil, vals(0, "")); !errors.Is(err, engine.ErrNotFound) {
 			t.Fatalf("Update of a missing key: %v, want ErrNotFound", err)
 		}
@@ -127,32 +165,49 @@ func Run(t *testing.T, open Open) {
 			t.Fatalf("Delete of a missing key: %v, want ErrNotFound", err)
 		}
 	}
+}
+
+// deleteInsert deletes record 30 and inserts record 500, which, where the
+// collection tells a stored key, cannot be inserted again.
+func (s *suite) deleteInsert() {
+	ctx, t, c, rows := s.ctx, s.t, s.c, &s.rows
 	if err := c.Delete(ctx, key(30)); err != nil {
 		t.Fatalf("Delete: %v", err)
 	}
 	rows.Reset(3)
-	if err := c.Get(ctx, key(30), engine.AllFields, &rows); !errors.Is(err, engine.ErrNotFound) {
+	if err := c.Get(ctx, key(30), engine.AllFields, rows); !errors.Is(err, engine.ErrNotFound) {
 		t.Fatalf("Get after Delete: %v, want ErrNotFound", err)
 	}
 	if err := c.Insert(ctx, key(500), vals(500, "")); err != nil {
 		t.Fatalf("Insert: %v", err)
 	}
-	if tr.TellsMissing {
+	if s.tr.TellsMissing {
 		if err := c.Insert(ctx, key(500), vals(500, "")); err == nil {
 			t.Fatal("Insert of an existing key succeeded")
 		}
 	}
-	refresh(ctx, t, c)
-	if !tr.NoScans {
-		if n, err := c.Count(ctx); err != nil || n != 100 {
-			t.Fatalf("Count = %d, %v; want 100", n, err)
-		}
-		if mx, err := c.MaxKey(ctx); err != nil || !bytes.Equal(mx, key(500)) {
-			t.Fatalf("MaxKey = %q, %v; want %q", mx, err, key(500))
-		}
+}
+
+// counts checks, on a collection with scans, the count of records and
+// the highest key.
+func (s *suite) counts() {
+	if s.tr.NoScans {
+		return
 	}
+	if n, err := s.c.Count(s.ctx); err != nil || n != 100 {
+		s.t.Fatalf("Count = %d, %v; want 100", n, err)
+	}
+	if mx, err := s.c.MaxKey(s.ctx); err != nil || !bytes.Equal(mx, key(500)) {
+		s.t.Fatalf("MaxKey = %q, %v; want %q", mx, err, key(500))
+	}
+}
+
+// readBack checks that a read-back of records 20, 30 and 500 and a
+// missing key returns the two stored records, in any order.
+func (s *suite) readBack() {
+	t, rows := s.t, &s.rows
 	rows.Reset(3)
-	if err := c.ReadBack(ctx, [][]byte{key(20), key(30), key(500), []byte("nope")}, engine.AllFields, &rows); err != nil {
+	if err := s.c.ReadBack(s.ctx, [][]byte{key(20), key(30), key(500), []byte("nope")}, engine.AllFields, rows); err != nil {
 		t.Fatalf("ReadBack: %v", err)
 	}
 	if rows.Len() != 2 {
@@ -164,16 +219,20 @@ func Run(t *testing.T, open Open) {
 	if !ok20 || !ok500 {
 		t.Fatalf("ReadBack rows %q, %q", rows.Key(0), rows.Key(1))
 	}
-	want(t, &rows, i20, key(20), engine.AllFields, [][]byte{[]byte("a20u"), []byte("b20"), []byte("c20u")})
-	want(t, &rows, i500, key(500), engine.AllFields, vals(500, ""))
+	want(t, rows, i20, key(20), engine.AllFields, [][]byte{[]byte("a20u"), []byte("b20"), []byte("c20u")})
+	want(t, rows, i500, key(500), engine.AllFields, vals(500, ""))
+}
 
-	// Recreate empties the collection.
+// recreated opens the collection again with spec (Recreate) and checks
+// that it is empty: by Count, or by Get on a collection without scans.
+func (s *suite) recreated(open Open, spec engine.CollectionSpec) {
+	ctx, t, rows := s.ctx, s.t, &s.rows
 	c2 := open(t, spec)
 	defer c2.Close()
 	refresh(ctx, t, c2)
-	if tr.NoScans {
+	if s.tr.NoScans {
 		rows.Reset(3)
-		if err := c2.Get(ctx, key(7), engine.AllFields, &rows); !errors.Is(err, engine.ErrNotFound) {
+		if err := c2.Get(ctx, key(7), engine.AllFields, rows); !errors.Is(err, engine.ErrNotFound) {
 			t.Fatalf("Get after Recreate: %v, want ErrNotFound", err)
 		}
 		return
