@@ -64,7 +64,7 @@ type mergeLine struct {
 // the merged intervals in time order with their figures, and the tags in
 // order of first appearance.
 func MergeIntervalLogs(shards []HlogShard, warmupS float64, startMs int64, w io.Writer) ([]MergedInterval, []string, error) {
-	g := &mergeGroups{tagIndex: map[string]int{}, groups: map[mergeKey][]mergeLine{}}
+	g := &mergeGroups{groups: map[mergeKey][]mergeLine{}}
 	for si, sh := range shards {
 		if err := g.addShard(si, sh, warmupS); err != nil {
 			return nil, nil, err
@@ -78,53 +78,21 @@ func MergeIntervalLogs(shards []HlogShard, warmupS float64, startMs int64, w io.
 	if err := writeMergedLog(w, startMs, blocks); err != nil {
 		return nil, nil, err
 	}
-	return out, g.tags, nil
+	return out, g.tags.names, nil
 }
 
 // mergeGroups are the shards' histogram lines grouped by their interval
 // on the merged timeline, and the tags in order of first appearance.
 type mergeGroups struct {
-	tagIndex map[string]int
-	tags     []string
-	groups   map[mergeKey][]mergeLine
+	tags   tagTable
+	groups map[mergeKey][]mergeLine
 }
 
 // addShard adds the histogram lines of shard si to their groups; a torn
 // last line is ignored.
 func (g *mergeGroups) addShard(si int, sh HlogShard, warmupS float64) error {
-	data := sh.Data
-	if n := len(data); n > 0 && data[n-1] != '\n' {
-		data = data[:bytes.LastIndexByte(data, '\n')+1] // a torn last line
-	}
-	var startTimeS float64
-	lineNo := 0
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		line := bytes.TrimRight(data[:i], "\r")
-		data = data[i+1:]
-		lineNo++
-		if len(line) == 0 || line[0] == '"' {
-			continue
-		}
-		if line[0] == '#' {
-			if v, ok := headerValue(line, "#[StartTime: "); ok {
-				startTimeS = v
-			}
-			continue
-		}
-		l, err := splitHlogLine(line)
-		if err != nil {
-			return fmt.Errorf("shard %d: interval log line %d: %w", si, lineNo, err)
-		}
-		if l.startS > 1e8 && startTimeS > 0 {
-			l.startS -= startTimeS
-		}
-		idx, ok := g.tagIndex[l.tag]
-		if !ok {
-			idx = len(g.tags)
-			g.tagIndex[l.tag] = idx
-			g.tags = append(g.tags, l.tag)
-		}
+	data, _ := wholeLines(sh.Data)
+	err := eachHlogLine(data, func(l hlogLine) {
 		measured := l.startS >= warmupS-0.0005
 		key := mergeKey{warmup: !measured}
 		if measured {
@@ -132,7 +100,10 @@ func (g *mergeGroups) addShard(si int, sh HlogShard, warmupS float64) error {
 		} else {
 			key.k = int64(math.Round(l.startS + sh.OffsetS))
 		}
-		g.groups[key] = append(g.groups[key], mergeLine{tag: idx, lenS: l.lenS, payload: l.payload, lineNo: lineNo, shard: si})
+		g.groups[key] = append(g.groups[key], mergeLine{tag: g.tags.id(l.tag), lenS: l.lenS, payload: l.payload, lineNo: l.lineNo, shard: si})
+	})
+	if err != nil {
+		return fmt.Errorf("shard %d: %w", si, err)
 	}
 	return nil
 }
@@ -176,7 +147,7 @@ func (g *mergeGroups) mergeAll(keys []mergeKey, warmupS float64, startMs int64) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m := &intervalMerger{d: &decoder{}, accs: make([]tagAcc, len(g.tags))}
+			m := &intervalMerger{d: &decoder{}, accs: make([]tagAcc, len(g.tags.names))}
 			for {
 				next.Lock()
 				i := pos
@@ -185,7 +156,7 @@ func (g *mergeGroups) mergeAll(keys []mergeKey, warmupS float64, startMs int64) 
 				if i >= len(keys) {
 					return
 				}
-				out[i], blocks[i], errs[i] = m.merge(g.groups[keys[i]], g.tags, keys[i].startS(warmupS), keys[i].warmup, startMs)
+				out[i], blocks[i], errs[i] = m.merge(g.groups[keys[i]], g.tags.names, keys[i].startS(warmupS), keys[i].warmup, startMs)
 			}
 		}()
 	}

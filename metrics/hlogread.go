@@ -93,11 +93,7 @@ func ParseIntervalLog(data []byte, warmupS float64) (*IntervalLog, error) {
 // goroutines (0: one per processor, as the log's size warrants).
 func ParseIntervalLogWorkers(data []byte, warmupS float64, workers int) (*IntervalLog, error) {
 	out := &IntervalLog{Hists: map[string]*hdr.Histogram{}}
-	if n := len(data); n > 0 && data[n-1] != '\n' {
-		cut := bytes.LastIndexByte(data, '\n')
-		data = data[:cut+1]
-		out.Torn = true
-	}
+	data, out.Torn = wholeLines(data)
 	lines, err := scanHlogLines(out, data, warmupS)
 	if err != nil {
 		return nil, err
@@ -118,44 +114,12 @@ func ParseIntervalLogWorkers(data []byte, warmupS float64, workers int) (*Interv
 // sets the tags and the extent of the log in out.
 func scanHlogLines(out *IntervalLog, data []byte, warmupS float64) ([]hlogLine, error) {
 	var lines []hlogLine
-	tagIndex := map[string]int{}
+	var tags tagTable
 	starts, all := map[float64]struct{}{}, map[float64]struct{}{}
-	var startTimeS float64
-	lineNo := 0
 	out.FirstS = math.Inf(1)
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		line := bytes.TrimRight(data[:i], "\r")
-		data = data[i+1:]
-		lineNo++
-		if len(line) == 0 {
-			continue
-		}
-		if line[0] == '#' {
-			if v, ok := headerValue(line, "#[StartTime: "); ok {
-				startTimeS = v
-			}
-			continue
-		}
-		if line[0] == '"' {
-			continue // the legend
-		}
-		l, err := splitHlogLine(line)
-		if err != nil {
-			return nil, fmt.Errorf("interval log line %d: %w", lineNo, err)
-		}
-		l.lineNo = lineNo
-		if l.startS > 1e8 && startTimeS > 0 { // absolute timestamps
-			l.startS -= startTimeS
-		}
+	err := eachHlogLine(data, func(l hlogLine) {
 		l.measured = l.startS >= warmupS-0.0005
-		idx, ok := tagIndex[l.tag]
-		if !ok {
-			idx = len(out.Tags)
-			tagIndex[l.tag] = idx
-			out.Tags = append(out.Tags, l.tag)
-		}
-		l.tagIdx = idx
+		l.tagIdx = tags.id(l.tag)
 		out.Lines++
 		out.EndS = math.Max(out.EndS, l.startS+l.lenS)
 		all[l.startS] = struct{}{}
@@ -164,12 +128,78 @@ func scanHlogLines(out *IntervalLog, data []byte, warmupS float64) ([]hlogLine, 
 			out.FirstS = math.Min(out.FirstS, l.startS)
 		}
 		lines = append(lines, l)
+	})
+	if err != nil {
+		return nil, err
 	}
+	out.Tags = tags.names
 	out.Intervals, out.All = len(starts), len(all)
 	if out.Intervals == 0 {
 		out.FirstS = 0
 	}
 	return lines, nil
+}
+
+// wholeLines cuts a torn last line (one without its newline) off an
+// interval log's bytes and reports whether there was one.
+func wholeLines(data []byte) ([]byte, bool) {
+	if n := len(data); n > 0 && data[n-1] != '\n' {
+		return data[:bytes.LastIndexByte(data, '\n')+1], true
+	}
+	return data, false
+}
+
+// eachHlogLine calls fn with each histogram line of data (whole lines) in
+// order, numbered from 1 among all lines, its start made relative to the
+// log's StartTime where it is absolute; blank lines, headers and the
+// legend are passed over.
+func eachHlogLine(data []byte, fn func(l hlogLine)) error {
+	var startTimeS float64
+	lineNo := 0
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		line := bytes.TrimRight(data[:i], "\r")
+		data = data[i+1:]
+		lineNo++
+		if len(line) == 0 || line[0] == '"' { // the legend
+			continue
+		}
+		if line[0] == '#' {
+			if v, ok := headerValue(line, "#[StartTime: "); ok {
+				startTimeS = v
+			}
+			continue
+		}
+		l, err := splitHlogLine(line)
+		if err != nil {
+			return fmt.Errorf("interval log line %d: %w", lineNo, err)
+		}
+		l.lineNo = lineNo
+		if l.startS > 1e8 && startTimeS > 0 { // absolute timestamps
+			l.startS -= startTimeS
+		}
+		fn(l)
+	}
+	return nil
+}
+
+// tagTable numbers interval logs' tags in the order they first appear.
+type tagTable struct {
+	index map[string]int
+	names []string
+}
+
+// id returns tag's number, giving it the next one when it is new.
+func (t *tagTable) id(tag string) int {
+	if i, ok := t.index[tag]; ok {
+		return i
+	}
+	if t.index == nil {
+		t.index = map[string]int{}
+	}
+	t.index[tag] = len(t.names)
+	t.names = append(t.names, tag)
+	return len(t.names) - 1
 }
 
 // decodeMeasured adds the measured lines' histograms into one accumulator
