@@ -187,6 +187,8 @@ type intervalMerger struct {
 	buf  bytes.Buffer
 }
 
+// merge adds lines, one interval's, per tag and returns the interval's
+// figures and its lines of the merged log.
 func (m *intervalMerger) merge(lines []mergeLine, tags []string, startS float64, warmup bool, startMs int64) (MergedInterval, []byte, error) {
 	iv := MergedInterval{StartS: startS, Warmup: warmup, Tags: map[string]TagFigures{}}
 	used := make([]bool, len(tags))

@@ -263,6 +263,8 @@ func mergeWorkerAccs(out *IntervalLog, accs [][]*tagAcc) {
 	}
 }
 
+// headerValue reads the number after prefix in a header line such as
+// "#[StartTime: 1700000000.000 (seconds since epoch), ...]".
 func headerValue(line []byte, prefix string) (float64, bool) {
 	if !bytes.HasPrefix(line, []byte(prefix)) {
 		return 0, false
@@ -313,6 +315,7 @@ type tagAcc struct {
 	other  *hdr.Histogram
 }
 
+// merge adds b's counts and other histograms into a.
 func (a *tagAcc) merge(b *tagAcc) {
 	if b.counts != nil {
 		if a.counts == nil {
@@ -328,6 +331,7 @@ func (a *tagAcc) merge(b *tagAcc) {
 	}
 }
 
+// mergeOther adds a histogram of another geometry.
 func (a *tagAcc) mergeOther(h *hdr.Histogram) {
 	if a.other == nil {
 		a.other = h
@@ -336,6 +340,7 @@ func (a *tagAcc) mergeOther(h *hdr.Histogram) {
 	a.other.Merge(h)
 }
 
+// histogram is what a accumulated, as one histogram (nil when nothing).
 func (a *tagAcc) histogram() *hdr.Histogram {
 	var h *hdr.Histogram
 	if a.counts != nil {

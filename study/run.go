@@ -268,6 +268,7 @@ func finish(st *Study, rec *Record, end time.Time, stop error) error {
 	return stop
 }
 
+// profileText names the profile for a progress line ("" for none).
 func profileText(p string) string {
 	if p == "" {
 		return ""
@@ -284,6 +285,7 @@ func eta(elapsed time.Duration, done, total int) string {
 	return fmt.Sprintf("%d of about %d runs done in %s, ETA %s", done, total, elapsed.Round(time.Second), left.Round(time.Second))
 }
 
+// writeRecord writes rec as dir's study.json, atomically.
 func writeRecord(dir string, rec *Record) error {
 	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
