@@ -16,6 +16,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/scalelab/scalelab/metrics"
+	"github.com/scalelab/scalelab/results"
 )
 
 func TestClassify(t *testing.T) {
@@ -321,6 +322,17 @@ func TestCheckMaxIDs(t *testing.T) {
 	}
 	if a.Lost != 50 || fmt.Sprint(a.LostIDs) != "[100 101 102 103 104]" {
 		t.Errorf("lost %d %v, want 50 and the first five ids", a.Lost, a.LostIDs)
+	}
+	// ids found lost in any order (workers read back batches in parallel):
+	// the lowest are listed, however many more there were
+	c := &itemCheck{cfg: &CheckConfig{MaxIDs: 5}}
+	for id := int64(100000); id > 0; id -= 7 {
+		c.keepLost(id)
+	}
+	var got results.Audit
+	c.fill(&got)
+	if fmt.Sprint(got.LostIDs) != "[5 12 19 26 33]" || cap(c.lost) > 64 {
+		t.Errorf("kept %v (capacity %d), want the five lowest [5 12 19 26 33]", got.LostIDs, cap(c.lost))
 	}
 }
 

@@ -178,11 +178,7 @@ func (c *itemCheck) count(b batch, present []bool) {
 			c.tally[4].Add(1)
 		case b.out == OK && !ok:
 			c.tally[0].Add(1)
-			c.mu.Lock()
-			if len(c.lost) < 100000 {
-				c.lost = append(c.lost, b.ids[j])
-			}
-			c.mu.Unlock()
+			c.keepLost(b.ids[j])
 		case (b.out == Unknown || b.out == Invoked) && ok:
 			c.tally[1].Add(1)
 		case (b.out == Unknown || b.out == Invoked) && !ok:
@@ -190,6 +186,18 @@ func (c *itemCheck) count(b batch, present []bool) {
 		case b.out == Failed && ok:
 			c.tally[3].Add(1)
 		}
+	}
+}
+
+// keepLost keeps id if it is among the cfg.MaxIDs lowest lost ids seen so
+// far, holding at most twice that many.
+func (c *itemCheck) keepLost(id int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lost = append(c.lost, id)
+	if len(c.lost) > 2*c.cfg.MaxIDs {
+		slices.Sort(c.lost)
+		c.lost = c.lost[:c.cfg.MaxIDs]
 	}
 }
 
