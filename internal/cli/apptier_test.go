@@ -211,7 +211,8 @@ repeats: 1
 // TestAppTierMhealth: an app cluster of mhealth, a scenario without
 // sessions, on its own SQLite file: its servers are given the cluster's
 // session secret (--secret-file), take none, and serve a run through the
-// balancer; a records server takes the secret as its setting, and
+// balancer, whose acknowledged posts are read back from the store; a
+// records server takes the secret as its setting, and
 // --secret-file with --set records.secret_file is refused.
 func TestAppTierMhealth(t *testing.T) {
 	skipShort(t, "starts app servers and HAProxy")
@@ -233,6 +234,10 @@ func TestAppTierMhealth(t *testing.T) {
 	at := appTierOf(r)
 	if at == nil || len(at.Servers) != 2 || at.Servers[0].Requests == 0 || at.Servers[1].Requests == 0 {
 		t.Errorf("app tier in run.json: %+v", at)
+	}
+	// the writes the servers acknowledged are read back from their store
+	if a := r.Audit; a == nil || a.Acknowledged == 0 || a.ReadBack != a.Attempted || a.Lost != 0 || a.NotChecked != "" {
+		t.Errorf("audit of the posts through the app: %+v", a)
 	}
 
 	set := setting.NewSet((&records.Scenario{}).Settings()...)

@@ -71,7 +71,7 @@ type planReader interface {
 
 // ReadBack reports which of the activity and plan items the store holds.
 func (w *Workload) ReadBack(ctx context.Context, ids []int64, present []bool) error {
-	ar, ok := w.st.(activityReader)
+	ar, ok := w.base.(activityReader)
 	if !ok {
 		return fmt.Errorf("mhealth: reading activities back: %w", errors.ErrUnsupported)
 	}
@@ -107,8 +107,8 @@ func (w *Workload) ReadBack(ctx context.Context, ids []int64, present []bool) er
 // readPlanItems reads the plans of the plan items ids[i] for i in which,
 // once per patient and week, and marks what each holds.
 func (w *Workload) readPlanItems(ctx context.Context, ids []int64, which []int, present []bool) error {
-	read := w.st.plan
-	if pr, ok := w.st.(planReader); ok {
+	read := w.base.plan
+	if pr, ok := w.base.(planReader); ok {
 		read = pr.readPlan
 	}
 	type pw struct {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/audit"
+	"github.com/scalelab/scalelab/cache"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/scenario/scenariotest"
 )
@@ -35,11 +36,20 @@ func TestAuditReadBack(t *testing.T) {
 			auditReadBack(t, name)
 		})
 	}
+	// behind a cache the sessions' store is the cache's decorator; the
+	// audit reads the store itself
+	t.Run("sqlite behind a cache", func(t *testing.T) {
+		t.Parallel()
+		auditReadBack(t, "sqlite", "cache.mode=local")
+	})
 }
 
-func auditReadBack(t *testing.T, name string) {
+func auditReadBack(t *testing.T, name string, sets ...string) {
 	ctx := context.Background()
-	w, _ := openEngine(t, name, KeyWeeks+"=1", KeyHoursPerWeek+"=30", KeyPatients+"=2")
+	w, _ := openEngine(t, name, append([]string{KeyWeeks + "=1", KeyHoursPerWeek + "=30", KeyPatients + "=2"}, sets...)...)
+	if len(sets) > 0 && w.cacheMode == cache.Off {
+		t.Fatalf("%v: no cache in front of the store", sets)
+	}
 	if err := w.Load(ctx, 2, func(int64) {}); err != nil {
 		t.Fatal(err)
 	}

@@ -176,7 +176,7 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 			return nil, fmt.Errorf("mhealth on %s: reset: %w", env.Engine, err)
 		}
 	}
-	w := &Workload{cfg: cfg, st: st, seed: env.Seed, patients: map[int64]*patientState{}, cacheStats: cache.NewStats()}
+	w := &Workload{cfg: cfg, st: st, base: st, seed: env.Seed, patients: map[int64]*patientState{}, cacheStats: cache.NewStats()}
 	if cfg.refreshAll {
 		w.refresh = rf
 	}
@@ -206,8 +206,11 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 
 // Workload is an opened mhealth workload.
 type Workload struct {
-	cfg  *config
-	st   store
+	cfg *config
+	st  store // what the sessions use: the store, behind a cache or the app
+	// base is the store itself, past any cache and the app: the audit
+	// reads the writes back from it
+	base store
 	seed uint64
 	http *httpStore // mhealth.app: the backend over HTTP
 	// embedded is the bound of a store in this process, without a cache
@@ -364,8 +367,8 @@ func (w *Workload) Report() map[string]any {
 	return r
 }
 
-// Check reads every patient's total back once the store has settled and
-// compares it with the sum of that patient's acknowledged posts. Patients
+// Check reads every patient's total back from the store itself (past any
+// cache and the app) once it has settled and compares it with the sum of that patient's acknowledged posts. Patients
 // with a write of unknown outcome (a failed or unfinished post) are
 // skipped: their write may or may not have been applied.
 func (w *Workload) Check(ctx context.Context) error {
@@ -387,7 +390,7 @@ func (w *Workload) Check(ctx context.Context) error {
 	var bad []string
 	for _, id := range ids {
 		want := w.patients[id].total.Load()
-		got, err := w.direct().totals(ctx, id)
+		got, err := w.base.totals(ctx, id)
 		if errors.Is(err, engine.ErrNotFound) && want == 0 {
 			continue
 		}
