@@ -208,8 +208,8 @@ func (s *Scenario) Open(ctx context.Context, env scenario.Env) (scenario.Workloa
 type Workload struct {
 	cfg *config
 	st  store // what the sessions use: the store, behind a cache or the app
-	// base is the store itself, past any cache and the app: the audit
-	// reads the writes back from it
+	// base is the store itself, past any cache and the app: the load
+	// creates patients in it, the audit and the check read it back
 	base store
 	seed uint64
 	http *httpStore // mhealth.app: the backend over HTTP
@@ -293,7 +293,7 @@ func (w *Workload) Load(ctx context.Context, workers int, progress func(n int64)
 					errs <- nil
 					return
 				}
-				if err := w.direct().createPatient(ctx, Patient{ID: id, Created: Epoch.UnixMilli(), Goals: DefaultGoals}); err != nil {
+				if err := w.base.createPatient(ctx, Patient{ID: id, Created: Epoch.UnixMilli(), Goals: DefaultGoals}); err != nil {
 					errs <- fmt.Errorf("create patient %d: %w", id, err)
 					return
 				}
@@ -313,15 +313,6 @@ func (w *Workload) Load(ctx context.Context, workers int, progress func(n int64)
 		return first
 	}
 	return w.st.settle(ctx)
-}
-
-// direct is the store itself (the load and the check use it, not the
-// backend over HTTP).
-func (w *Workload) direct() store {
-	if w.http != nil {
-		return w.http.direct
-	}
-	return w.st
 }
 
 // state returns the independent record of a patient, creating it.
