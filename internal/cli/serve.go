@@ -26,11 +26,12 @@ data; serve never does. --max-inflight bounds the requests worked on at once (th
 request that cannot start within --request-timeout gets 503), --max-queue the requests queued
 (one more is answered 503 at once; 0: unbounded), --procs sets GOMAXPROCS. SIGTERM or
 Ctrl-C stops accepting, lets in-flight requests finish and exits 0. A scenario with sessions
-(records) signs their cookies with the secret in --secret-file FILE (0600), which app servers behind
-one balancer need the same of; a scenario without (mhealth) takes none. With a cache tier (a redis or memcached cluster) and --set cache.mode=shared (the default
-with one) the servers cache in it; every server behind one balancer shares its entries. --route
-FROM=TO reaches a cluster node whose client address is FROM at TO instead (cluster up app --netns
-gives each server, in a network namespace of its own, proxies on its bridge).`
+(records) signs their cookies with the secret in --secret-file FILE (0600); app servers behind one
+balancer need the same file. A scenario without sessions (mhealth) takes none. With a cache tier (a
+redis or memcached cluster) and --set cache.mode=shared (the default with one) the servers cache
+in it; every server behind one balancer shares its entries. --route FROM=TO reaches a cluster node
+whose client address is FROM at TO instead (cluster up app --netns gives each server, in a network
+namespace of its own, proxies on its bridge).`
 
 // serveFlags are the flags of `scalelab serve`.
 type serveFlags struct {
