@@ -177,7 +177,11 @@ func serve(ctx context.Context, name string, f *serveFlags, stdout io.Writer) er
 	sctx, cancel := context.WithTimeout(context.Background(), *timeout+5*time.Second)
 	defer cancel()
 	err = s.Shutdown(sctx)
-	fmt.Fprintf(stdout, "stopped after %d responses (%s; %d answered 503 because the queue was full)\n", s.Served(), results.ResponseCounts(s.Codes()), s.Shed())
+	codes := results.ResponseCounts(s.Codes())
+	if codes != "" {
+		codes += "; "
+	}
+	fmt.Fprintf(stdout, "stopped after %d responses (%s%d answered 503 because the queue was full)\n", s.Served(), codes, s.Shed())
 	if err != nil {
 		return withCode(ExitUnfinished, err)
 	}
