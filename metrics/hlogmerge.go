@@ -93,7 +93,7 @@ type mergeGroups struct {
 func (g *mergeGroups) addShard(si int, sh HlogShard, warmupS float64) error {
 	data, _ := wholeLines(sh.Data)
 	err := eachHlogLine(data, func(l hlogLine) {
-		measured := l.startS >= warmupS-0.0005
+		measured := l.after(warmupS)
 		key := mergeKey{warmup: !measured}
 		if measured {
 			key.k = int64(math.Round(l.startS + sh.OffsetS - warmupS))

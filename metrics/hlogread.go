@@ -118,7 +118,7 @@ func scanHlogLines(out *IntervalLog, data []byte, warmupS float64) ([]hlogLine, 
 	starts, all := map[float64]struct{}{}, map[float64]struct{}{}
 	out.FirstS = math.Inf(1)
 	err := eachHlogLine(data, func(l hlogLine) {
-		l.measured = l.startS >= warmupS-0.0005
+		l.measured = l.after(warmupS)
 		l.tagIdx = tags.id(l.tag)
 		out.Lines++
 		out.EndS = math.Max(out.EndS, l.startS+l.lenS)
@@ -182,6 +182,11 @@ func eachHlogLine(data []byte, fn func(l hlogLine)) error {
 	}
 	return nil
 }
+
+// after reports whether the line's interval starts at or after warmupS,
+// the end of the warm-up; half a millisecond early still counts, for start
+// times the log rounds.
+func (l *hlogLine) after(warmupS float64) bool { return l.startS >= warmupS-0.0005 }
 
 // tagTable numbers interval logs' tags in the order they first appear.
 type tagTable struct {
