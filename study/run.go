@@ -95,7 +95,7 @@ func Run(ctx context.Context, st *Study, o RunOptions) (*Record, string, error) 
 	}
 	rec, total := newRecord(st, o, plan)
 	if err := writeRecord(dir, rec); err != nil {
-		return rec, dir, results.WithCode(results.ExitUnfinished, err)
+		return rec, dir, err
 	}
 	fmt.Fprintf(o.Stderr, "study %s (%s), profile %s: %d experiments, about %d runs, results in %s\n", st.ID, st.Name, o.Profile, len(plan), total, dir)
 	stop, err := runPlanned(ctx, st, o, plan, dir, rec, total)
@@ -104,7 +104,7 @@ func Run(ctx context.Context, st *Study, o RunOptions) (*Record, string, error) 
 	}
 	stop = finish(st, rec, o.Now().UTC(), stop)
 	if err := writeRecord(dir, rec); err != nil {
-		return rec, dir, results.WithCode(results.ExitUnfinished, err)
+		return rec, dir, err
 	}
 	page, err := Build(dir)
 	if err != nil {
@@ -211,7 +211,7 @@ func runPlanned(ctx context.Context, st *Study, o RunOptions, plan []planned, di
 		// Runs expected but not made (a failed experiment) leave the total.
 		total += re.Runs - p.runs
 		if err := writeRecord(dir, rec); err != nil {
-			return stop, results.WithCode(results.ExitUnfinished, err)
+			return stop, err
 		}
 		if stop != nil {
 			break
@@ -285,13 +285,17 @@ func eta(elapsed time.Duration, done, total int) string {
 	return fmt.Sprintf("%d of about %d runs done in %s, ETA %s", done, total, elapsed.Round(time.Second), left.Round(time.Second))
 }
 
-// writeRecord writes rec as dir's study.json, atomically.
+// writeRecord writes rec as dir's study.json, atomically; its error is
+// exit 4 (the study's results could not be kept).
 func writeRecord(dir string, rec *Record) error {
 	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encode %s: %w", RecordFile, err)
+		return results.WithCode(results.ExitUnfinished, fmt.Errorf("encode %s: %w", RecordFile, err))
 	}
-	return results.WriteFileAtomic(filepath.Join(dir, RecordFile), append(b, '\n'))
+	if err := results.WriteFileAtomic(filepath.Join(dir, RecordFile), append(b, '\n')); err != nil {
+		return results.WithCode(results.ExitUnfinished, err)
+	}
+	return nil
 }
 
 // ReadRecord reads a study directory's study.json.
