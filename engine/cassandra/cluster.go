@@ -124,7 +124,7 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 	if err != nil {
 		return err
 	}
-	st.Params["version"] = v
+	st.Params[cluster.ParamVersion] = v
 	st.Params["system_auth_replication"] = strconv.Itoa(r.nodes)
 	return st.Save()
 }

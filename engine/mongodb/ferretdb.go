@@ -106,7 +106,7 @@ func (ferretProvisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.
 	if err := cluster.WaitNodes(ctx, st, "ferretdb at "+addr, 50*time.Millisecond, func() bool { return cluster.Listening(addr) }); err != nil {
 		return fmt.Errorf("ferretdb: %w\n%s", err, cluster.Tail(node.LogFile, 20))
 	}
-	st.Params["version"] = "FerretDB " + ferretVersion
+	st.Params[cluster.ParamVersion] = "FerretDB " + ferretVersion
 	return nil
 }
 

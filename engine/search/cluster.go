@@ -197,7 +197,7 @@ func (p *Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.Sta
 		return err
 	}
 	if v, err := serverVersion(ctx, st.Nodes[0]); err == nil {
-		st.Params["version"] = v
+		st.Params[cluster.ParamVersion] = v
 	}
 	return nil
 }
