@@ -214,12 +214,10 @@ func startBalancer(st *cluster.State, o options, hap string, servers []string, s
 	}
 	lb := cluster.Node{Name: "lb", Role: RoleBalancer, Host: host, Port: port, Ports: map[string]int{"http": port},
 		LogFile: filepath.Join(st.Dir, "haproxy.log"), Cmd: []string{hap, "-db", "-f", cfgPath}}
-	pid, cg, err := st.StartNode(lb.Name, lb.Cmd, st.Dir, lb.LogFile, nil)
+	lb, err = st.Launch(lb, st.Dir)
 	if err != nil {
 		return cluster.Node{}, "", fmt.Errorf("app: balancer: %w", err)
 	}
-	lb.PID, lb.Cgroup = pid, cg
-	st.Nodes = append(st.Nodes, lb)
 	return lb, listen, nil
 }
 

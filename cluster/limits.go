@@ -67,20 +67,30 @@ func (st *State) StartNode(node string, cmd []string, dir, logFile string, extra
 	return pid, path, nil
 }
 
-// AddNode starts n.Cmd in dir as StartNode does (n.LogFile, n.Env), sets
-// n's PID, cgroup and client address (SetClient) and appends n to st.Nodes.
-// When the start fails n is not appended. When SetClient fails, n is
-// appended all the same (its process runs), so that stopping the cluster
-// after the failed start stops it too.
-func (st *State) AddNode(n Node, dir string) (Node, error) {
+// Launch starts n.Cmd in dir as StartNode does (n.LogFile, n.Env), sets
+// n's PID and cgroup and appends n to st.Nodes; when the start fails n is
+// not appended.
+func (st *State) Launch(n Node, dir string) (Node, error) {
 	pid, cg, err := st.StartNode(n.Name, n.Cmd, dir, n.LogFile, n.Env)
 	if err != nil {
 		return n, err
 	}
 	n.PID, n.Cgroup = pid, cg
-	err = st.SetClient(&n)
 	st.Nodes = append(st.Nodes, n)
-	return n, err
+	return n, nil
+}
+
+// AddNode launches n (Launch) and sets its client address (SetClient).
+// When SetClient fails, n stays in st.Nodes (its process runs), so that
+// stopping the cluster after the failed start stops it too.
+func (st *State) AddNode(n Node, dir string) (Node, error) {
+	n, err := st.Launch(n, dir)
+	if err != nil {
+		return n, err
+	}
+	added := &st.Nodes[len(st.Nodes)-1]
+	err = st.SetClient(added)
+	return *added, err
 }
 
 // Restart starts a stopped node of st again from its recorded command, in

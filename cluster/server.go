@@ -62,12 +62,10 @@ func (s OneServer) Node(st *State) (Node, error) {
 // limits, adds it to st, saves st, sets st.Target to target(its client
 // address) and returns once the server answers or ctx ends.
 func (s OneServer) Start(ctx context.Context, st *State, node Node, target func(addr string) string) error {
-	pid, cg, err := st.StartNode(node.Name, node.Cmd, node.DataDir, node.LogFile, nil)
+	node, err := st.Launch(node, node.DataDir)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.Engine, err)
 	}
-	node.PID, node.Cgroup = pid, cg
-	st.Nodes = append(st.Nodes, node)
 	if err := st.Save(); err != nil {
 		return err
 	}

@@ -97,12 +97,10 @@ func (ferretProvisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.
 	}
 	node := cluster.Node{Name: "node1", Role: "ferretdb", Host: host, Port: port, Ports: map[string]int{"mongodb": port},
 		DataDir: filepath.Join(st.Dir, "data"), LogFile: filepath.Join(st.Dir, "ferretdb.log"), Cmd: cmd}
-	pid, cg, err := st.StartNode(node.Name, cmd, st.Dir, node.LogFile, nil)
+	node, err = st.Launch(node, st.Dir)
 	if err != nil {
 		return fmt.Errorf("ferretdb: %w", err)
 	}
-	node.PID, node.Cgroup = pid, cg
-	st.Nodes = append(st.Nodes, node)
 	if err := cluster.WaitNodes(ctx, st, "ferretdb at "+addr, 50*time.Millisecond, func() bool { return cluster.Listening(addr) }); err != nil {
 		return fmt.Errorf("ferretdb: %w\n%s", err, cluster.Tail(node.LogFile, 20))
 	}

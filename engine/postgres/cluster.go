@@ -404,13 +404,11 @@ func initPrimary(ctx context.Context, ou *sysuser.User, bin string, n *nodeSetup
 // startNode starts a server detached, records it in st, and waits until it
 // accepts connections (a replica: in recovery).
 func startNode(ctx context.Context, ou *sysuser.User, bin string, n *nodeSetup, pw string, st *cluster.State) error {
-	cmd := ou.Wrap(n.cmd(bin))
-	pid, cg, err := st.StartNode(n.name, cmd, n.dir, n.log, nil)
+	node, err := st.Launch(cluster.Node{Name: n.name, Role: n.role, Host: n.host, Port: n.port, Ports: map[string]int{"sql": n.port},
+		DataDir: n.data, LogFile: n.log, Cmd: ou.Wrap(n.cmd(bin)), StopSignal: "INT"}, n.dir)
 	if err != nil {
 		return err
 	}
-	st.Nodes = append(st.Nodes, cluster.Node{Name: n.name, Role: n.role, PID: pid, Host: n.host, Port: n.port,
-		Ports: map[string]int{"sql": n.port}, DataDir: n.data, LogFile: n.log, Cmd: cmd, Cgroup: cg, StopSignal: "INT"})
 	if err := st.Save(); err != nil {
 		return err
 	}
@@ -426,7 +424,7 @@ func startNode(ctx context.Context, ou *sysuser.User, bin string, n *nodeSetup, 
 			return nil
 		})
 		return err == nil
-	}, func() bool { return !cluster.Alive(pid) })
+	}, func() bool { return !cluster.Alive(node.PID) })
 }
 
 func anyDead(st *cluster.State) bool {
