@@ -15,6 +15,7 @@ import (
 
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/results/resultstest"
+	"github.com/scalelab/scalelab/runner"
 )
 
 func run(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
@@ -283,8 +284,11 @@ const stopBound = 5 * time.Second
 func TestSignals(t *testing.T) {
 	skipShort(t, "builds the binary")
 	bin := buildBinary(t)
+	var stderr strings.Builder
 	start := func(dir string) *exec.Cmd {
 		cmd := exec.Command(bin, "run", "ycsb", "--engine", "memory", "--duration", "1m", "--set", "memory.latency=1ms", "--set", "ycsb.records=50", "--out", dir, "--progress", "off")
+		stderr.Reset()
+		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -302,6 +306,9 @@ func TestSignals(t *testing.T) {
 	}
 	if r := resultstest.Read(t, dir); r.Status != "interrupted" || r.ExitCode != 3 {
 		t.Fatalf("status %s exit %d", r.Status, r.ExitCode)
+	}
+	if !strings.Contains(stderr.String(), "interrupted; finishing the results directory") {
+		t.Errorf("a run's interrupt message does not say it finishes the results directory:\n%s", stderr.String())
 	}
 
 	dir = filepath.Join(t.TempDir(), "two")
@@ -322,6 +329,24 @@ func TestSignals(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(dir, "run.json"))
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatalf("run.json is not valid JSON after a hard quit: %v", err)
+	}
+}
+
+// TestInterruptNotes: the message on Ctrl-C says what the command named
+// does next, wherever its flags stand.
+func TestInterruptNotes(t *testing.T) {
+	t.Parallel()
+	for args, want := range map[string]string{
+		"run ycsb --duration 1m":        "finishing the results directory",
+		"experiment --spec e.yaml":      "finishing the results directory",
+		"serve records --listen :8080":  "letting the requests in flight end",
+		"cluster up postgres --nodes 2": "stopping",
+		"--help":                        "stopping",
+		runner.ChildCommand + " --x y":  "finishing the results directory",
+	} {
+		if got := interruptNotes(strings.Fields(args)).Finishing; got != want {
+			t.Errorf("%q: %q, want %q", args, got, want)
+		}
 	}
 }
 

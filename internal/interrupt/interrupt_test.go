@@ -35,7 +35,7 @@ func TestWatch(t *testing.T) {
 			ended := make(chan struct{})
 			go func() {
 				defer close(ended)
-				watch(sigs, done, func() time.Time { return <-clock }, func() { cancels++ }, func() { exits++ }, &out)
+				watch(sigs, done, func() time.Time { return <-clock }, func() { cancels++ }, func() { exits++ }, &out, Notes{Finishing: "finishing the work", Quitting: "the work is partial"})
 			}()
 			for _, at := range append([]time.Duration{0}, tc.after...) {
 				clock <- t0.Add(at)
@@ -46,6 +46,13 @@ func TestWatch(t *testing.T) {
 			if cancels != tc.cancels || exits != tc.exits {
 				t.Fatalf("%d cancels, %d exits; want %d, %d (output %q)", cancels, exits, tc.cancels, tc.exits, out.String())
 			}
+			want := []string{"scalelab: interrupted; finishing the work (press Ctrl-C again to quit at once)"}
+			if tc.exits > 0 {
+				want = append(want, "scalelab: quit at once; the work is partial")
+			}
+			if got := strings.TrimSpace(out.String()); got != strings.Join(want, "\n") {
+				t.Errorf("output %q; want the lines %q", out.String(), want)
+			}
 		})
 	}
 }
@@ -53,6 +60,6 @@ func TestWatch(t *testing.T) {
 // Watch stops cleanly.
 func TestWatchStop(t *testing.T) {
 	t.Parallel()
-	stop := Watch(func() {}, func() { t.Error("exit") }, io.Discard)
+	stop := Watch(func() {}, func() { t.Error("exit") }, io.Discard, Notes{Finishing: "stopping"})
 	stop()
 }
