@@ -213,7 +213,9 @@ func Parse(s string) (Expr, error) {
 		if strings.ContainsFunc(op, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("<>=,", r) }) {
 			return bad("operation %q: one operation name expected after `for`", op)
 		}
-	} else if f := strings.Fields(rest); len(f) > 1 {
+	} else if f := strings.Fields(rest); len(f) == 2 && units[f[1]] {
+		value = f[0] + f[1] // a unit after a space: "1000 ops/s", "250 ms"
+	} else if len(f) > 1 {
 		return bad("unexpected %q after the value (to name an operation: `for OP`)", strings.Join(f[1:], " "))
 	}
 	if value == "" {
@@ -284,6 +286,9 @@ func parseLatency(s string) (float64, error) {
 	}
 	return 0, fmt.Errorf("latency %q: a number with a unit expected (500us, 250ms, 1s)", s)
 }
+
+// units are the words that may follow a value after a space.
+var units = map[string]bool{"ns": true, "us": true, "µs": true, "ms": true, "s": true, "m": true, "%": true, "/s": true, "ops/s": true}
 
 // parseErrors parses "1%" (a rate) or "10" (a count).
 func parseErrors(s string) (string, float64, error) {

@@ -32,6 +32,9 @@ func TestParse(t *testing.T) {
 		{"throughput>1000/s", Throughput, Greater, 1000, ""},
 		{"throughput >= 250 ops/s for read", Throughput, GreaterEq, 250, "read"},
 		{"throughput>42", Throughput, Greater, 42, ""},
+		{"throughput >= 1000 ops/s", Throughput, GreaterEq, 1000, ""},
+		{"p99 < 250 ms", P99, Less, 250, ""},
+		{"errors < 1 %", ErrorRate, Less, 0.01, ""},
 		{"P95 < 1s FOR read", P95, Less, 1000, "read"},
 	} {
 		e, err := Parse(tc.in)
