@@ -200,10 +200,10 @@ func removeStart(m []string) []string {
 	return out
 }
 
-// checkKubeRunArgs checks the run arguments of a pod as `scalelab run`
+// checkKubeRunArgs checks the run arguments of the pods as `scalelab run`
 // would: the renderer's own rules (no password, no flag it sets), then
 // the run flags, scenario, settings and load through the run's own parser
-// and plan. Local clusters are refused: the pods cannot reach them.
+// and plan, for each pod's segment. Local clusters are refused: the pods cannot reach them.
 func checkKubeRunArgs(what string, args []string, segments int) error {
 	if err := kube.CheckRunArgs(args); err != nil {
 		return err
@@ -217,13 +217,18 @@ func checkKubeRunArgs(what string, args []string, segments int) error {
 			return usageErr("--%s %s: local clusters (scalelab cluster up) live on this machine and the pods cannot reach them; give the servers' addresses with --target (and --cache-target)", cl.flag, cl.name)
 		}
 	}
-	var seg *segment.Segment
-	if what == "job" && segments > 0 {
-		seg = &segment.Segment{Index: 0, Count: segments}
-	}
 	if what == "setup" {
 		f.loadOnly = true
 	}
-	_, err = f.plan(scen, given, seg)
-	return err
+	if what != "job" || segments <= 0 {
+		_, err = f.plan(scen, given, nil)
+		return err
+	}
+	// Every pod's segment: one may be left no users or no rate.
+	for i := range segments {
+		if _, err := f.plan(scen, given, &segment.Segment{Index: i, Count: segments}); err != nil {
+			return err // it names the segment
+		}
+	}
+	return nil
 }

@@ -29,6 +29,8 @@ func TestKubeCommand(t *testing.T) {
 		{[]string{"kube", "job", "--name", "x", "--image", "i", "--segments", "2", "--start-at", "soon", "--results-claim", "r", "--", "ycsb"}, "RFC 3339"},
 		{[]string{"kube", "setup", "--name", "x", "--image", "i", "--results-claim", "r", "--", "ycsb", "--target", "postgres://u:s3cretpw@h/db"}, "holds a password"},
 		{[]string{"kube", "setup", "--name", "x", "--image", "i", "--results-claim", "r", "ycsb"}, "go after --"},
+		// The last pods' segments, not only the first, are checked.
+		{[]string{"kube", "job", "--name", "x", "--image", "i", "--segments", "4", "--start-in", "2m", "--results-claim", "r", "--", "ycsb", "--engine", "postgres", "--target", "postgres://u@h/db", "--users", "2"}, "--segment 2/4: 2 users shared by 4 segments"},
 	} {
 		code, out, errs := run(t, ctx, c.args...)
 		if code != ExitUsage || !strings.Contains(errs, c.want) || strings.Contains(out+errs, "s3cretpw") {
