@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/scalelab/scalelab/cluster"
@@ -75,6 +76,9 @@ func planTiers(f *Options, scen scenario.Scenario) ([]planTier, []string, error)
 		eng, err := engine.Lookup(name)
 		if err != nil {
 			return nil, nil, results.UsageErr("%s: %v", flag, err)
+		}
+		if caches := engine.WithCache(); t.Role == scenario.RoleCache && !slices.Contains(caches, name) {
+			return nil, nil, results.UsageErr("%s %s: engine %s is no key-value cache; allowed: %s", flag, name, name, strings.Join(caches, "|"))
 		}
 		if tc, ok := eng.(engine.TargetChecker); ok && t.Target != "" {
 			if err := tc.CheckTarget(t.Target); err != nil {

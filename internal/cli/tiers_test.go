@@ -43,7 +43,8 @@ func TestCacheTier(t *testing.T) {
 		{[]string{"run", "logs", "--cache", "memory"}, "scenario logs uses no cache tier"},
 		{[]string{"run", "ycsb", "--cache", "nosuch"}, "--cache"},
 		{[]string{"run", "ycsb", "--cache-target", "x"}, "needs --cache ENGINE"},
-		{[]string{"run", "ycsb", "--cache", "postgres", "--cache-target", "postgres://u:hunter2@127.0.0.1/db"}, "--cache-target"},
+		{[]string{"run", "ycsb", "--cache", "redis", "--cache-target", "redis://u:hunter2@127.0.0.1:6379"}, "--cache-target"},
+		{[]string{"run", "ycsb", "--cache", "postgres", "--cache-target", "postgres://u@127.0.0.1/db"}, "engine postgres is no key-value cache; allowed: memcached|memory|redis"},
 		{[]string{"run", "ycsb", "--cache", "memory", "--set", "cache.memory.nosuch=1"}, "the cache tier"},
 	} {
 		out := filepath.Join(t.TempDir(), "bad")
