@@ -117,7 +117,7 @@ func (Provisioner) Options() cluster.Options {
 		Specs: []setting.Spec{
 			cluster.NodesOption(1, 1+MaxReplicas, "servers: the primary and its replicas, 1 + --replicas (give --replicas instead)"),
 			{Key: cluster.OptReplicas, Kind: setting.Int, Default: "0", Min: 0, Max: MaxReplicas, Description: "streaming replicas of the primary, each readable"},
-			{Key: OptTLS, Kind: setting.Bool, Default: "off", Description: "TLS with a certificate of a CA the cluster generates (its file is the cluster param " + ParamCAFile + ")"},
+			{Key: OptTLS, Kind: setting.Bool, Default: "false", Description: "TLS with a certificate of a CA the cluster generates (its file is the cluster param " + ParamCAFile + ")"},
 		},
 		Free: cluster.ConfigFree("postgresql.conf settings (fsync=off, shared_buffers=256MB)", settingName.MatchString, reservedKeys,
 			"clusters listen on loopback only, with passwords"),

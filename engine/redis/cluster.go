@@ -90,7 +90,7 @@ func (Provisioner) Options() cluster.Options {
 			{Key: OptMaxMemoryPolicy, Kind: setting.Enum, Default: "noeviction",
 				Allowed:     []string{"noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"},
 				Description: "what a full server does: refuse writes (noeviction) or evict keys"},
-			{Key: OptAppendOnly, Kind: setting.Bool, Default: "no", Description: "append-only file persistence of every write"},
+			{Key: OptAppendOnly, Kind: setting.Bool, Default: "false", Description: "append-only file persistence of every write"},
 			{Key: OptIOThreads, Kind: setting.Int, Default: "1", Min: 1, Max: 128, Description: "threads for network I/O"},
 		},
 		Free: cluster.ConfigFree("redis.conf directives (hz=100, lazyfree-lazy-eviction=yes)", directiveName.MatchString, reserved,

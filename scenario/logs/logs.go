@@ -75,7 +75,7 @@ func (*Scenario) Settings() []setting.Spec {
 			Description: "records loaded before the run (the first " + strconv.Itoa(Distinct) + " are distinct combinations)"},
 		{Key: KeyLoad, Kind: setting.Bool, Default: "true",
 			Description: "recreate the table and load logs.records records; false runs on the records an earlier load left (a contiguous prefix of generated records)"},
-		{Key: KeyIndexes, Kind: setting.Bool, Default: "on",
+		{Key: KeyIndexes, Kind: setting.Bool, Default: "true",
 			Description: "secondary indexes: (timestamp, machine), (timestamp, service, severity) and the message's words where the engine can index them; off leaves only the primary key"},
 		{Key: KeyQueryTables, Kind: setting.Bool, Default: "false",
 			Description: "cassandra with logs.indexes=off: keep query tables by timestamp that answer the counts, written with each record in one logged batch; false is the study's bare table, whose counts are ALLOW FILTERING scans"},
