@@ -86,14 +86,8 @@ func printHelp(c *cobra.Command, w io.Writer) {
 	fmt.Fprintf(w, "Usage: %s\n", use)
 	if c.Long != "" {
 		fmt.Fprintln(w)
-		for _, line := range strings.Split(strings.TrimRight(c.Long, "\n"), "\n") {
-			if len(line) <= helpWidth {
-				fmt.Fprintln(w, line)
-				continue
-			}
-			for _, l := range wrap(line, helpWidth) {
-				fmt.Fprintln(w, l)
-			}
+		for _, line := range flow(c.Long, helpWidth) {
+			fmt.Fprintln(w, line)
 		}
 	} else if c.Short != "" {
 		fmt.Fprintf(w, "\n%s.\n", upperFirst(c.Short))
@@ -222,6 +216,40 @@ func upperFirst(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// flow returns the lines of a command's description at most width wide
+// (but for a single longer word): a longer line is wrapped, and the tail
+// of the wrap runs on into the next line when that line continues the
+// paragraph (it is not blank, indented or a list item), instead of
+// standing alone. An indented line wraps with its indent.
+func flow(text string, width int) []string {
+	in := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	var out []string
+	for i := 0; i < len(in); i++ {
+		if len(in[i]) <= width {
+			out = append(out, in[i])
+			continue
+		}
+		rest := strings.TrimLeft(in[i], " \t")
+		indent := in[i][:len(in[i])-len(rest)]
+		parts := wrap(rest, max(width-len(indent), 1))
+		for k := range parts {
+			parts[k] = indent + parts[k]
+		}
+		if next := i + 1; next < len(in) && indent == "" && len(parts) > 1 && continues(in[next]) {
+			in[next] = parts[len(parts)-1] + " " + in[next]
+			parts = parts[:len(parts)-1]
+		}
+		out = append(out, parts...)
+	}
+	return out
+}
+
+// continues reports whether a line of a description carries on the
+// paragraph before it.
+func continues(line string) bool {
+	return line != "" && !strings.HasPrefix(line, " ") && !strings.HasPrefix(line, "\t") && !strings.HasPrefix(line, "- ")
 }
 
 // wrap breaks text into lines of at most width characters at spaces (a

@@ -105,3 +105,16 @@ func TestClusterImpliesEngine(t *testing.T) {
 		t.Errorf("run.json engine %q, want postgres (implied by the cluster)", r.Engine)
 	}
 }
+
+// A description line over the width wraps, and its tail runs on into the
+// next line of the paragraph instead of standing alone; blank lines,
+// indented lines and list items keep their place.
+func TestFlow(t *testing.T) {
+	t.Parallel()
+	text := "one two three four five six\nseven eight\n\n  indented line that is long\nplain\n- an item\nnine ten eleven twelve thirteen\n- next"
+	got := strings.Join(flow(text, 20), "|")
+	want := "one two three four|five six seven eight||  indented line that|  is long|plain|- an item|nine ten eleven|twelve thirteen|- next"
+	if got != want {
+		t.Errorf("flow:\n got %q\nwant %q", got, want)
+	}
+}
