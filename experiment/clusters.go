@@ -15,6 +15,7 @@ import (
 	"github.com/scalelab/scalelab/apptier"
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/cluster/cgroup"
+	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
 )
 
@@ -313,7 +314,7 @@ func (x *executor) upCluster(ctx context.Context, g group, cs *ClusterSpec, shap
 		serr := stopCluster(st)
 		x.res.Clusters[idx].Stopped = serr == nil
 		if serr != nil {
-			x.res.Clusters[idx].Error = serr.Error()
+			x.res.Clusters[idx].Error = metrics.Redact(serr.Error())
 			fmt.Fprintf(x.o.Stderr, "warning: %v; stop it with `scalelab cluster down %s`\n", serr, name)
 			return &errAbort{results.WithCode(results.ExitUnfinished, serr)}
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/experiment/stats"
+	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/report"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/slo"
@@ -30,7 +31,7 @@ func (x *executor) finish(ctx context.Context, runErr error) (*Result, error) {
 	}
 	r.ExitCode = code
 	if err != nil {
-		r.Error = err.Error()
+		r.Error = metrics.Redact(err.Error())
 	}
 	end := time.Now().UTC()
 	r.End = &end

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/runner"
 	"github.com/scalelab/scalelab/slo"
@@ -44,7 +45,7 @@ func (x *executor) execute(ctx context.Context, opts *runner.Options, dir string
 	code := results.ExitCode(err)
 	ref.ExitCode = code
 	if err != nil && !errors.Is(err, results.ErrReported) {
-		ref.Error = err.Error()
+		ref.Error = metrics.Redact(err.Error())
 	}
 	if doc != nil {
 		ref.Status, ref.ExitCode, ref.Failures = doc.Status, doc.ExitCode, doc.Failures

@@ -333,6 +333,9 @@ func firstLine(s string) string {
 // Base checks an application URL (http or https with a host).
 func Base(raw string) (string, error) {
 	u, err := url.Parse(raw)
+	if err == nil && u.User != nil {
+		return "", fmt.Errorf("%s: an application URL holds no user or password (the sessions sign in as the scenario's users); give http://host:port", u.Redacted())
+	}
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "", fmt.Errorf("%q: an application URL such as http://127.0.0.1:8080 expected", raw)
 	}

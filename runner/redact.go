@@ -2,7 +2,11 @@ package runner
 
 import (
 	"net/url"
+	"slices"
 	"strings"
+
+	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/results"
 )
 
 // redactTarget removes a password from a URL-shaped target.
@@ -38,4 +42,36 @@ func isSecretKey(k string) bool {
 		}
 	}
 	return false
+}
+
+// redactSettings returns settings with the passwords of URL values (a
+// records.app of http://user:secret@host) replaced, for run.json.
+func redactSettings(m map[string]string) map[string]string {
+	for k, v := range m {
+		if strings.Contains(v, "://") {
+			m[k] = redactTarget(v)
+		}
+	}
+	return m
+}
+
+// urlForDefault refuses a --target URL on a run that names no engine: the
+// default engine's store is a file, and a server's URL taken for a file
+// name would run on a new SQLite file instead of the server.
+func urlForDefault(target string) error {
+	scheme, _, ok := strings.Cut(target, "://")
+	if s := strings.ToLower(scheme); !ok || s == "file" { // SQLite takes file: URIs
+		return nil
+	}
+	name := "--engine ENGINE (one of: " + strings.Join(engine.Names(), ", ") + ")"
+	switch s := strings.ToLower(scheme); {
+	case s == "postgresql":
+		name = "--engine postgres"
+	case s == "http" || s == "https":
+		name = "--engine opensearch or --engine elasticsearch"
+	case slices.Contains(engine.Names(), s):
+		name = "--engine " + s
+	}
+	return results.UsageErr("--target %s is a server's URL, but no --engine was given and the default engine, %s, takes a file; name the engine: %s",
+		redactTarget(target), DefaultEngine, name)
 }

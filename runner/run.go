@@ -70,6 +70,9 @@ func NewPlan(f *Options) (*Plan, error) {
 		return nil, err
 	}
 	if f.Engine == "" {
+		if err := urlForDefault(f.Target); err != nil {
+			return nil, err
+		}
 		f.Engine = DefaultEngine
 	}
 	eng, err := engine.Lookup(f.Engine)
@@ -223,6 +226,12 @@ func buildModel(f *Options, given map[string]bool) (load.Model, load.Options, er
 	if f.Warmup < 0 {
 		return nil, opts, results.UsageErr("run: --warmup %s must not be negative", f.Warmup)
 	}
+	if f.Duration < 0 {
+		return nil, opts, results.UsageErr("run: --duration %s must not be negative", f.Duration)
+	}
+	if f.Ops < 0 {
+		return nil, opts, results.UsageErr("run: --ops %d must not be negative", f.Ops)
+	}
 	think, err := load.ParseThink(f.Think)
 	if err != nil {
 		return nil, opts, results.WithCode(results.ExitUsage, err)
@@ -302,7 +311,7 @@ func (s *runState) finish(status string, err error) (*results.Run, error) {
 	}
 	doc.Status, doc.ExitCode = status, code
 	if err != nil {
-		doc.Error = err.Error()
+		doc.Error = metrics.Redact(err.Error())
 	}
 	end := time.Now().UTC()
 	doc.End = &end
@@ -342,7 +351,7 @@ func (p *Plan) newDoc() *results.Run {
 		SLO:      f.SLO,
 		Scenario: p.scen.Name(),
 		Engine:   p.eng.Name(),
-		Settings: p.settings.Map(),
+		Settings: redactSettings(p.settings.Map()),
 		Changed:  p.settings.Changed(),
 		Load: results.Load{Model: p.model.Name(), Open: p.model.Open(), Params: p.model.Params(), DurationS: p.opts.Duration.Seconds(),
 			WarmupS: f.Warmup.Seconds(), Ops: p.opts.Ops, Seed: p.opts.Seed},

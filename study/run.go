@@ -14,6 +14,7 @@ import (
 
 	"github.com/scalelab/scalelab/examples"
 	"github.com/scalelab/scalelab/experiment"
+	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
 )
 
@@ -238,10 +239,10 @@ func runExperiment(ctx context.Context, p planned, re *RunExperiment, dir string
 	case re.Exit == results.ExitCheckFailed:
 		// Every run finished; an SLO or a check failed, which the
 		// experiment's own results say.
-		re.Error = err.Error()
+		re.Error = metrics.Redact(err.Error())
 		re.Status = "checks failed"
 	default:
-		re.Error = err.Error()
+		re.Error = metrics.Redact(err.Error())
 		re.Status = "failed"
 	}
 }

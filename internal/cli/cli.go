@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/runner"
 	"github.com/scalelab/scalelab/setting"
@@ -56,7 +57,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			if code == ExitInternal {
 				prefix = "scalelab: internal error: "
 			}
-			fmt.Fprintln(stderr, prefix+err.Error())
+			fmt.Fprintln(stderr, prefix+metrics.Redact(err.Error()))
 		}
 		return code
 	}

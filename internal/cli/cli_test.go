@@ -64,6 +64,9 @@ func TestBadInputExit2(t *testing.T) {
 		{[]string{"run"}, []string{"no scenario given"}},
 		{[]string{"runn"}, []string{`did you mean "run"`}},
 		{[]string{"run", "ycsb", "--duration", "1s", "--warmup", "2s"}, []string{"leaves nothing to measure"}},
+		{[]string{"run", "ycsb", "--duration", "-3s"}, []string{"--duration -3s must not be negative"}},
+		{[]string{"run", "ycsb", "--ops", "-5"}, []string{"--ops -5 must not be negative"}},
+		{[]string{"run", "ycsb", "--cache", "postgres"}, []string{"engine postgres is no key-value cache", "allowed: memcached|memory|redis"}},
 	} {
 		code, _, stderr := run(t, context.Background(), append(tc.args, "--out", filepath.Join(dir, "never"))...)
 		if code != ExitUsage {
@@ -97,6 +100,9 @@ func TestBadTargetExit2(t *testing.T) {
 		{[]string{"run", "ycsb", "--engine", "sqlite", "--target", "file:x.db"}, "not a file: URI", ""},
 		{[]string{"run", "ycsb", "--engine", "redis", "--target", "redis://:hunter2secret@127.0.0.1:6379/0"}, "holds a password", "hunter2secret"},
 		{[]string{"run", "social", "--cache", "redis", "--cache-target", "redis://app:hunter2secret@127.0.0.1:6379"}, "holds a password", "hunter2secret"},
+		// a server's URL without --engine would be taken for a SQLite file name
+		{[]string{"run", "logs", "--target", "postgres://u:hunter2secret@127.0.0.1:5432/db"}, "no --engine was given and the default engine, sqlite, takes a file; name the engine: --engine postgres", "hunter2secret"},
+		{[]string{"run", "records", "--app", "http://u:hunter2secret@127.0.0.1:1"}, "an application URL holds no user or password", "hunter2secret"},
 	} {
 		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
 		code, stdout, stderr := run(t, context.Background(), append(tc.args, "--duration", "1s", "--out", dir)...)

@@ -26,9 +26,9 @@ run SCENARIO [run flags] --load-only'): apply it first and wait for it. Collect 
 directories and add them with 'scalelab merge'. Passwords never go into a manifest: keep them in a
 Secret (--env-from-secret). The run arguments after -- are checked as 'scalelab run' checks them.`,
 		Example: `  scalelab kube setup --name ycsb8 --image scalelab:dev --results-claim res \
-      -- ycsb --target postgres://scalelab@pg:5432/db
+      -- ycsb --engine postgres --target postgres://scalelab@pg:5432/db
   scalelab kube job --name ycsb8 --image scalelab:dev --results-claim res \
-      --segments 8 --start-in 2m -- ycsb --target postgres://scalelab@pg:5432/db --users 64`,
+      --segments 8 --start-in 2m -- ycsb --engine postgres --target postgres://scalelab@pg:5432/db --users 64`,
 	})
 	c.AddCommand(kubeJobCmd("job"), kubeJobCmd("setup"))
 	return c
@@ -74,7 +74,7 @@ func kubeJobCmd(what string) *cobra.Command {
 (scenario, flags, settings) before anything is printed; a --cluster of this machine cannot be
 reached from the pods: give --target.`,
 		Example: `  scalelab kube job --name ycsb8 --image scalelab:dev --results-claim res \
-      --segments 8 --start-in 2m -- ycsb --target postgres://scalelab@pg:5432/db --users 64`,
+      --segments 8 --start-in 2m -- ycsb --engine postgres --target postgres://scalelab@pg:5432/db --users 64`,
 		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: completeRunArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -93,7 +93,7 @@ reached from the pods: give --target.`,
 		c.Long = `Renders the Job that loads the data once ('scalelab run SCENARIO [run flags] --load-only'): apply
 it first and wait for it. --name, --image and --results-claim are required. The run arguments after -- are checked as 'scalelab run' checks them.`
 		c.Example = `  scalelab kube setup --name ycsb8 --image scalelab:dev --results-claim res \
-      -- ycsb --target postgres://scalelab@pg:5432/db`
+      -- ycsb --engine postgres --target postgres://scalelab@pg:5432/db`
 	}
 	s := &f.spec
 	addGroup(c, "Job", func(fs *pflag.FlagSet) {

@@ -3,6 +3,7 @@ package kit
 import (
 	"fmt"
 
+	"github.com/scalelab/scalelab/httpload"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -14,6 +15,17 @@ func Between(lo, hi float64) func(setting.Value) error {
 		}
 		return nil
 	}
+}
+
+// AppURL checks the setting of an application's URL (empty: none) when
+// the setting is read, before a run starts: http or https, a host, no
+// user or password.
+func AppURL(v setting.Value) error {
+	if v.String() == "" {
+		return nil
+	}
+	_, err := httpload.Base(v.String())
+	return err
 }
 
 // RequireSettings checks that the resolved settings hold every setting the

@@ -107,7 +107,7 @@ func (*Scenario) Settings() []setting.Spec {
 		{Key: KeyRequireFresh, Kind: setting.Bool, Default: "false", Description: "a read that misses the session's own earlier write is an integrity error instead of a counted stale_read"},
 		{Key: KeyVerify, Kind: setting.Bool, Default: "true", Description: "check totals, achievements and plans read back against an independent computation from the generated activity"},
 		{Key: KeyLoad, Kind: setting.Bool, Default: "true", Description: "recreate the data and create mhealth.patients patients before the run"},
-		{Key: KeyApp, Kind: setting.String, Default: "", Description: "URL of the backend over HTTP (scalelab serve mhealth, or a balancer in front of several): patients' requests go there; the load and the check use the store directly"},
+		{Key: KeyApp, Kind: setting.String, Default: "", Check: kit.AppURL, Description: "URL of the backend over HTTP (scalelab serve mhealth, or a balancer in front of several): patients' requests go there; the load and the check use the store directly"},
 		{Key: KeyAppConns, Kind: setting.Int, Default: "0", Min: 0, Max: 65536, Description: "with mhealth.app: connections all sessions share, as a backend client's pool (a request waits for a free one, inside its time); 0: each session keeps its own, as each phone does (a connection per live session: more sessions than open files allow fail)"},
 	}, cache.DirectSpecs()...)
 }

@@ -95,7 +95,7 @@ func (*Scenario) Settings() []setting.Spec {
 		{Key: KeyThinkPage, Kind: setting.Duration, Default: "2s", Min: 0, Max: 600, Description: "think time before a page: uniform up to this"},
 		{Key: KeyThinkForm, Kind: setting.Duration, Default: "5s", Min: 0, Max: 600, Description: "think time before a form post: uniform up to this"},
 		{Key: KeyCSRFProbe, Kind: setting.Float, Default: "0.2", Min: 0, Max: 1, Description: "share of sign-up sessions that first post the form without its CSRF token (the site must refuse it)"},
-		{Key: KeyApp, Kind: setting.String, Default: "", Description: "URL of a running records site (scalelab serve, or a balancer in front of several); empty: an app server in this process on loopback"},
+		{Key: KeyApp, Kind: setting.String, Default: "", Check: kit.AppURL, Description: "URL of a running records site (scalelab serve, or a balancer in front of several); empty: an app server in this process on loopback"},
 		{Key: KeyMaxInFlight, Kind: setting.Int, Default: "16", Min: 0, Max: 100000, Description: "requests the in-process app server works on at once (the others queue); 0: unbounded"},
 		{Key: KeyMaxQueue, Kind: setting.Int, Default: "0", Min: 0, Max: 1_000_000, Description: "requests the in-process app server lets wait for a worker; one more is answered 503 at once (0: unbounded, a request waits up to records.request_timeout)"},
 		{Key: KeyTimeout, Kind: setting.Duration, Default: "30s", Min: 0.001, Max: 3600, Description: "request timeout, of the app server and of the load generator's browsers"},
