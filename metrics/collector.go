@@ -23,6 +23,9 @@ type Config struct {
 	// InFlight, if set, is the gauge of operations in flight that the load
 	// model keeps; every interval then carries its figures (inflight.go).
 	InFlight *InFlight
+	// Composite names the operations made of other operations (a
+	// session's whole visit): they are not in a run's total.
+	Composite map[string]bool
 }
 
 // Sink receives closed intervals, in order, from the collector goroutine.
@@ -345,6 +348,10 @@ func (c *Collector) InFlightTotals() (mean float64, most int64, ok bool) {
 	}
 	return mean, c.inflightMax, true
 }
+
+// InTotal reports whether operation name counts in a run's total (it is
+// not made of other operations).
+func (c *Collector) InTotal(name string) bool { return !c.cfg.Composite[name] }
 
 // Intervals returns the number of intervals closed so far.
 func (c *Collector) Intervals() int { return c.index }

@@ -64,8 +64,14 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	if m.tele, err = p.startTelemetry(sources, start, m.phases, doc); err != nil {
 		return "", err
 	}
+	composite := map[string]bool{}
+	if c, ok := wl.(scenario.Composites); ok {
+		for op := range c.Composites() {
+			composite[op] = true
+		}
+	}
 	m.coll = metrics.NewCollector(metrics.Config{Ops: ops, Open: p.model.Open(), Samples: p.flags.Samples, Warmup: p.flags.Warmup,
-		InFlight: files.inFlight, Sinks: sinks, OnMeasure: func() {
+		InFlight: files.inFlight, Sinks: sinks, Composite: composite, OnMeasure: func() {
 			m.usage = results.TakeUsage()
 			if m.tele != nil {
 				m.tele.Measure()
@@ -88,8 +94,8 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	doc.LoadStart = &loadStart
 	stopColl := make(chan struct{})
 	collDone := make(chan error, 1)
+	obs.RunStarted(p.opts, m.run, m.coll) // before the first interval reaches it
 	go func() { collDone <- m.coll.Run(stopColl) }()
-	obs.RunStarted(p.opts, m.run, m.coll)
 	m.stuck = m.run.Execute(ctx)
 	m.coll.StopNow()
 	m.cpuAtStop = results.TakeUsage()

@@ -130,6 +130,9 @@ func (p *progress) Interval(iv *metrics.Interval) error {
 	var worst *float64
 	for i := range iv.Ops {
 		o := &iv.Ops[i]
+		if p.coll != nil && !p.coll.InTotal(o.Name) {
+			continue // as in the summary's total
+		}
 		n += o.Count()
 		errs += o.Errors()
 		if v := metrics.PercentileMs(o.Lat, 99); v != nil && (worst == nil || *v > *worst) {
