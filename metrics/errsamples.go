@@ -29,7 +29,9 @@ func newErrorSamples(nops int) *errorSamples {
 
 var (
 	urlPassword = regexp.MustCompile(`(\w+://[^:/@\s]+:)[^@\s]+@`)
-	kvPassword  = regexp.MustCompile(`(?i)((?:password|passwd|pwd|secret|token)\s*[=:]\s*)\S+`)
+	// password=x, secret=x, password: x; not "secret: open /file: ...",
+	// an error about a secret file rather than a secret
+	kvPassword = regexp.MustCompile(`(?i)((?:password|passwd|pwd|secret|token)\s*=\s*|(?:password|passwd|pwd)\s*:\s*)\S+`)
 )
 
 // Redact removes passwords from an error message (URL user info and

@@ -320,3 +320,20 @@ func newSeriesSink(t *testing.T) (string, *SeriesSink) {
 	}
 	return path, s
 }
+
+// Redact replaces passwords in URLs and password=/secret= pairs, and
+// leaves messages that only speak of a secret (its file) readable.
+func TestRedact(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"dial postgres://bob:S3cret@h:5432/db: refused":       "dial postgres://bob:REDACTED@h:5432/db: refused",
+		"host=h user=u password=S3cret dbname=d":              "host=h user=u password=REDACTED dbname=d",
+		"auth failed; Password: S3cret":                       "auth failed; Password: REDACTED",
+		"api token=abc123 refused":                            "api token=REDACTED refused",
+		"read secret: open /run/s: no such file or directory": "read secret: open /run/s: no such file or directory",
+	} {
+		if got := Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

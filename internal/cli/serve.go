@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"runtime"
 	"strings"
 	"time"
@@ -147,9 +149,17 @@ func serve(ctx context.Context, name string, f *serveFlags, stdout io.Writer) er
 	if *procs > 0 {
 		runtime.GOMAXPROCS(*procs)
 	}
+	if _, _, err := net.SplitHostPort(*listen); err != nil {
+		return usageErr("serve: --listen %s: HOST:PORT expected (127.0.0.1:8080, :8080): %v", *listen, err)
+	}
+	if tc, ok := eng.(engine.TargetChecker); ok && *target != "" {
+		if err := tc.CheckTarget(*target); err != nil {
+			return usageErr("serve: --target: %v", err)
+		}
+	}
 	conn, err := eng.Open(ctx, engine.Config{Target: *target, Settings: set, Cluster: st, Dir: "."})
 	if err != nil {
-		return withCode(ExitUnfinished, fmt.Errorf("serve: connect to %s: %w", eng.Name(), err))
+		return withCode(configOr(err, ExitUnfinished), fmt.Errorf("serve: connect to %s: %w", eng.Name(), err))
 	}
 	defer conn.Close()
 	tiers, err := serveCache(ctx, *cacheEng, *cacheTgt, *cacheCl, routes)
@@ -161,7 +171,7 @@ func serve(ctx context.Context, name string, f *serveFlags, stdout io.Writer) er
 	}
 	h, err := srvScen.Handler(ctx, scenario.Env{Engine: eng.Name(), Conn: conn, Settings: set, Tiers: tiers})
 	if err != nil {
-		return withCode(ExitUnfinished, fmt.Errorf("serve %s: %w", scen.Name(), err))
+		return withCode(configOr(err, ExitUnfinished), fmt.Errorf("serve %s: %w", scen.Name(), err))
 	}
 	s := app.New(h, appCfg)
 	if err := s.Listen(*listen); err != nil {
@@ -186,6 +196,16 @@ func serve(ctx context.Context, name string, f *serveFlags, stdout io.Writer) er
 		return withCode(ExitUnfinished, err)
 	}
 	return nil
+}
+
+// configOr returns the exit code of an error from opening a store or a
+// handler: bad usage when the configuration was refused (a setting's
+// value, a file it names), else code.
+func configOr(err error, code int) int {
+	if errors.Is(err, engine.ErrConfig) || errors.Is(err, setting.ErrBadValue) {
+		return ExitUsage
+	}
+	return code
 }
 
 // webScenarios names the scenarios `serve` runs.

@@ -127,6 +127,9 @@ func TestServeRecords(t *testing.T) {
 		{[]string{"serve", "records", "--target", db, "--max-inflight", "-1"}, "must be 0 or more"},
 		{[]string{"serve", "records", "--target", db, "--max-inflight", "0", "--max-queue", "8"}, "needs a bound on the requests at once"},
 		{[]string{"serve", "records", "--target", db, "--max-queue", "-2"}, "must be 0 (unbounded) or more"},
+		{[]string{"serve", "records", "--target", db, "--listen", "nonsense"}, "--listen nonsense: HOST:PORT expected"},
+		{[]string{"serve", "records", "--target", db, "--secret-file", filepath.Join(t.TempDir(), "none")}, "records.secret_file"},
+		{[]string{"serve", "records", "--engine", "postgres", "--target", "postgres://u:hunter2@h/db"}, "holds a password"},
 	} {
 		if code, _, errs := run(t, context.Background(), c.args...); code != ExitUsage || !strings.Contains(errs, c.says) {
 			t.Errorf("%v: exit %d, %s (want %q)", c.args, code, errs, c.says)
