@@ -227,12 +227,7 @@ func WriteCompare(path string, dirs []string) error {
 		{"directory", nil},
 		{"status", func(r *results.Run) string { return r.Status }},
 		{"scenario", func(r *results.Run) string { return r.Scenario }},
-		{"engine", func(r *results.Run) string {
-			if r.Server != nil && r.Server.Version != "" && r.Server.Version != "n/a" {
-				return r.Engine + " " + r.Server.Version
-			}
-			return r.Engine
-		}},
+		{"engine", engineText},
 		{"topology", topology},
 		{"load model", func(r *results.Run) string { return loadText(r.Load) }},
 		{"measured", func(r *results.Run) string { return fmtDuration(r.MeasuredS) }},
@@ -249,9 +244,9 @@ func WriteCompare(path string, dirs []string) error {
 		}
 		v.Facts.Rows = append(v.Facts.Rows, row)
 	}
-	v.Settings = figTable{Title: "Tiers and settings that differ between the runs", Cols: append([]string{"key"}, v.Labels...), Rows: differences(runs), Wrap: true}
+	v.Settings = figTable{Title: "What differs between the runs", Cols: append([]string{"key"}, v.Labels...), Rows: differences(runs), Wrap: true}
 	if len(v.Settings.Rows) == 0 {
-		v.Settings.Note = "Every tier and every setting is the same in every run."
+		v.Settings.Note = "In every run, " + sameText + "."
 	}
 	v.Spectra = compareSpectra(runs)
 	v.Tput = compareThroughput(runs)

@@ -25,7 +25,7 @@ func TestCompare(t *testing.T) {
 		}
 	}
 	for _, w := range []string{"Comparison of 2 runs", "read: latency by percentile", "update: latency by percentile",
-		"contender service time", "Throughput over time", `class="better"`, `class="worse"`, "Every tier and every setting is the same"} {
+		"contender service time", "Throughput over time", `class="better"`, `class="worse"`, "In every run, the scenario, engine, load, every tier and every setting are the same"} {
 		if !strings.Contains(page, w) {
 			t.Errorf("compare page lacks %q", w)
 		}
@@ -122,6 +122,62 @@ func TestCompareTiers(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "differences: none") {
 		t.Errorf("identical runs:\n%s", out.String())
+	}
+}
+
+// TestCompareWhatRan: another load model with other parameters, another
+// engine and another segment count are named in both comparisons, and
+// "none" is said only of runs that ran the same thing.
+func TestCompareWhatRan(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	base, cont, same := filepath.Join(root, "closed"), filepath.Join(root, "rate"), filepath.Join(root, "same")
+	for _, d := range []string{base, cont, same} {
+		synth{intervals: 3, ops: []string{"read"}, perOp: 300}.write(t, d)
+	}
+	r := resultstest.Read(t, cont)
+	r.Engine, r.Server = "sqlite", &results.Server{Version: "3.45.1"}
+	r.Load.Model, r.Load.Open = "rate", true
+	r.Load.Params = map[string]any{"rate_per_s": 5000, "arrivals": "constant"}
+	r.Load.DurationS, r.Load.Seed = 10, 7
+	r.Merged = &results.Merged{Count: 4}
+	resultstest.Write(t, cont, r)
+	terminal, page, _ := compareBoth(t, root, base, cont)
+	want := []string{"differences (baseline | contenders):", "  engine: memory | sqlite 3.45.1", "  load model: closed | rate",
+		"  load: users: 8 | (none)", "  load: rate_per_s: (none) | 5000", "  load: arrivals: (none) | constant",
+		"  duration: 3 s | 10 s", "  seed: 1 | 7", "  segments: 1 | 4 merged"}
+	for _, w := range want {
+		if !strings.Contains(terminal, w) {
+			t.Errorf("terminal comparison lacks %q:\n%s", w, terminal)
+		}
+	}
+	if strings.Contains(terminal, "differences: none") || strings.Contains(terminal, "  scenario:") {
+		t.Errorf("terminal comparison names a difference that is not one, or none:\n%s", terminal)
+	}
+	for _, w := range []string{"What differs between the runs", "load: rate_per_s", "sqlite 3.45.1", "4 merged"} {
+		if !strings.Contains(page, w) {
+			t.Errorf("compare page lacks %q", w)
+		}
+	}
+	if strings.Contains(page, "are the same") {
+		t.Error("the page says the runs are the same")
+	}
+
+	// the same load with one more user is that one difference
+	r = resultstest.Read(t, same)
+	r.Load.Params["users"] = 16
+	resultstest.Write(t, same, r)
+	terminal, _, _ = compareBoth(t, root, base, same)
+	if !strings.Contains(terminal, "  load: users: 8 | 16") || strings.Contains(terminal, "load model:") {
+		t.Errorf("one more user:\n%s", terminal)
+	}
+	// two runs of the same thing: none, on both
+	terminal, page, _ = compareBoth(t, root, base, base)
+	if !strings.Contains(terminal, "differences: none (the scenario, engine, load, every tier and every setting are the same)") {
+		t.Errorf("identical runs:\n%s", terminal)
+	}
+	if !strings.Contains(page, "In every run, the scenario, engine, load, every tier and every setting are the same.") {
+		t.Error("the page of identical runs does not say they are the same")
 	}
 }
 

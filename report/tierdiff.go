@@ -84,6 +84,9 @@ func tierDiffs(runs []*compared) [][]string {
 	return out
 }
 
+// sameText says what is the same when no difference is found.
+const sameText = "the scenario, engine, load, every tier and every setting are the same"
+
 func tierOf(r *results.Run, role string) *results.Tier {
 	for i := range r.Tiers {
 		if r.Tiers[i].Role == role {
@@ -93,10 +96,13 @@ func tierOf(r *results.Run, role string) *results.Tier {
 	return nil
 }
 
-// differences is every row of a comparison's "what differs" table: the
-// tiers beside the store, then the settings.
+// differences is every row of a comparison's "what differs" table: what
+// was run (scenario, engine, load model and its parameters, segments),
+// then the tiers beside the store, then the settings.
 func differences(runs []*compared) [][]string {
-	return append(tierDiffs(runs), settingDiffs(runs)...)
+	out := runDiffs(runs)
+	out = append(out, tierDiffs(runs)...)
+	return append(out, settingDiffs(runs)...)
 }
 
 // writeDifferences prints the differences for the terminal, one per line
@@ -104,7 +110,7 @@ func differences(runs []*compared) [][]string {
 func writeDifferences(w io.Writer, runs []*compared) {
 	rows := differences(runs)
 	if len(rows) == 0 {
-		fmt.Fprintln(w, "differences: none (every tier and setting is the same)")
+		fmt.Fprintln(w, "differences: none ("+sameText+")")
 		return
 	}
 	fmt.Fprintln(w, "differences (baseline | contenders):")

@@ -65,22 +65,7 @@ func Build(dir string) (*Page, error) {
 		return nil, err
 	}
 	p := &Page{Dir: dir, Record: rec}
-	exps := map[string]*results.Experiment{}
-	failed := map[string]string{}
-	for _, re := range rec.Experiments {
-		ex, err := results.ReadExperiment(filepath.Join(dir, re.Dir))
-		if err != nil {
-			failed[re.Name] = fmt.Sprintf("experiment %s has no results (%s)", re.Name, firstLine(re.Error, re.Status))
-			continue
-		}
-		exps[re.Name] = ex
-		if re.Status == "failed" || re.Status == "interrupted" {
-			failed[re.Name] = fmt.Sprintf("experiment %s %s: %s", re.Name, re.Status, firstLine(re.Error, re.Status))
-		}
-		p.servers(filepath.Join(dir, re.Dir), ex)
-		p.Scale = append(p.Scale, scaleText(re.Name, filepath.Join(dir, re.Dir), ex))
-		p.Load = append(p.Load, hostLoad(re.Name, filepath.Join(dir, re.Dir), ex))
-	}
+	exps, skipped := p.readExperiments(dir)
 	for i := range rec.Study.Findings {
 		f := &rec.Study.Findings[i]
 		row := Row{Finding: f}
@@ -90,7 +75,13 @@ func Build(dir string) (*Page, error) {
 			continue
 		}
 		ref := f.Ref()
+		// why an experiment was not used comes first: it is the cause
 		var errs []string
+		for _, name := range []string{f.Measure.Experiment, ref.Experiment} {
+			if why, ok := skipped[name]; ok && !slices.Contains(errs, why.reason) {
+				errs = append(errs, why.reason)
+			}
+		}
 		row.Measure, err = figure(dir, rec, exps, *f.Measure)
 		if err != nil {
 			errs = append(errs, err.Error())
@@ -99,13 +90,8 @@ func Build(dir string) (*Page, error) {
 		if err != nil {
 			errs = append(errs, err.Error())
 		}
-		for _, name := range []string{f.Measure.Experiment, ref.Experiment} {
-			if why, ok := failed[name]; ok && !slices.Contains(errs, why) {
-				errs = append(errs, why)
-			}
-		}
 		if len(errs) > 0 || row.Measure == nil || row.Reference == nil {
-			row.Outcome = Outcome{Verdict: NotReproducible, Reason: "not measured: " + strings.Join(errs, "; ")}
+			row.Outcome = notMeasured(errs, skipped[f.Measure.Experiment], skipped[ref.Experiment])
 			p.Rows = append(p.Rows, row)
 			continue
 		}
@@ -117,6 +103,57 @@ func Build(dir string) (*Page, error) {
 		p.Rows = append(p.Rows, row)
 	}
 	return p, nil
+}
+
+// unmeasured is why an experiment's results are not used: it failed, or
+// the user stopped the study in it or before it (unfinished).
+type unmeasured struct {
+	reason     string
+	unfinished bool
+}
+
+// readExperiments reads each experiment's experiment.json, notes its
+// store versions, scale and host load on the page, and returns the
+// results that may be used and why the others may not.
+func (p *Page) readExperiments(dir string) (map[string]*results.Experiment, map[string]unmeasured) {
+	exps := map[string]*results.Experiment{}
+	why := map[string]unmeasured{}
+	for _, re := range p.Record.Experiments {
+		unfinished := re.Status == "interrupted" || re.Status == "pending"
+		ex, err := results.ReadExperiment(filepath.Join(dir, re.Dir))
+		switch {
+		case err != nil && re.Status == "pending":
+			why[re.Name] = unmeasured{fmt.Sprintf("experiment %s did not run: the study was stopped before it", re.Name), true}
+			continue
+		case err != nil:
+			why[re.Name] = unmeasured{fmt.Sprintf("experiment %s has no results (%s)", re.Name, firstLine(re.Error, re.Status)), unfinished}
+			continue
+		}
+		exps[re.Name] = ex
+		if re.Status == "failed" || re.Status == "interrupted" {
+			why[re.Name] = unmeasured{fmt.Sprintf("experiment %s %s: %s", re.Name, re.Status, firstLine(re.Error, re.Status)), unfinished}
+		}
+		p.servers(filepath.Join(dir, re.Dir), ex)
+		p.Scale = append(p.Scale, scaleText(re.Name, filepath.Join(dir, re.Dir), ex))
+		p.Load = append(p.Load, hostLoad(re.Name, filepath.Join(dir, re.Dir), ex))
+	}
+	return exps, why
+}
+
+// notMeasured is the outcome of a finding that could not be decided for
+// the reasons errs: Interrupted when the user stopped the study in or
+// before one of its experiments and neither failed, otherwise not
+// reproducible here.
+func notMeasured(errs []string, sides ...unmeasured) Outcome {
+	interrupted, failed := false, false
+	for _, s := range sides {
+		interrupted = interrupted || s.unfinished
+		failed = failed || (s.reason != "" && !s.unfinished)
+	}
+	if interrupted && !failed {
+		return Outcome{Verdict: Interrupted, Reason: strings.Join(errs, "; ")}
+	}
+	return Outcome{Verdict: NotReproducible, Reason: "not measured: " + strings.Join(errs, "; ")}
 }
 
 // explain says what the runs' data shows beside a disagreement: the

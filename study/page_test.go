@@ -152,3 +152,64 @@ func TestReferenceBaseline(t *testing.T) {
 		t.Errorf("a reference of another operation: %+v", got)
 	}
 }
+
+// TestBuildInterrupted: a finding whose experiment the user stopped
+// (interrupted in it, or before it ran) is "not measured: interrupted" on
+// the page, its summary and the terminal, not "not reproducible here"; a
+// failed experiment still is.
+func TestBuildInterrupted(t *testing.T) {
+	t.Parallel()
+	one, two := []float64{100, 102, 98}, []float64{150, 152, 149}
+	f := Finding{ID: "servers", Finding: "2 servers faster", Setup: "s", Source: "Table 9", About: "2 servers / 1", Expect: Higher,
+		Measure:   &Selector{Experiment: "e", Levels: map[string]string{"servers": "2"}, Op: "(all)", Metric: "throughput"},
+		Reference: &Selector{Levels: map[string]string{"servers": "1"}}}
+	for _, c := range []struct {
+		name, status, errText string
+		noResults             bool
+		verdict, reasonHas    string
+	}{
+		{"interrupted with partial results", "interrupted", "experiment interrupted", false, Interrupted, "experiment e interrupted: experiment interrupted"},
+		{"interrupted before any result", "interrupted", "experiment interrupted", true, Interrupted, "experiment e has no results (experiment interrupted)"},
+		{"not run: the study stopped before it", "pending", "", true, Interrupted, "experiment e did not run: the study was stopped before it"},
+		{"failed", "failed", "connection refused", false, NotReproducible, "not measured: experiment e failed: connection refused"},
+	} {
+		dir := synthStudy(t, one, two, nil, f)
+		rec, err := ReadRecord(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Status = "interrupted"
+		rec.Experiments[0].Status, rec.Experiments[0].Error = c.status, c.errText
+		writeJSON(t, dir, RecordFile, rec)
+		if c.noResults {
+			if err := os.Remove(filepath.Join(dir, "e", results.ExperimentFile)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := Build(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := p.Rows[0].Outcome
+		if o.Verdict != c.verdict || !strings.Contains(o.Reason, c.reasonHas) {
+			t.Errorf("%s: %s: %s; want %s with %q", c.name, o.Verdict, o.Reason, c.verdict, c.reasonHas)
+		}
+		if c.verdict != Interrupted {
+			continue
+		}
+		var out strings.Builder
+		if err := p.Write(dir, &out); err != nil {
+			t.Fatal(err)
+		}
+		html, _ := os.ReadFile(filepath.Join(dir, PageFile))
+		md, _ := os.ReadFile(filepath.Join(dir, SummaryFile))
+		for what, text := range map[string]string{"page": string(html), "summary": string(md), "terminal": out.String()} {
+			if !strings.Contains(text, "not measured: interrupted") || strings.Contains(text, NotReproducible+"</span>") || strings.Contains(text, "**"+NotReproducible+"**") {
+				t.Errorf("%s: the %s does not show the row as interrupted:\n%s", c.name, what, text)
+			}
+		}
+		if strings.Contains(out.String(), "servers (Table 9): "+NotReproducible) {
+			t.Errorf("%s: the terminal calls the row not reproducible:\n%s", c.name, out.String())
+		}
+	}
+}

@@ -186,3 +186,41 @@ func TestRunFailedExperimentExits(t *testing.T) {
 		t.Fatalf("no page after a failed experiment: %v", err)
 	}
 }
+
+// TestRunInterruptedStudy: a study stopped by the user (its context
+// cancelled, as Ctrl-C does) ends with the interruption's exit code, and
+// its measured rows are "not measured: interrupted", not "not
+// reproducible here"; the study file's own not-reproducible row stays.
+func TestRunInterruptedStudy(t *testing.T) {
+	st, err := Parse("900-tiny.yaml", []byte(tinyStudy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	dir := filepath.Join(t.TempDir(), "study")
+	var out, progress bytes.Buffer
+	rec, _, err := Run(ctx, st, RunOptions{Profile: "quick", Out: dir, Stdout: &out, Stderr: &progress,
+		Examples: fstest.MapFS{"tiny.yaml": {Data: []byte(tinyExperiment)}}})
+	if code := results.ExitCode(err); code != results.ExitInterrupted {
+		t.Fatalf("exit %d (%v), want %d\n%s", code, err, results.ExitInterrupted, progress.String())
+	}
+	if rec.Status != "interrupted" || rec.Experiments[0].Status != "interrupted" {
+		t.Fatalf("record %+v", rec)
+	}
+	page, err := Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range page.Rows[:2] {
+		if r.Outcome.Verdict != Interrupted || !strings.Contains(r.Outcome.Reason, "experiment mixes") {
+			t.Errorf("%s: %+v", r.Finding.ID, r.Outcome)
+		}
+	}
+	if r := page.Rows[2]; r.Outcome.Verdict != NotReproducible {
+		t.Errorf("the study file's not reproducible row: %+v", r.Outcome)
+	}
+	if !strings.Contains(out.String(), "d2 (Table 1 (synthetic)): not measured: interrupted") {
+		t.Errorf("terminal:\n%s", out.String())
+	}
+}

@@ -13,6 +13,10 @@ const (
 	Disagrees       = "disagrees"
 	NotSignificant  = "not significant here"
 	NotReproducible = "not reproducible here"
+	// Interrupted is the outcome of a finding whose experiment the user
+	// stopped (the study was interrupted in it or before it ran): nothing
+	// was measured, and that says nothing about this machine.
+	Interrupted = "not measured: interrupted"
 )
 
 // Outcome is a finding's verdict from the measured values.
@@ -42,6 +46,9 @@ type Outcome struct {
 //   - not significant here: neither (fewer than two runs a side included);
 //   - not reproducible here: the study file says why, or nothing was
 //     measured.
+//
+// A finding whose experiment was interrupted is not decided here: Build
+// gives it the outcome Interrupted.
 func Decide(f *Finding, measure, reference []float64) Outcome {
 	if f.NotReproducible != "" {
 		return Outcome{Verdict: NotReproducible, Reason: f.NotReproducible}
