@@ -109,7 +109,7 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 		servers = append(servers, server)
 	}
 	sock := filepath.Join(st.Dir, "haproxy.sock")
-	lb, listen, err := startBalancer(st, o, hap, servers, sock)
+	listen, err := startBalancer(st, o, hap, servers, sock)
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func (Provisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.State)
 		listens = "the balancer listens on loopback, the servers on the cluster's bridge " + st.Net.Subnet + " only"
 	}
 	st.Auth = "session cookies, where the scenario has sessions (records), signed with the secret in " + secret + " (0600, shared by the servers); " + listens
-	return waitBalanced(ctx, st, o, lb, listen, sock)
+	return waitBalanced(ctx, st, o, listen, sock)
 }
 
 // scalelabBinary returns the path of the running scalelab binary, links resolved.
@@ -199,26 +199,25 @@ func startServer(ctx context.Context, st *cluster.State, o options, base []strin
 	return name + "=" + n.ClientAddress(), nil
 }
 
-// startBalancer writes HAProxy's configuration for servers and starts it, returning its node and listen address.
-func startBalancer(st *cluster.State, o options, hap string, servers []string, sock string) (cluster.Node, string, error) {
+// startBalancer writes HAProxy's configuration for servers and starts it, returning its listen address.
+func startBalancer(st *cluster.State, o options, hap string, servers []string, sock string) (string, error) {
 	host := cluster.Loopback
 	port, err := cluster.FreePort(host)
 	if err != nil {
-		return cluster.Node{}, "", fmt.Errorf("app: %w", err)
+		return "", fmt.Errorf("app: %w", err)
 	}
 	listen := net.JoinHostPort(host, strconv.Itoa(port))
 	cfgPath := filepath.Join(st.Dir, "haproxy.cfg")
 	cfg := haproxyConfig(balancerConfig{Listen: listen, Servers: servers, Algorithm: o.balance, Check: o.check, Socket: sock, Timeout: o.timeout})
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		return cluster.Node{}, "", fmt.Errorf("app: balancer config: %w", err)
+		return "", fmt.Errorf("app: balancer config: %w", err)
 	}
 	lb := cluster.Node{Name: "lb", Role: RoleBalancer, Host: host, Port: port, Ports: map[string]int{"http": port},
 		LogFile: filepath.Join(st.Dir, "haproxy.log"), Cmd: []string{hap, "-db", "-f", cfgPath}}
-	lb, err = st.Launch(lb, st.Dir)
-	if err != nil {
-		return cluster.Node{}, "", fmt.Errorf("app: balancer: %w", err)
+	if _, err := st.Launch(lb, st.Dir); err != nil {
+		return "", fmt.Errorf("app: balancer: %w", err)
 	}
-	return lb, listen, nil
+	return listen, nil
 }
 
 // recordParams records the scenario, the balancer and the servers' settings in st's params.
@@ -240,8 +239,8 @@ func recordParams(st *cluster.State, o options, version, sock string) {
 	}
 }
 
-// waitBalanced waits until HAProxy at listen reports every app server up, quoting its log on failure.
-func waitBalanced(ctx context.Context, st *cluster.State, o options, lb cluster.Node, listen, sock string) error {
+// waitBalanced waits until HAProxy at listen reports every app server up.
+func waitBalanced(ctx context.Context, st *cluster.State, o options, listen, sock string) error {
 	allUp := func() bool {
 		rows, err := Stats(ctx, sock)
 		if err != nil {
@@ -256,7 +255,7 @@ func waitBalanced(ctx context.Context, st *cluster.State, o options, lb cluster.
 		return up == o.servers
 	}
 	if err := cluster.WaitNodes(ctx, st, "HAProxy at "+listen+" with every server up", 100*time.Millisecond, allUp); err != nil {
-		return fmt.Errorf("app: %w\n%s", err, cluster.Tail(lb.LogFile, 20))
+		return fmt.Errorf("app: %w", err)
 	}
 	return nil
 }

@@ -15,7 +15,9 @@ import (
 // emulated links when spec.Netns or links ask for them, the provisioner's
 // Up within timeout, the links applied, and the state saved with how long
 // it took to come up. On error, whatever started is stopped and the
-// directory removed.
+// directory removed; the error ends with the last lines of the log of
+// each node that exited (of every node when the start timed out), read
+// first.
 func Launch(ctx context.Context, prov Provisioner, spec Spec, st *State, links *Links, timeout time.Duration) error {
 	if _, err := Resolve(prov, spec); err != nil {
 		return err
@@ -27,9 +29,13 @@ func Launch(ctx context.Context, prov Provisioner, spec Spec, st *State, links *
 		return fmt.Errorf("cluster %s: %w", st.Name, err)
 	}
 	fail := func(err error) error {
+		logs := failedLogs(st, err)
 		_ = StopAll(st, 10*time.Second)
 		_ = os.RemoveAll(st.Dir)
-		return err
+		if logs == "" {
+			return err
+		}
+		return fmt.Errorf("%w%s", err, logs)
 	}
 	if err := st.Save(); err != nil {
 		return fail(err)
@@ -56,7 +62,7 @@ func Launch(ctx context.Context, prov Provisioner, spec Spec, st *State, links *
 		err = serr
 	}
 	if err != nil {
-		return fail(fmt.Errorf("%w (stopped what had started)", err))
+		return fail(fmt.Errorf("%w (stopped what had started and removed the cluster's directory)", err))
 	}
 	st.Params["up_seconds"] = fmt.Sprintf("%.1f", time.Since(start).Seconds())
 	return st.Save()

@@ -154,30 +154,43 @@ func Listening(addr string) bool {
 const DefaultUpTimeout = 10 * time.Minute
 
 // WaitFor polls ready every interval until it returns true, ctx ends or a
-// node dies (dead returns true), and says which. It is bounded by ctx's
-// deadline (`cluster up --timeout`), announced after a few seconds on the
-// output of wait.WithOutput, and at its deadline fails with a
-// *wait.TimeoutError.
+// node dies (dead returns true: an error wrapping ErrNodeExited), and says
+// which. It is bounded by ctx's deadline (`cluster up --timeout`),
+// announced after a few seconds on the output of wait.WithOutput, and at
+// its deadline fails with a *wait.TimeoutError.
 func WaitFor(ctx context.Context, what string, interval time.Duration, ready func() bool, dead func() bool) error {
 	return waitFor(ctx, what, interval, func() (bool, string) { return ready(), "" }, dead)
 }
 
+// timeoutHint ends the error of a cluster wait that timed out; a failed
+// start adds the last lines of the nodes' logs (Launch), as their
+// directory is removed.
+const timeoutHint = "raise --timeout on a slow machine"
+
+// ErrNodeExited means a node process of a cluster exited while the
+// cluster was waited for.
+var ErrNodeExited = errors.New("a node process exited")
+
 func waitFor(ctx context.Context, what string, interval time.Duration, check func() (bool, string), dead func() bool) error {
-	f := wait.For{What: what, Every: interval, Setting: "cluster up --timeout, or an experiment cluster's timeout",
-		Hint: "look at the nodes' logs (scalelab cluster status), or raise --timeout on a slow machine"}
+	f := wait.For{What: what, Every: interval, Setting: "cluster up --timeout, or an experiment cluster's timeout"}
 	if _, ok := ctx.Deadline(); !ok {
 		f.Bound = DefaultUpTimeout // a caller without a deadline still waits a bounded time
 	}
-	return f.Poll(ctx, func(context.Context) (bool, string, error) {
+	err := f.Poll(ctx, func(context.Context) (bool, string, error) {
 		ok, state := check()
 		if ok {
 			return true, "", nil
 		}
 		if dead != nil && dead() {
-			return false, state, errors.New("a node process exited (see its log)")
+			return false, state, ErrNodeExited
 		}
 		return false, state, nil
 	})
+	var te *wait.TimeoutError
+	if errors.As(err, &te) {
+		te.Hint = timeoutHint
+	}
+	return err
 }
 
 // NewSecret generates a random password, writes it to path with mode 0600
@@ -211,8 +224,8 @@ func ReadSecret(path string) (string, error) {
 }
 
 // WaitNodes polls ready every interval until it returns true or ctx ends;
-// when a node process of st exits meanwhile it fails at once, with the
-// last lines of that node's log.
+// when a node process of st exits meanwhile it fails at once, naming that
+// node (Launch adds the last lines of its log).
 func WaitNodes(ctx context.Context, st *State, what string, interval time.Duration, ready func() bool) error {
 	return WaitNodesState(ctx, st, what, interval, func() (bool, string) { return ready(), "" })
 }
@@ -232,21 +245,7 @@ func WaitNodesState(ctx context.Context, st *State, what string, interval time.D
 	}
 	err := waitFor(ctx, what, interval, check, isDead)
 	if err != nil && dead != "" {
-		for _, n := range st.Nodes {
-			if n.Name == dead {
-				return fmt.Errorf("%w\n%s: last lines of %s:\n%s", err, n.Name, n.LogFile, Tail(n.LogFile, 15))
-			}
-		}
+		return fmt.Errorf("%w (%s)", err, dead)
 	}
 	return err
-}
-
-// Tail returns the last n lines of a file (or the error reading it).
-func Tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }

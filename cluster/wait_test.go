@@ -36,7 +36,7 @@ func TestWaitNodesDeadNode(t *testing.T) {
 	st := &State{Name: "c1", Nodes: []Node{{Name: "node2", PID: 1 << 30, LogFile: "/nonexistent/node2.log"}}}
 	start := time.Now()
 	err := WaitNodes(context.Background(), st, "node2", 10*time.Millisecond, func() bool { return false })
-	if err == nil || !strings.Contains(err.Error(), "a node process exited") || !strings.Contains(err.Error(), "node2: last lines of") {
+	if !errors.Is(err, ErrNodeExited) || !strings.Contains(err.Error(), "a node process exited (node2)") || strings.Contains(err.Error(), "cluster status") {
 		t.Fatalf("WaitNodes = %v", err)
 	}
 	if time.Since(start) > 5*time.Second {

@@ -385,7 +385,7 @@ func setupAuth(ctx context.Context, st *cluster.State, nodes int) (string, error
 	// may not yet see another as up (unavailable at QUORUM).
 	exec := func(s *gocql.Session, what, q string) error {
 		f := wait.For{What: "the ring to " + what + " on every node", Bound: authWait, Every: time.Second,
-			Hint: "a node may not see the others as up yet: scalelab cluster status, and the nodes' logs"}
+			Hint: "a node may not see the others as up yet"}
 		return f.Poll(ctx, func(ctx context.Context) (bool, string, error) {
 			if err := s.Query(q).Consistency(gocql.All).ExecContext(ctx); err != nil {
 				return false, "not yet", wait.Retry(err)

@@ -97,12 +97,11 @@ func (ferretProvisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.
 	}
 	node := cluster.Node{Name: "node1", Role: "ferretdb", Host: host, Port: port, Ports: map[string]int{"mongodb": port},
 		DataDir: filepath.Join(st.Dir, "data"), LogFile: filepath.Join(st.Dir, "ferretdb.log"), Cmd: cmd}
-	node, err = st.Launch(node, st.Dir)
-	if err != nil {
+	if _, err := st.Launch(node, st.Dir); err != nil {
 		return fmt.Errorf("ferretdb: %w", err)
 	}
 	if err := cluster.WaitNodes(ctx, st, "ferretdb at "+addr, 50*time.Millisecond, func() bool { return cluster.Listening(addr) }); err != nil {
-		return fmt.Errorf("ferretdb: %w\n%s", err, cluster.Tail(node.LogFile, 20))
+		return fmt.Errorf("ferretdb: %w", err)
 	}
 	st.Params[cluster.ParamVersion] = "FerretDB " + ferretVersion
 	return nil

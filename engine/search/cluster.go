@@ -387,7 +387,7 @@ type health struct {
 }
 
 // waitGreen waits until a node reports the cluster green with every node,
-// failing early when a node process dies (quoting its log's last lines).
+// failing early when a node process dies.
 func waitGreen(ctx context.Context, st *cluster.State, nodes int) error {
 	check := func() (bool, string) {
 		state := "no node answers"

@@ -84,6 +84,37 @@ func TestClusterCommands(t *testing.T) {
 	}
 }
 
+// TestClusterUpNodeExitShowsLog starts a cluster whose last node writes
+// a line to its log and exits while the start waits: the error names that
+// node and quotes the end of its log (blank lines skipped), says the
+// directory is gone instead of pointing at its logs, and exits 4, with
+// nothing left behind.
+func TestClusterUpNodeExitShowsLog(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("SCALELAB_HOME", home)
+	code, out, errs := run(t, context.Background(), "cluster", "up", "memory", "--name", "mx", "--nodes", "2", "--opt", "fail=exit", "--timeout", "1m")
+	if code != ExitUnfinished {
+		t.Fatalf("exit %d, want %d\n%s%s", code, ExitUnfinished, out, errs)
+	}
+	for _, want := range []string{"a node process exited (node2)", "removed the cluster's directory",
+		"node2 (exited), the end of its log:\n", "  LOG: starting, step 12\n  " + clustertest.ExitLine} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("error lacks %q:\n%s", want, errs)
+		}
+	}
+	for _, stale := range []string{"scalelab cluster status", "see its log", "step 3\n", "node1 ("} {
+		if strings.Contains(errs, stale) {
+			t.Errorf("error holds %q:\n%s", stale, errs)
+		}
+	}
+	if n := strings.Count(errs, "\n  LOG: starting"); n != cluster.FailedLogLines-1 {
+		t.Errorf("%d log lines shown before the last, want %d:\n%s", n, cluster.FailedLogLines-1, errs)
+	}
+	if _, err := os.Stat(cluster.Dir("mx")); !os.IsNotExist(err) {
+		t.Errorf("the failed cluster's directory remains (%v)", err)
+	}
+}
+
 // Every provisioner's options show in `cluster up ENGINE --help`, `help
 // cluster up ENGINE` and `list cluster ENGINE`, each with its default and
 // what it allows; `list cluster` names every provisioner.
