@@ -70,6 +70,9 @@ report.html in the results directory.`,
 		ValidArgsFunction: completeYAML,
 		RunE: func(c *cobra.Command, args []string) error {
 			f.searchGiven = c.Flags().Changed("on") || c.Flags().Changed("start") || c.Flags().Changed("max") || c.Flags().Changed("precision")
+			if c.Flags().Changed("repeats") && f.repeats < 1 {
+				return usageErr("experiment %s: --repeats %d: at least 1 (leave it out for the file's rule)", f.name, f.repeats)
+			}
 			return experimentRun(c.Context(), args[0], f, c.OutOrStdout(), c.ErrOrStderr())
 		},
 	}
