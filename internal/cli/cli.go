@@ -92,7 +92,8 @@ func newRoot() *cobra.Command {
 		Short: "measure how an application's data backend scales",
 		Long: `scalelab runs an application scenario against a data store under a load model and writes a
 self-describing results directory (run.json, interval histograms, report.html). Every command
-answers --help; 'scalelab completion SHELL' prints a completion script for bash, zsh or fish.
+answers --help; 'scalelab completion SHELL' prints a completion script for bash, zsh, fish or
+powershell.
 Exit codes: 0 ok, 1 a check failed, 2 bad usage, 3 interrupted, 4 the run could not finish,
 70 internal error.`,
 		Example: `  scalelab run ycsb --engine null --users 16 --duration 20s

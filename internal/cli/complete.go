@@ -32,6 +32,7 @@ Load it in the current shell, or install it where the shell looks for completion
 			if len(args) != 1 || !contains(shells, args[0]) {
 				msg := fmt.Sprintf("completion: one SHELL expected, got %q; allowed: %s", args, strings.Join(shells, ", "))
 				if len(args) == 1 {
+					msg = fmt.Sprintf("completion: no completion for shell %q; allowed: %s", args[0], strings.Join(shells, ", "))
 					if n := setting.Nearest(args[0], shells); n != "" {
 						msg += fmt.Sprintf(" (did you mean %q?)", n)
 					}

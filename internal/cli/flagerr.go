@@ -142,6 +142,12 @@ func unknownFlag(c *cobra.Command, name string) error {
 	if n := setting.Nearest(name, own); n != "" && name != "" && n[0] == name[0] {
 		mean = fmt.Sprintf(" (did you mean --%s?)", n)
 	}
+	if p == "" { // no command: `scalelab -v`
+		if strings.HasPrefix("version", name) && name != "" {
+			mean = " (did you mean --version?)"
+		}
+		return usageErr("unknown flag --%s%s; see 'scalelab --help'", name, mean)
+	}
 	return usageErr("%s: unknown flag --%s%s; %s", p, name, mean, see)
 }
 

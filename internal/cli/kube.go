@@ -78,6 +78,9 @@ reached from the pods: give --target.`,
 		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: completeRunArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErr("kube %s: no run given: the run's scenario and flags go after -- (see 'scalelab kube %s --help')", what, what)
+			}
 			if dash := c.ArgsLenAtDash(); dash != 0 {
 				before := args
 				if dash > 0 {

@@ -142,7 +142,7 @@ func listSettings(w io.Writer, name string, all bool) error {
 			}
 		}
 		if len(keep) == 0 {
-			msg := fmt.Sprintf("list settings: no engine or scenario %q; allowed: %s", name, strings.Join(names, ", "))
+			msg := fmt.Sprintf("list settings: no engine, scenario or load model %q; allowed: %s", name, strings.Join(names, ", "))
 			if n := setting.Nearest(name, names); n != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", n)
 			}
