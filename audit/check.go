@@ -36,6 +36,12 @@ type CheckConfig struct {
 	// reloaded or deleted by that run; they are counted overwritten
 	// since the run and not judged.
 	LaterRun bool
+	// Incomplete is set when the run's process died (kill -9): its
+	// history lacks the records its sessions had not yet flushed. A
+	// register holding one of those writes (a version of the run that the
+	// history does not hold, newer than every acknowledged write of the
+	// register) is counted in Unlogged and not judged (CheckRegisters).
+	Incomplete bool
 }
 
 func (c *CheckConfig) defaults() {

@@ -80,6 +80,20 @@ func (c *idChunk) add(low uint16) bool {
 	return true
 }
 
+// has reports whether id is in the set.
+func (s *idSet) has(id int64) bool {
+	c := s.chunks[id>>16]
+	if c == nil {
+		return false
+	}
+	low := uint16(id)
+	if c.bits == nil {
+		_, found := slices.BinarySearch(c.small, low)
+		return found
+	}
+	return c.bits[low>>6]&(1<<(low&63)) != 0
+}
+
 // len is the number of ids.
 func (s *idSet) len() int64 { return s.n }
 

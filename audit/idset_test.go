@@ -8,7 +8,7 @@ import (
 
 // The id set holds each id once and lists them in ascending order, sparse
 // (arrays) or dense (bitmaps), negative ids included, in a few bytes an
-// id.
+// id, and tells which it holds.
 func TestIDSet(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
@@ -42,6 +42,16 @@ func TestIDSet(t *testing.T) {
 	}
 	if b := s.bytes(); b > 2*int64(len(want))+64*int64(len(s.chunks))+16<<10 {
 		t.Errorf("%d bytes for %d ids", b, len(want))
+	}
+	for _, id := range []int64{0, 99_999, -5, 4, 1 << 40, 100_000, -6, 1<<40 + 3, 7 << 50} {
+		if s.has(id) != want[id] {
+			t.Errorf("has(%d) = %v, want %v", id, s.has(id), want[id])
+		}
+	}
+	for id := range want {
+		if !s.has(id) {
+			t.Fatalf("has(%d) = false for an id added", id)
+		}
 	}
 	n := 0
 	s.each(func(int64) bool { n++; return n < 5 })

@@ -40,9 +40,12 @@ func ReadFile(path string) (*History, error) {
 // keeping only what can still decide a verdict (History). A torn tail (a
 // partial last block or line) of a dying process is ignored
 // (History.Torn); any other malformed record is an error naming where it
-// is. A write without an outcome counts with the outcome Invoked.
+// is. A write without an outcome counts with the outcome Invoked. The
+// History also keeps every register version read (1 bit a write), which
+// the check of a killed run's history needs (CheckConfig.Incomplete).
 func Read(r io.Reader) (*History, error) {
 	h := newHistory()
+	h.logged = &idSet{}
 	if err := Walk(r, h.addSpan, h.addRegister, &h.Torn); err != nil {
 		return nil, err
 	}

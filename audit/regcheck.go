@@ -52,10 +52,7 @@ func CheckRegisters(ctx context.Context, h *History, rr RegisterReader, cfg Chec
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	bad, read, err := readRegisters(ctx, keys, rr, cfg)
-	if cfg.Segment.Split() {
-		bad = dropForeign(bad, keys, cfg.Segment, a)
-	}
-	bad = dropOverwritten(bad, h.maxVersion, cfg.LaterRun, a)
+	bad = h.notJudged(bad, keys, cfg, a)
 	for try := 1; err == nil && len(bad) > 0 && try <= 3; try++ {
 		t := time.NewTimer(time.Duration(try*try) * cfg.Settle)
 		select {
@@ -73,7 +70,7 @@ func CheckRegisters(ctx context.Context, h *History, rr RegisterReader, cfg Chec
 			for j := range still {
 				still[j].i = bad[still[j].i].i
 			}
-			bad = dropOverwritten(still, h.maxVersion, cfg.LaterRun, a)
+			bad = h.notJudged(still, keys, cfg, a)
 		}
 	}
 	a.ReadBack = read
@@ -116,6 +113,59 @@ func distinctKeys(regs []regKey, keyOf func(int64) int64) int64 {
 	}
 	slices.Sort(ks)
 	return int64(len(slices.Compact(ks)))
+}
+
+// notJudged takes out of bad the registers the audit does not judge,
+// counting them in a: another segment's (foreign), a killed run's writes
+// its history never recorded (unlogged), and the store's changes since
+// the run (overwritten).
+func (h *History) notJudged(bad []mismatch, keys []regKey, cfg CheckConfig, a *results.RegisterAudit) []mismatch {
+	if cfg.Segment.Split() {
+		bad = dropForeign(bad, keys, cfg.Segment, a)
+	}
+	if cfg.Incomplete {
+		bad = h.dropUnlogged(bad, keys, a)
+	}
+	return dropOverwritten(bad, h.maxVersion, cfg.LaterRun, a)
+}
+
+// dropUnlogged takes out of the mismatches of a killed run's history the
+// registers holding a write of the run that the history never recorded:
+// its sessions hand out versions from one counter and buffer their
+// records by shard, so when the process dies the file lacks each shard's
+// last records, whose versions may lie below the greatest it holds (a
+// shard written later) as well as above it. Such a version is one the
+// file holds for no register, at least the run's first and below
+// versionLimit (a later run's are above), and newer than every
+// acknowledged write of the register the history holds (an older one is
+// still lost: that write was acknowledged after it was sent). Without the
+// set of logged versions (a history not read from a file) only versions
+// above the greatest logged one qualify. They are counted in a.Unlogged
+// and not judged.
+func (h *History) dropUnlogged(bad []mismatch, keys []regKey, a *results.RegisterAudit) []mismatch {
+	limit := h.versionLimit()
+	out := bad[:0]
+	for _, b := range bad {
+		v := b.seen
+		unlogged := v > keys[b.i].acked && v >= h.minVersion && v < limit &&
+			(v > h.maxVersion || (h.logged != nil && !h.logged.has(v)))
+		if unlogged {
+			a.Unlogged++
+			continue
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// versionLimit is a bound on the register versions of the run: the
+// version base of the time of the history's last record. A later run,
+// begun after this one's last record, hands out versions from it up; the
+// run's own, those it never recorded (its last 100 ms or so) included,
+// are below it at any rate short of 4 M writes a millisecond
+// (versionBits).
+func (h *History) versionLimit() int64 {
+	return (h.minVersion>>versionBits + h.lastTime/1000) << versionBits
 }
 
 // dropOverwritten takes out of bad the registers the store changed after

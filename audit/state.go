@@ -25,7 +25,13 @@ type History struct {
 	freeExtra  []int32  // indexes of extra free for reuse
 	regCounts  regCounts
 	maxVersion int64 // the greatest register version the history holds
-	keyOf      func(int64) int64
+	minVersion int64 // the least (0: none)
+	lastTime   int64 // the latest time a register record holds, µs since the history began
+	// logged holds every register version of a history read from a file
+	// (nil while a run streams its own): a killed run's check tells a
+	// write it never recorded from one of another register (unlogged).
+	logged *idSet
+	keyOf  func(int64) int64
 }
 
 // SetKeyOf sets how registers map to the keys they are parts of (ycsb: a
@@ -92,6 +98,16 @@ func (h *History) addSpan(s Span) {
 // (registerState).
 func (h *History) addRegister(r RegWrite) {
 	h.maxVersion = max(h.maxVersion, r.Version)
+	if h.minVersion == 0 || r.Version < h.minVersion {
+		h.minVersion = r.Version
+	}
+	h.lastTime = max(h.lastTime, r.Inv)
+	if r.End != math.MaxInt64 {
+		h.lastTime = max(h.lastTime, r.End)
+	}
+	if h.logged != nil {
+		h.logged.add(r.Version, 1)
+	}
 	h.regCounts.writes++
 	switch r.Outcome {
 	case OK:
@@ -229,6 +245,9 @@ func (h *History) Bytes() int64 {
 	for _, c := range h.extra {
 		b += 24 + int64(cap(c))*16
 	}
+	if h.logged != nil {
+		b += h.logged.bytes()
+	}
 	return b
 }
 
@@ -240,6 +259,7 @@ type regKey struct {
 	fresh   bool    // the key did not exist before the run: its initial value is absence
 	puts    []int64 // versions of writes whose value may be the final one
 	deletes []int64 // versions of deletes that may be the final operation
+	acked   int64   // the greatest version of an acknowledged write among them (0: none)
 }
 
 // allows reports whether the register may hold version v.
@@ -287,6 +307,9 @@ func (h *History) registerState(key int64, k *regState) (regKey, bool) {
 	}
 	var buf [4]cand
 	for _, c := range h.cands(k, buf[:0]) {
+		if c.end != math.MaxInt64 {
+			r.acked = max(r.acked, c.ver, -c.ver)
+		}
 		if c.ver < 0 {
 			r.deletes = append(r.deletes, -c.ver)
 		} else {

@@ -384,6 +384,7 @@ func addAudit(a, b *results.Audit) *results.Audit {
 		r.Resurrected += g.Resurrected
 		r.Foreign += g.Foreign
 		r.Overwritten += g.Overwritten
+		r.Unlogged += g.Unlogged
 		if len(r.Examples) < maxLostIDs {
 			r.Examples = append(r.Examples, g.Examples...)
 		}

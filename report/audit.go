@@ -45,10 +45,10 @@ func registerNote(g *results.RegisterAudit) string {
 			ex = append(ex, fmt.Sprintf("%d (%s)", e.Key, e.Kind))
 		}
 		return fmt.Sprintf("Updates and deletes: %d of %s written do not hold a value they may hold (%d lost, %d resurrected); first: %s. %s",
-			g.Lost+g.Resurrected, registersOf(g), g.Lost, g.Resurrected, strings.Join(ex, ", "), overwrittenNote(g.Overwritten))
+			g.Lost+g.Resurrected, registersOf(g), g.Lost, g.Resurrected, strings.Join(ex, ", "), unloggedNote(g.Unlogged)+overwrittenNote(g.Overwritten))
 	case g.Checked:
 		return fmt.Sprintf("Updates and deletes: every one of the %s written holds the value of its last acknowledged write, or of one that overlapped it or whose outcome is unknown (%d ambiguous: more than one write may be the final one, and any of them is accepted), read back in %.1f s. %s",
-			registersOf(g), g.Ambiguous, g.Seconds, overwrittenNote(g.Overwritten))
+			registersOf(g), g.Ambiguous, g.Seconds, unloggedNote(g.Unlogged)+overwrittenNote(g.Overwritten))
 	case g.Error != "":
 		return "Updates and deletes: the read-back did not finish: " + g.Error + ". "
 	}
@@ -62,6 +62,19 @@ func registersOf(g *results.RegisterAudit) string {
 		return fmt.Sprintf("%d registers (fields of %d keys)", g.Registers, g.Keys)
 	}
 	return fmt.Sprintf("%d keys", g.Keys)
+}
+
+// unloggedWords says what the registers a killed run's history never
+// recorded hold (results.RegisterAudit.Unlogged).
+const unloggedWords = "written by the run but not yet recorded when it was killed: not judged"
+
+// unloggedNote says how many registers hold a write the killed run's
+// history never recorded (not judged).
+func unloggedNote(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d %s (the process died before it wrote their records to %s). ", n, unloggedWords, results.HistoryFile)
 }
 
 // overwrittenNote says how many registers or items the store changed
@@ -158,6 +171,9 @@ func terminalRegisters(w io.Writer, a *results.Audit, g *results.RegisterAudit) 
 	switch {
 	case g.Checked:
 		fmt.Fprintf(w, "; read back: %d lost, %d resurrected", g.Lost, g.Resurrected)
+		if g.Unlogged > 0 {
+			fmt.Fprintf(w, ", %d %s", g.Unlogged, unloggedWords)
+		}
 		if g.Overwritten > 0 {
 			fmt.Fprintf(w, ", %d overwritten since the run: not judged", g.Overwritten)
 		}

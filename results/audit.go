@@ -91,6 +91,11 @@ type RegisterAudit struct {
 	// version later than any the run wrote; or, after a later run on the
 	// same store, the value from before the run or none): not judged.
 	Overwritten int64 `json:"overwritten_since,omitempty"`
+	// Unlogged counts registers of a run whose process was killed that
+	// hold a write of the run its history never recorded (the records
+	// were still buffered when the process died), newer than every
+	// acknowledged write of the register the history holds: not judged.
+	Unlogged int64 `json:"not_yet_recorded,omitempty"`
 	// Examples names the first lost or resurrected registers.
 	Examples []RegisterLoss `json:"examples,omitempty"`
 	// Seconds is the read-back's duration.

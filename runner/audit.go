@@ -31,6 +31,10 @@ type auditRun struct {
 	// laterRun: a later run was recorded on the run's cluster (`scalelab
 	// audit DIR`): what it may have reloaded or deleted is not judged.
 	laterRun bool
+	// incomplete: the run's process died (`scalelab audit DIR` of a killed
+	// run), so its history lacks its last records: the writes they name
+	// are not judged.
+	incomplete bool
 }
 
 // startAudit creates the history file when auditing is on (always with
@@ -117,6 +121,7 @@ func (a *auditRun) finish(ctx context.Context, doc *results.Run, interrupted boo
 		if h, err = audit.ReadFile(a.path); err != nil {
 			return results.WithCode(results.ExitInternal, fmt.Errorf("audit: %w", err))
 		}
+		a.incomplete = a.incomplete || h.Torn
 	}
 	h.SetKeyOf(a.keyOf)
 	switch {
@@ -156,7 +161,7 @@ func (a *auditRun) checkRegisters(ctx context.Context, h *audit.History, doc *re
 		return nil
 	}
 	fmt.Fprintf(stderr, "audit: reading back the registers of %d updates and deletes\n", h.RegisterWrites())
-	reg, err := audit.CheckRegisters(ctx, h, a.rr, audit.CheckConfig{Workers: 16, Segment: a.seg, LaterRun: a.laterRun})
+	reg, err := audit.CheckRegisters(ctx, h, a.rr, audit.CheckConfig{Workers: 16, Segment: a.seg, LaterRun: a.laterRun, Incomplete: a.incomplete})
 	doc.Audit.Registers = reg
 	if err != nil {
 		return readBackErr(ctx, err)

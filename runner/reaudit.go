@@ -72,7 +72,10 @@ func Reaudit(ctx context.Context, dir string, r *results.Run, stderr io.Writer) 
 		return results.WithCode(results.ExitUnfinished, fmt.Errorf("audit %s: open scenario %s: %w", dir, scen.Name(), err))
 	}
 	defer wl.Close()
-	a := &auditRun{path: path, seg: seg, laterRun: laterRun}
+	// a run whose process died (its summary rebuilt, or not yet) streamed
+	// its history up to its last flush only
+	dead := r.Status == results.StatusIncomplete || r.Status == results.StatusRunning
+	a := &auditRun{path: path, seg: seg, laterRun: laterRun, incomplete: dead}
 	if rk, ok := wl.(scenario.RegisterKeyer); ok {
 		a.keyOf = rk.RegisterKey
 	}

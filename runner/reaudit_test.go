@@ -3,11 +3,16 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	_ "github.com/scalelab/scalelab/engine/sqlite"
 	"github.com/scalelab/scalelab/report"
+	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/results/resultstest"
 )
 
@@ -45,4 +50,65 @@ func TestReauditOverwrittenSince(t *testing.T) {
 	if !strings.Contains(out.String(), "overwritten since the run: not judged") {
 		t.Errorf("audit line %q does not say what was overwritten", out.String())
 	}
+}
+
+// TestReauditKilledRun: `scalelab audit DIR` of a run whose process was
+// killed, imitated by cutting its history after half its blocks and
+// leaving a torn one: the store holds writes whose records the process
+// never wrote. The registers holding them are counted "not yet recorded
+// when it was killed: not judged", neither lost nor "overwritten since
+// the run".
+func TestReauditKilledRun(t *testing.T) {
+	t.Parallel()
+	f := newYCSBFile(t, 100)
+	f.run(t, "killed", Options{Users: 2, Given: map[string]bool{"users": true}, Duration: 2 * time.Second,
+		Sets: []string{"ycsb.workload=a", "ycsb.load=false"},
+		Args: []string{"scalelab", "run", "ycsb", "--engine", "sqlite", "--target", f.db}})
+	dir := f.dir("killed")
+	path := filepath.Join(dir, results.HistoryFile)
+	file, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := historyBlocks(t, file)
+	if len(ends) < 4 {
+		t.Fatalf("the run wrote %d history blocks; the test needs 4 or more", len(ends))
+	}
+	// the first half of the blocks, then the first bytes of the next
+	cut := ends[len(ends)/2-1]
+	if err := os.WriteFile(path, file[:cut+3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := resultstest.Read(t, dir)
+	r.Status = results.StatusIncomplete // as `scalelab audit` finds it after a kill: rebuilt
+	var stderr bytes.Buffer
+	if err := Reaudit(context.Background(), dir, r, &stderr); err != nil {
+		t.Fatalf("reaudit: %v\n%s", err, stderr.String())
+	}
+	g := r.Audit.Registers
+	if g == nil || !g.Checked || g.Lost != 0 || g.Resurrected != 0 || g.Overwritten != 0 || g.Unlogged == 0 || len(r.Failures) != 0 {
+		t.Fatalf("reaudit of a killed run: %+v, failures %v: want none lost, none overwritten since, some not yet recorded", g, r.Failures)
+	}
+	var out bytes.Buffer
+	report.TerminalAudit(&out, r)
+	if !strings.Contains(out.String(), "not yet recorded when it was killed: not judged") || strings.Contains(out.String(), "overwritten since") {
+		t.Errorf("audit line %q", out.String())
+	}
+}
+
+// historyBlocks returns the offsets at which each block of a binary
+// history ends.
+func historyBlocks(t *testing.T, file []byte) []int {
+	t.Helper()
+	off := bytes.IndexByte(file, '\n') + 1
+	var ends []int
+	for off < len(file) {
+		n, w := binary.Uvarint(file[off:])
+		if w <= 0 || off+w+4+int(n) > len(file) {
+			t.Fatalf("history: bad block at offset %d", off)
+		}
+		off += w + 4 + int(n)
+		ends = append(ends, off)
+	}
+	return ends
 }

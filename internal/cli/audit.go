@@ -26,8 +26,9 @@ or again for any audited run. The engine and the scenario are reopened as run.js
 the local cluster by name, or the command line's --target (passwords from the environment, as for
 a run). Keys the store changed after the run (a later version than any the run wrote; after a
 later run recorded on the same cluster, a value from before the run or none) are counted
-"overwritten since the run: not judged", not lost; a verdict that differs from the run's own audit
-is noted in run.json. Exit codes: 0 no acknowledged write lost, 1 some lost, 2 bad usage, 4 the
+"overwritten since the run: not judged", not lost; after a killed run, keys holding a write whose
+record the process never wrote are "written by the run but not yet recorded when it was killed: not
+judged". A verdict that differs from the run's own audit is noted in run.json. Exit codes: 0 no acknowledged write lost, 1 some lost, 2 bad usage, 4 the
 read-back could not finish.`,
 		Example:           "  scalelab audit scalelab-results/RUN",
 		Args:              exactArgs(1, "one results DIR"),
