@@ -13,6 +13,7 @@ import (
 	"path"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -268,12 +269,20 @@ func LoadFS(fsys fs.FS) ([]*Study, error) {
 func Find(all []*Study, key string) (*Study, error) {
 	var names []string
 	for _, s := range all {
-		if s.ID == key || s.Name == key || s.ID+"-"+s.Name == key {
+		if s.ID == key || s.Name == key || s.ID+"-"+s.Name == key || sameNumber(s.ID, key) {
 			return s, nil
 		}
 		names = append(names, s.ID+" ("+s.Name+")")
 	}
 	return nil, fmt.Errorf("no study %q; there are: %s", key, strings.Join(names, ", "))
+}
+
+// sameNumber reports whether key is id's number written without its
+// leading zeros ("4" for "004").
+func sameNumber(id, key string) bool {
+	n, err := strconv.Atoi(key)
+	m, err2 := strconv.Atoi(id)
+	return err == nil && err2 == nil && n == m
 }
 
 // ExperimentByName returns the study's experiment of that name.

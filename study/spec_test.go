@@ -47,6 +47,14 @@ func TestEmbeddedStudies(t *testing.T) {
 	if got := strings.Join(ids, ","); got != "000,001,002,003,004" {
 		t.Fatalf("studies %s, want 000 to 004", got)
 	}
+	for key, want := range map[string]string{"004": "004", "4": "004", "whispr": "004", "004-whispr": "004", "0": "000"} {
+		if s, err := Find(all, key); err != nil || s.ID != want {
+			t.Errorf("Find(%q): %v, %v; want study %s", key, s, err, want)
+		}
+	}
+	if _, err := Find(all, "7"); err == nil || !strings.Contains(err.Error(), "there are: 000") {
+		t.Errorf("Find(7): %v; want the list of studies", err)
+	}
 	ops := scenarioOps()
 	for _, s := range all {
 		t.Run(s.ID, func(t *testing.T) {
