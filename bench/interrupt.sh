@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Ctrl-C during a run (docs/audit.md, "Interrupted runs"): a 60 s ycsb
+# Ctrl-C during a run (docs/audit.md, "After the run" and "Cost at scale"): a 60 s ycsb
 # workload A run on the null engine (16 users; AUDIT=true forces the audit
 # on, so that its history is written; by default it is off on null) is
 # interrupted 4 s in, N times each way:

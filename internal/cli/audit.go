@@ -23,7 +23,7 @@ func auditCmd() *cobra.Command {
 its run.json and report.html: the acknowledged-write audit of a run whose process died before its
 own read-back (run.json still "running": its summary is rebuilt first, as 'scalelab report' does),
 or again for any audited run. The engine and the scenario are reopened as run.json records them:
-the local cluster by name, or the command line's --target (passwords from the environment, as for
+the local cluster by name, or the run's own --target, as its command line gave it (passwords from the environment, as for
 a run). Keys the store changed after the run (a later version than any the run wrote; after a
 later run recorded on the same cluster, a value from before the run or none) are counted
 "overwritten since the run: not judged", not lost; after a killed run, keys holding a write whose

@@ -40,7 +40,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"cluster", "stauts"}, []string{`cluster: unknown subcommand "stauts"`, `did you mean "status"`}},
 		{[]string{"cluster", "down"}, []string{"cluster down: no NAME given"}}, {[]string{"cluster", "down", "a", "b"}, []string{"cluster down: one NAME expected"}},
 		{[]string{"runn", "--users", "8"}, []string{`unknown command "runn"`, `did you mean "run"`}},
-		{[]string{"completion", "tcsh"}, []string{"completion: one SHELL expected", "bash, zsh, fish"}},
+		{[]string{"completion", "tcsh"}, []string{"completion: no completion for shell \"tcsh\"", "bash, zsh, fish"}},
 		{[]string{"experiment", "run"}, []string{"experiment run: no FILE.yaml given"}},
 		{[]string{"version", "extra"}, []string{"version takes no arguments"}},
 	} {

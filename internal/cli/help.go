@@ -75,6 +75,13 @@ var argsHelp = map[string]func(w io.Writer, args []string){
 	"cluster up": clusterUpHelp,
 }
 
+// hasOwnFlags reports whether c takes a flag besides --help.
+func hasOwnFlags(c *cobra.Command) bool {
+	own := false
+	c.Flags().VisitAll(func(f *pflag.Flag) { own = own || (f.Name != "help" && !f.Hidden) })
+	return own
+}
+
 // printHelp writes c's help: usage, description, subcommands, flags by
 // group with their defaults and allowed values, and examples.
 func printHelp(c *cobra.Command, w io.Writer) {
@@ -82,6 +89,8 @@ func printHelp(c *cobra.Command, w io.Writer) {
 	use := c.UseLine()
 	if !c.HasParent() {
 		use = c.Name() + " COMMAND [flags]"
+	} else if !hasOwnFlags(c) {
+		use = strings.TrimSuffix(use, " [flags]")
 	}
 	fmt.Fprintf(w, "Usage: %s\n", use)
 	if c.Long != "" {

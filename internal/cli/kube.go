@@ -28,7 +28,8 @@ Secret (--env-from-secret). The run arguments after -- are checked as 'scalelab 
 		Example: `  scalelab kube setup --name ycsb8 --image scalelab:dev --results-claim res \
       -- ycsb --engine postgres --target postgres://scalelab@pg:5432/db
   scalelab kube job --name ycsb8 --image scalelab:dev --results-claim res \
-      --segments 8 --start-in 2m -- ycsb --engine postgres --target postgres://scalelab@pg:5432/db --users 64`,
+      --segments 8 --start-in 2m -- ycsb --engine postgres --target postgres://scalelab@pg:5432/db \
+      --users 64`,
 	})
 	c.AddCommand(kubeJobCmd("job"), kubeJobCmd("setup"))
 	return c
@@ -74,7 +75,8 @@ func kubeJobCmd(what string) *cobra.Command {
 (scenario, flags, settings) before anything is printed; a --cluster of this machine cannot be
 reached from the pods: give --target.`,
 		Example: `  scalelab kube job --name ycsb8 --image scalelab:dev --results-claim res \
-      --segments 8 --start-in 2m -- ycsb --engine postgres --target postgres://scalelab@pg:5432/db --users 64`,
+      --segments 8 --start-in 2m -- ycsb --engine postgres --target postgres://scalelab@pg:5432/db \
+      --users 64`,
 		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: completeRunArgs,
 		RunE: func(c *cobra.Command, args []string) error {

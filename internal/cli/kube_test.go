@@ -11,7 +11,7 @@ import (
 func TestKubeCommand(t *testing.T) {
 	ctx := context.Background()
 	code, out, errs := run(t, ctx, "kube", "job", "--name", "ycsb8", "--image", "scalelab:dev", "--segments", "8", "--start-in", "2m",
-		"--results-claim", "res", "--", "ycsb", "--target", "postgres://scalelab@pg:5432/db", "--users", "64", "--duration", "5m")
+		"--results-claim", "res", "--", "ycsb", "--engine", "postgres", "--target", "postgres://scalelab@pg:5432/db", "--users", "64", "--duration", "5m")
 	if code != 0 || !strings.Contains(out, "completionMode: Indexed") || !strings.Contains(out, "$(JOB_COMPLETION_INDEX)/8") ||
 		!strings.Contains(errs, "the segments start at") {
 		t.Fatalf("kube job: %d\n%s\n%s", code, out, errs)

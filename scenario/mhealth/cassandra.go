@@ -1,8 +1,6 @@
 package mhealth
 
 import (
-	"github.com/scalelab/scalelab/scenario/kit"
-
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +10,7 @@ import (
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/engine/cassandra"
 	"github.com/scalelab/scalelab/scenario"
+	"github.com/scalelab/scalelab/scenario/kit"
 )
 
 // On Cassandra a post is what a Cassandra application does without

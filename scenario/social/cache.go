@@ -47,7 +47,7 @@ const cacheMark = " #c"
 // Tiers declares the cache tier.
 func (*Scenario) Tiers() []scenario.TierSpec {
 	return []scenario.TierSpec{{Role: scenario.RoleCache,
-		Description: "a read-through cache of the users' profiles (redis or memcached): reads try it first, a miss reads the store and fills it; updates write the store, then drop the user from the cache (cache.write=invalidate) or change the cached profile (through); deletes drop it"}}
+		Description: "a read-through cache of the users' profiles (a key-value cache: redis, memcached or memory): reads try it first, a miss reads the store and fills it; updates write the store, then drop the user from the cache (cache.write=invalidate) or change the cached profile (through); deletes drop it"}}
 }
 
 // openCache opens the run's cache of profiles that cache.mode asks for

@@ -33,7 +33,7 @@ const cacheNamespace = "ycsb"
 // Tiers declares the cache tier.
 func (*Scenario) Tiers() []scenario.TierSpec {
 	return []scenario.TierSpec{{Role: scenario.RoleCache,
-		Description: "a read-through cache (redis or memcached): reads try it first, a miss reads the store and fills it; updates write the store, then drop the key from the cache (cache.write=invalidate) or store the new record in it (through)"}}
+		Description: "a read-through cache (a key-value cache: redis, memcached or memory): reads try it first, a miss reads the store and fills it; updates write the store, then drop the key from the cache (cache.write=invalidate) or store the new record in it (through)"}}
 }
 
 // openCache opens the cache cache.mode asks for (nil for off), checking
