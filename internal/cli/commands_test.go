@@ -185,6 +185,30 @@ func TestCompletion(t *testing.T) {
 	if got := complete(t, "run", "ycsb", "--engine", "post"); len(got) != 1 {
 		t.Errorf("complete --engine post = %q, want postgres alone", got)
 	}
+	// --set offers the keys of the run's scenario, engine and cache tier,
+	// each once: not another engine's or scenario's
+	keys := func(got []string) map[string]int {
+		n := map[string]int{}
+		for _, g := range got {
+			k, _, _ := strings.Cut(g, "\t")
+			n[k]++
+		}
+		return n
+	}
+	got := keys(complete(t, "run", "ycsb", "--cluster", "pgc1", "--cache", "redis", "--set", ""))
+	for _, k := range []string{"ycsb.workload=", "postgres.pool_size=", "cache.mode=", "cache.redis.pool_size="} {
+		if got[k] != 1 {
+			t.Errorf("complete run ycsb --cluster pgc1 --cache redis --set: %s offered %d times, want once", k, got[k])
+		}
+	}
+	for k := range got {
+		if strings.HasPrefix(k, "sqlite.") || strings.HasPrefix(k, "social.") || strings.HasPrefix(k, "cassandra.") {
+			t.Errorf("complete run ycsb --cluster pgc1 --set offers %s", k)
+		}
+	}
+	if got := keys(complete(t, "cluster", "up", "app", "--scenario", "records", "--set", "")); got["records.secret_file="] != 1 || got["ycsb.workload="] != 0 {
+		t.Errorf("complete cluster up app --scenario records --set: %v", got)
+	}
 	for _, sh := range []string{"bash", "zsh", "fish"} {
 		code, out, stderr := run(t, context.Background(), "completion", sh)
 		if code != 0 || !strings.Contains(out, "scalelab") || !strings.Contains(out, cobra.ShellCompRequestCmd) {

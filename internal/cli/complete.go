@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -96,8 +97,57 @@ func completeFirstCluster(c *cobra.Command, args []string, s string) ([]string, 
 
 // completeSetting completes --set: a key (then its "="), and after
 // "KEY=" the values an enum or boolean setting allows.
-func completeSetting(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	return completeKeyValue(allSettings(), toComplete)
+func completeSetting(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	return completeKeyValue(settingsFor(c, args), toComplete)
+}
+
+// settingsFor are the settings a --set of this command line can name: its
+// scenario's (the first argument, or --scenario), its engine's (--engine,
+// else the --cluster's, else the default) and the cache tier's as
+// cache.ENGINE.KEY; every engine's and scenario's while the command line
+// names no scenario. Each key once.
+func settingsFor(c *cobra.Command, args []string) []setting.Spec {
+	flag := func(name string) string {
+		if f := c.Flags().Lookup(name); f != nil {
+			return f.Value.String()
+		}
+		return ""
+	}
+	scen := flag("scenario")
+	if len(args) > 0 && c.Flags().Lookup("scenario") == nil {
+		scen = args[0]
+	}
+	s, err := scenario.Lookup(scen)
+	if err != nil {
+		return dedupe(allSettings())
+	}
+	specs := append([]setting.Spec{}, s.Settings()...)
+	eng := flag("engine")
+	if eng == "" && flag("cluster") != "" {
+		if st, err := cluster.Load(flag("cluster")); err == nil {
+			eng = st.Engine
+		}
+	}
+	if eng == "" {
+		eng = engine.Default
+	}
+	if e, err := engine.Lookup(eng); err == nil {
+		specs = append(specs, e.Settings()...)
+	}
+	if e, err := engine.Lookup(flag("cache")); err == nil {
+		for _, sp := range e.Settings() {
+			sp.Key = scenario.RoleCache + "." + sp.Key
+			specs = append(specs, sp)
+		}
+	}
+	sort.Slice(specs, func(i, j int) bool { return specs[i].Key < specs[j].Key })
+	return dedupe(specs)
+}
+
+// dedupe keeps the first spec of each key of sorted specs (scenarios
+// share the cache settings).
+func dedupe(specs []setting.Spec) []setting.Spec {
+	return slices.CompactFunc(specs, func(a, b setting.Spec) bool { return a.Key == b.Key })
 }
 
 // completeClusterOption completes `cluster up ENGINE --opt KEY=VALUE`
