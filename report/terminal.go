@@ -90,8 +90,17 @@ func Terminal(w io.Writer, r *results.Run) {
 	for _, warn := range r.Warnings {
 		fmt.Fprintln(w, "warning:", warn)
 	}
+	sloFailed := false
 	for _, f := range r.Failures {
 		fmt.Fprintln(w, "FAILED:", f)
+		sloFailed = sloFailed || strings.HasPrefix(f, "SLO ")
+	}
+	switch {
+	case len(r.SLO) == 0 || sloFailed:
+	case r.Status == results.StatusOK || r.Status == results.StatusFailed:
+		fmt.Fprintf(w, "slo: met: %s\n", strings.Join(r.SLO, ", "))
+	default:
+		fmt.Fprintf(w, "slo: not checked: the run is %s\n", r.Status)
 	}
 }
 

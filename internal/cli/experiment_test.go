@@ -79,6 +79,11 @@ slo: p95 < 1s, errors < 1%
 	if r := resultstest.Read(t, rd); r.ExitCode != 1 || len(r.Failures) != 1 {
 		t.Errorf("run.json %+v", r.Failures)
 	}
+	// a met objective is said too
+	code, out, _ = run(t, ctx, "run", "ycsb", "--engine", "memory", "--ops", "300", "--slo", "p50<1s for read", "--out", filepath.Join(dir, "slo-met"), "--progress", "off")
+	if code != 0 || !strings.Contains(out, "slo: met: p50<1s for read") {
+		t.Errorf("run --slo met: %d %s", code, out)
+	}
 	if code, _, errs := run(t, ctx, "run", "ycsb", "--slo", "p95 < soon", "--out", filepath.Join(dir, "never")); code != ExitUsage || !strings.Contains(errs, "--slo: bad SLO") {
 		t.Errorf("run bad --slo: %d %s", code, errs)
 	}
