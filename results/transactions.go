@@ -70,16 +70,25 @@ type Break struct {
 	Reason string  `json:"reason"`
 }
 
+// fewRequests is the size below which the first phase's mean, the
+// baseline of a break, is said to rest on few requests.
+const fewRequests = 30
+
 // FindBreak returns the first phase that broke by rule (nil: none did),
 // filling each phase's MeanFactor. A phase without requests neither
 // breaks nor sets the baseline; the baseline is the first phase with
 // requests.
 func FindBreak(ps []PhaseFigures, rule BreakRule) *Break {
 	var base float64
+	var baseN int64
 	for i := range ps {
 		if p := &ps[i]; p.MeanMs != nil && p.Requests > 0 && base == 0 {
-			base = *p.MeanMs
+			base, baseN = *p.MeanMs, p.Requests
 		}
+	}
+	few := "" // a baseline of a few requests is said, as it is noisy
+	if baseN < fewRequests {
+		few = fmt.Sprintf(", a mean of %d requests", baseN)
 	}
 	var b *Break
 	for i := range ps {
@@ -100,7 +109,7 @@ func FindBreak(ps []PhaseFigures, rule BreakRule) *Break {
 			why = append(why, fmt.Sprintf("%.1f%% of its requests failed (over %g%%)", p.ErrorPct, rule.ErrorPct))
 		}
 		if p.MeanFactor != nil && *p.MeanFactor > rule.MeanFactor {
-			why = append(why, fmt.Sprintf("its mean duration %.0f ms is %.1f times the first phase's %.1f ms (over %g)", *p.MeanMs, *p.MeanFactor, base, rule.MeanFactor))
+			why = append(why, fmt.Sprintf("its mean duration %.0f ms is %.1f times the first phase's %.1f ms (over %g%s)", *p.MeanMs, *p.MeanFactor, base, rule.MeanFactor, few))
 		}
 		if len(why) > 0 {
 			reason := why[0]

@@ -36,6 +36,7 @@ func TestFindBreak(t *testing.T) {
 		{"the first phase itself", []PhaseFigures{phase("a", 0, 100, 50, 10)}, 1, "50.0% of its requests failed", 1},
 		{"empty first phase", []PhaseFigures{phase("a", 0, 0, 0, 0), phase("b", 30, 100, 0, 10), phase("c", 60, 100, 0, 49)}, 0, "", 4.9},
 		{"none", []PhaseFigures{phase("a", 0, 300, 0, 20), phase("b", 30, 600, 0, 21)}, 0, "", 1.05},
+		{"a baseline of few requests is said", []PhaseFigures{phase("a", 0, 3, 0, 10), phase("b", 3, 6, 0, 66)}, 2, "6.6 times the first phase's 10.0 ms (over 5, a mean of 3 requests)", 6.6},
 	} {
 		b := FindBreak(c.phases, rule)
 		switch {
