@@ -100,7 +100,16 @@ func planTiers(f *Options, scen scenario.Scenario) ([]planTier, []string, error)
 		}
 		for _, pt := range tiers {
 			if pt.role == role {
-				if err := pt.settings.Apply(strings.TrimPrefix(strings.TrimSpace(a), role+".")); err != nil {
+				inner := strings.TrimPrefix(strings.TrimSpace(a), role+".")
+				if err := pt.settings.Apply(inner); err != nil {
+					if ik, _, _ := strings.Cut(inner, "="); errors.Is(err, setting.ErrUnknownKey) {
+						// the tier's keys are named under its role
+						msg := fmt.Sprintf("--set %s: the %s tier's engine %s has no setting %q", a, role, pt.eng.Name(), strings.TrimSpace(ik))
+						if n := setting.Nearest(strings.TrimSpace(ik), pt.settings.Keys()); n != "" {
+							msg += fmt.Sprintf(" (did you mean %q?)", role+"."+n)
+						}
+						return nil, nil, results.UsageErr("%s; 'scalelab list settings %s' prints them (as %s.KEY here)", msg, pt.eng.Name(), role)
+					}
 					return nil, nil, results.WithCode(results.ExitUsage, fmt.Errorf("--set %s (the %s tier, engine %s): %w", a, role, pt.eng.Name(), err))
 				}
 			}

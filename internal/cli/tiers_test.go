@@ -46,6 +46,7 @@ func TestCacheTier(t *testing.T) {
 		{[]string{"run", "ycsb", "--cache", "redis", "--cache-target", "redis://u:hunter2@127.0.0.1:6379"}, "--cache-target"},
 		{[]string{"run", "ycsb", "--cache", "postgres", "--cache-target", "postgres://u@127.0.0.1/db"}, "engine postgres is no key-value cache; allowed: memcached|memory|redis"},
 		{[]string{"run", "ycsb", "--cache", "memory", "--set", "cache.memory.nosuch=1"}, "the cache tier"},
+		{[]string{"run", "ycsb", "--cache", "memory", "--set", "cache.memory.latenci=1ms"}, `did you mean "cache.memory.latency"?`},
 	} {
 		out := filepath.Join(t.TempDir(), "bad")
 		code, stdout, stderr := run(t, context.Background(), append(tc.args, "--out", out)...)
