@@ -147,8 +147,9 @@ func TestClusterOptionsListed(t *testing.T) {
 			}
 		}
 	}
-	if code, out, _ := run(t, ctx, "cluster", "up", "--help"); code != 0 || !strings.Contains(out, "'scalelab cluster up ENGINE --help'") {
-		t.Errorf("cluster up --help does not say where the options are:\n%s", out)
+	if code, out, _ := run(t, ctx, "cluster", "up", "--help"); code != 0 || !strings.Contains(out, "'cluster up ENGINE --help' for their defaults") ||
+		!strings.Contains(out, "options: evictions, max_connections, memory_mb") {
+		t.Errorf("cluster up --help does not list each engine's options and say where their defaults are:\n%s", out)
 	}
 	if code, _, errs := run(t, ctx, "list", "cluster", "redsi"); code != ExitUsage || !strings.Contains(errs, `did you mean "redis"?`) {
 		t.Errorf("list cluster redsi: exit %d %s", code, errs)

@@ -133,7 +133,8 @@ func writeClusterOptions(w io.Writer, p cluster.Provisioner) {
 func clusterUpHelp(w io.Writer, args []string) {
 	fmt.Fprintln(w)
 	if len(args) == 0 {
-		fmt.Fprintf(w, "Each engine's clusters take options of their own: 'scalelab cluster up ENGINE --help' or\n'scalelab list cluster ENGINE' lists them with their defaults and allowed values.\n")
+		fmt.Fprintln(w, "Options of each engine's clusters (--opt KEY=VALUE; 'cluster up ENGINE --help' for their defaults\nand allowed values):")
+		writeClusterKeys(w)
 		return
 	}
 	p, err := cluster.Lookup(args[0])
@@ -157,6 +158,12 @@ func listClusters(w io.Writer, name string, all bool) error {
 	}
 	sep(w, all)
 	fmt.Fprintln(w, "CLUSTERS (scalelab cluster up ENGINE; scalelab list cluster ENGINE for the options)")
+	writeClusterKeys(w)
+	return nil
+}
+
+// writeClusterKeys writes each provisioner with its options' keys.
+func writeClusterKeys(w io.Writer) {
 	for _, n := range cluster.Provisioners() {
 		p, _ := cluster.Lookup(n)
 		desc := "options: " + strings.Join(p.Options().Keys(), ", ")
@@ -168,7 +175,6 @@ func listClusters(w io.Writer, name string, all bool) error {
 		}
 		writeEntry(w, n, desc)
 	}
-	return nil
 }
 
 // clusterOptionsMarkdown is the tables of the provisioners' options that
