@@ -2,11 +2,7 @@ package runner
 
 import (
 	"net/url"
-	"slices"
 	"strings"
-
-	"github.com/scalelab/scalelab/engine"
-	"github.com/scalelab/scalelab/results"
 )
 
 // redactTarget removes a password from a URL-shaped target.
@@ -53,25 +49,4 @@ func redactSettings(m map[string]string) map[string]string {
 		}
 	}
 	return m
-}
-
-// urlForDefault refuses a --target URL on a run that names no engine: the
-// default engine's store is a file, and a server's URL taken for a file
-// name would run on a new SQLite file instead of the server.
-func urlForDefault(target string) error {
-	scheme, _, ok := strings.Cut(target, "://")
-	if s := strings.ToLower(scheme); !ok || s == "file" { // SQLite takes file: URIs
-		return nil
-	}
-	name := "--engine ENGINE (one of: " + strings.Join(engine.Names(), ", ") + ")"
-	switch s := strings.ToLower(scheme); {
-	case s == "postgresql":
-		name = "--engine postgres"
-	case s == "http" || s == "https":
-		name = "--engine opensearch or --engine elasticsearch"
-	case slices.Contains(engine.Names(), s):
-		name = "--engine " + s
-	}
-	return results.UsageErr("--target %s is a server's URL, but no --engine was given and the default engine, %s, takes a file; name the engine: %s",
-		redactTarget(target), DefaultEngine, name)
 }

@@ -70,7 +70,7 @@ func NewPlan(f *Options) (*Plan, error) {
 		return nil, err
 	}
 	if f.Engine == "" {
-		if err := urlForDefault(f.Target); err != nil {
+		if err := CheckDefaultTarget(f.Target); err != nil {
 			return nil, err
 		}
 		f.Engine = DefaultEngine

@@ -17,6 +17,7 @@ import (
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/runner"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/setting"
 )
@@ -88,8 +89,8 @@ func serveCmd() *cobra.Command {
 
 // serve runs the backend of scenario name until ctx ends.
 func serve(ctx context.Context, name string, f *serveFlags, stdout io.Writer) error {
-	engName, clusterName, target, listen := &f.engine, &f.cluster, &f.target, &f.listen
-	maxInFlight, maxQueue, timeout, procs, sets, routeFlags := &f.maxInFlight, &f.maxQueue, &f.timeout, &f.procs, f.sets, f.routes
+	listen := &f.listen
+	maxInFlight, maxQueue, timeout, procs, routeFlags := &f.maxInFlight, &f.maxQueue, &f.timeout, &f.procs, f.routes
 	cacheEng, cacheTgt, cacheCl := &f.cacheEng, &f.cacheTgt, &f.cacheCl
 	scen, err := scenario.Lookup(name)
 	if err != nil {
@@ -114,52 +115,15 @@ func serve(ctx context.Context, name string, f *serveFlags, stdout io.Writer) er
 	if err := appCfg.Check(); err != nil {
 		return usageErr("serve: --max-inflight %d, --max-queue %d: %v", *maxInFlight, *maxQueue, err)
 	}
-	var st *cluster.State
-	if *clusterName != "" {
-		if *target != "" {
-			return usageErr("serve: --cluster and --target: give one")
-		}
-		if st, err = cluster.Load(*clusterName); err != nil {
-			return usageErr("serve: %v", err)
-		}
-		st.Reroute(routes)
-		if *engName == "" {
-			*engName = st.Engine
-		}
-	}
-	if *engName == "" {
-		*engName = engine.Default
-	}
-	eng, err := engine.Lookup(*engName)
-	if err != nil {
-		return usageErr("serve: %v", err)
-	}
-	set := setting.NewSet(append(append([]setting.Spec{}, eng.Settings()...), scen.Settings()...)...)
-	for _, a := range sets {
-		if err := set.Apply(a); err != nil {
-			return usageErr("serve: --set %s: %v", a, err)
-		}
-	}
-	if err := applySecretFile(set, scen.Name(), f.secretFile); err != nil {
-		return usageErr("serve: %v", err)
-	}
-	if engine.HasFileTarget(eng.Name()) && *target == "" {
-		return usageErr("serve: the %s engine needs --target FILE: the database file, which a run loads with the same --target and --app URL", eng.Name())
-	}
 	if *procs > 0 {
 		runtime.GOMAXPROCS(*procs)
 	}
 	if _, _, err := net.SplitHostPort(*listen); err != nil {
 		return usageErr("serve: --listen %s: HOST:PORT expected (127.0.0.1:8080, :8080): %v", *listen, err)
 	}
-	if tc, ok := eng.(engine.TargetChecker); ok && *target != "" {
-		if err := tc.CheckTarget(*target); err != nil {
-			return usageErr("serve: --target: %v", err)
-		}
-	}
-	conn, err := eng.Open(ctx, engine.Config{Target: *target, Settings: set, Cluster: st, Dir: "."})
+	eng, set, conn, err := openServeStore(ctx, f, scen, routes)
 	if err != nil {
-		return withCode(configOr(err, ExitUnfinished), fmt.Errorf("serve: connect to %s: %w", eng.Name(), err))
+		return err
 	}
 	defer conn.Close()
 	tiers, err := serveCache(ctx, *cacheEng, *cacheTgt, *cacheCl, routes)
@@ -196,6 +160,57 @@ func serve(ctx context.Context, name string, f *serveFlags, stdout io.Writer) er
 		return withCode(ExitUnfinished, err)
 	}
 	return nil
+}
+
+// openServeStore resolves serve's store (--cluster, --engine, --target),
+// its settings (--set, --secret-file), and connects to it.
+func openServeStore(ctx context.Context, f *serveFlags, scen scenario.Scenario, routes []cluster.Route) (eng engine.Engine, set *setting.Set, conn engine.Conn, err error) {
+	engName, clusterName, target := &f.engine, &f.cluster, &f.target
+	var st *cluster.State
+	if *clusterName != "" {
+		if *target != "" {
+			return nil, nil, nil, usageErr("serve: --cluster and --target: give one")
+		}
+		if st, err = cluster.Load(*clusterName); err != nil {
+			return nil, nil, nil, usageErr("serve: %v", err)
+		}
+		st.Reroute(routes)
+		if *engName == "" {
+			*engName = st.Engine
+		}
+	}
+	if *engName == "" {
+		if err := runner.CheckDefaultTarget(*target); err != nil {
+			return nil, nil, nil, fmt.Errorf("serve: %w", err)
+		}
+		*engName = engine.Default
+	}
+	eng, err = engine.Lookup(*engName)
+	if err != nil {
+		return nil, nil, nil, usageErr("serve: %v", err)
+	}
+	set = setting.NewSet(append(append([]setting.Spec{}, eng.Settings()...), scen.Settings()...)...)
+	for _, a := range f.sets {
+		if err := set.Apply(a); err != nil {
+			return nil, nil, nil, usageErr("serve: --set %s: %v", a, err)
+		}
+	}
+	if err := applySecretFile(set, scen.Name(), f.secretFile); err != nil {
+		return nil, nil, nil, usageErr("serve: %v", err)
+	}
+	if engine.HasFileTarget(eng.Name()) && *target == "" {
+		return nil, nil, nil, usageErr("serve: the %s engine needs --target FILE: the database file, which a run loads with the same --target and --app URL", eng.Name())
+	}
+	if tc, ok := eng.(engine.TargetChecker); ok && *target != "" {
+		if err := tc.CheckTarget(*target); err != nil {
+			return nil, nil, nil, usageErr("serve: --target: %v", err)
+		}
+	}
+	conn, err = eng.Open(ctx, engine.Config{Target: *target, Settings: set, Cluster: st, Dir: "."})
+	if err != nil {
+		return nil, nil, nil, withCode(configOr(err, ExitUnfinished), fmt.Errorf("serve: connect to %s: %w", eng.Name(), err))
+	}
+	return eng, set, conn, nil
 }
 
 // configOr returns the exit code of an error from opening a store or a

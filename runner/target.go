@@ -1,0 +1,31 @@
+package runner
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/results"
+)
+
+// CheckDefaultTarget refuses a --target URL on a command line that names
+// no engine: the default engine's store is a file, and a server's URL
+// taken for a file name would run on a new SQLite file instead of the
+// server.
+func CheckDefaultTarget(target string) error {
+	scheme, _, ok := strings.Cut(target, "://")
+	if s := strings.ToLower(scheme); !ok || s == "file" { // SQLite takes file: URIs
+		return nil
+	}
+	name := "--engine ENGINE (one of: " + strings.Join(engine.Names(), ", ") + ")"
+	switch s := strings.ToLower(scheme); {
+	case s == "postgresql":
+		name = "--engine postgres"
+	case s == "http" || s == "https":
+		name = "--engine opensearch or --engine elasticsearch"
+	case slices.Contains(engine.Names(), s):
+		name = "--engine " + s
+	}
+	return results.UsageErr("--target %s is a server's URL, but no --engine was given and the default engine, %s, takes a file; name the engine: %s",
+		redactTarget(target), DefaultEngine, name)
+}
