@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,6 +171,25 @@ func TestCompareWhatRan(t *testing.T) {
 	terminal, _, _ = compareBoth(t, root, base, same)
 	if !strings.Contains(terminal, "  load: users: 8 | 16") || strings.Contains(terminal, "load model:") {
 		t.Errorf("one more user:\n%s", terminal)
+	}
+	// clusters of one shape started apart (another name, start time,
+	// socket) are no difference; another replica count is
+	other := filepath.Join(root, "other")
+	synth{intervals: 3, ops: []string{"read"}, perOp: 300}.write(t, other)
+	for i, d := range []string{same, other} {
+		r = resultstest.Read(t, d)
+		r.Load.Params["users"] = 8
+		r.Cluster = &results.ClusterRef{Name: fmt.Sprint("pg", i), Nodes: 2,
+			Params: map[string]string{"replicas": "1", "up_seconds": fmt.Sprint(11 + i), "stats_socket": fmt.Sprint("/s", i)}}
+		resultstest.Write(t, d, r)
+	}
+	if terminal, _, _ = compareBoth(t, root, same, other); strings.Contains(terminal, "cluster:") {
+		t.Errorf("clusters of one shape:\n%s", terminal)
+	}
+	r.Cluster.Params["replicas"] = "2"
+	resultstest.Write(t, other, r)
+	if terminal, _, _ = compareBoth(t, root, same, other); !strings.Contains(terminal, "  cluster: 2 node(s) (replicas=1) | 2 node(s) (replicas=2)") {
+		t.Errorf("another replica count:\n%s", terminal)
 	}
 	// two runs of the same thing: none, on both
 	terminal, page, _ = compareBoth(t, root, base, base)

@@ -54,10 +54,25 @@ func clusterText(r *results.Run) string {
 		return "(none)"
 	}
 	s := fmt.Sprintf("%d node(s)", c.Nodes)
-	if len(c.Params) > 0 {
-		s += " (" + kvList(c.Params) + ")"
+	shape := map[string]string{}
+	for k, v := range c.Params {
+		if !incidental[k] {
+			shape[k] = v
+		}
+	}
+	if len(shape) > 0 {
+		s += " (" + kvList(shape) + ")"
 	}
 	return s
+}
+
+// incidental are the cluster params that differ between clusters of the
+// same shape (how long one took to start, the names, paths and sockets
+// of its parts), left out of the comparison of what was run. The server's
+// version is compared with the engine.
+var incidental = map[string]bool{
+	"up_seconds": true, "version": true, "stats_socket": true, "store_cluster": true, "store_target": true,
+	"cache_cluster": true, "bin_dir": true, "ca_file": true, "os_user": true, "network": true,
 }
 
 // segmentsText is how much of a divided test a run is: "1" for a whole
