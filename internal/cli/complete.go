@@ -105,7 +105,7 @@ func completeSetting(c *cobra.Command, args []string, toComplete string) ([]stri
 // scenario's (the first argument, or --scenario), its engine's (--engine,
 // else the --cluster's, else the default) and the cache tier's as
 // cache.ENGINE.KEY; every engine's and scenario's while the command line
-// names no scenario. Each key once.
+// names no scenario. Each key once. Only run takes the cache tier's keys.
 func settingsFor(c *cobra.Command, args []string) []setting.Spec {
 	flag := func(name string) string {
 		if f := c.Flags().Lookup(name); f != nil {
@@ -134,7 +134,7 @@ func settingsFor(c *cobra.Command, args []string) []setting.Spec {
 	if e, err := engine.Lookup(eng); err == nil {
 		specs = append(specs, e.Settings()...)
 	}
-	if e, err := engine.Lookup(flag("cache")); err == nil {
+	if e, err := engine.Lookup(flag("cache")); err == nil && c.Name() == "run" { // run routes cache.ENGINE.KEY to its tier
 		for _, sp := range e.Settings() {
 			sp.Key = scenario.RoleCache + "." + sp.Key
 			specs = append(specs, sp)
