@@ -28,10 +28,12 @@ func newErrorSamples(nops int) *errorSamples {
 }
 
 var (
-	urlPassword = regexp.MustCompile(`(\w+://[^:/@\s]+:)[^@\s]+@`)
-	// password=x, secret=x, password: x; not "secret: open /file: ...",
-	// an error about a secret file rather than a secret
-	kvPassword = regexp.MustCompile(`(?i)((?:password|passwd|pwd|secret|token)\s*=\s*|(?:password|passwd|pwd)\s*:\s*)\S+`)
+	// scheme://[user]:password@ up to the last @ of the user info (a
+	// password may hold an unencoded @; a path cannot be in it)
+	urlPassword = regexp.MustCompile(`(\w+://[^:/@\s]*:)[^\s/]*@`)
+	// password=x, secret="x y", token=x; not "password: ...", which in a
+	// Go error chain names what failed ("seed password: bcrypt: ...")
+	kvPassword = regexp.MustCompile(`(?i)((?:password|passwd|pwd|secret|token)\s*=\s*)("[^"]*"|'[^']*'|\S+)`)
 )
 
 // Redact removes passwords from an error message (URL user info and

@@ -326,11 +326,15 @@ func newSeriesSink(t *testing.T) (string, *SeriesSink) {
 func TestRedact(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
-		"dial postgres://bob:S3cret@h:5432/db: refused":       "dial postgres://bob:REDACTED@h:5432/db: refused",
-		"host=h user=u password=S3cret dbname=d":              "host=h user=u password=REDACTED dbname=d",
-		"auth failed; Password: S3cret":                       "auth failed; Password: REDACTED",
-		"api token=abc123 refused":                            "api token=REDACTED refused",
-		"read secret: open /run/s: no such file or directory": "read secret: open /run/s: no such file or directory",
+		"dial postgres://bob:S3cret@h:5432/db: refused":        "dial postgres://bob:REDACTED@h:5432/db: refused",
+		"redis://:S3cret@127.0.0.1:6379/0 refused":             "redis://:REDACTED@127.0.0.1:6379/0 refused",
+		"postgres://bob:p@ss@h/db":                             "postgres://bob:REDACTED@h/db",
+		"host=h user=u password=S3cret dbname=d":               "host=h user=u password=REDACTED dbname=d",
+		`password="S3 cret" host=h`:                            "password=REDACTED host=h",
+		"api token=abc123 refused":                             "api token=REDACTED refused",
+		`Get "http://127.0.0.1:8080/u/alice@example.com": EOF`: `Get "http://127.0.0.1:8080/u/alice@example.com": EOF`,
+		"read secret: open /run/s: no such file or directory":  "read secret: open /run/s: no such file or directory",
+		"records: seed password: bcrypt: cost 40 out of range": "records: seed password: bcrypt: cost 40 out of range",
 	} {
 		if got := Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
