@@ -110,8 +110,11 @@ func (v *validator) engines() {
 		v.use(s.Engine.Text, s.Engine.Pos, "engine")
 	} else if !engineFactor {
 		pos, field := s.Scenario.Pos, "engine"
-		if stores := s.storeClusters(); len(stores) == 1 {
+		stores := s.storeClusters()
+		if len(stores) == 1 {
 			pos, field = stores[0].Pos, "clusters."+stores[0].Engine
+		} else if err := runner.CheckDefaultTarget(s.Target.Text); s.Target.Set && err != nil {
+			v.d.errAt(s.Target.Pos, "target", "%v (in this file, the key engine:)", err)
 		}
 		v.use(s.DefaultEngine(), pos, field)
 	}

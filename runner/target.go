@@ -19,6 +19,8 @@ func CheckDefaultTarget(target string) error {
 	}
 	name := "--engine ENGINE (one of: " + strings.Join(engine.Names(), ", ") + ")"
 	switch s := strings.ToLower(scheme); {
+	case s == DefaultEngine:
+		return results.UsageErr("--target %s: the %s engine takes the file's path, without %s://", redactTarget(target), DefaultEngine, scheme)
 	case s == "postgresql":
 		name = "--engine postgres"
 	case s == "http" || s == "https":

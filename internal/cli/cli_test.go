@@ -103,6 +103,7 @@ func TestBadTargetExit2(t *testing.T) {
 		// a server's URL without --engine would be taken for a SQLite file name
 		{[]string{"run", "logs", "--target", "postgres://u:hunter2secret@127.0.0.1:5432/db"}, "no --engine was given and the default engine, sqlite, takes a file; name the engine: --engine postgres", "hunter2secret"},
 		{[]string{"run", "records", "--app", "http://u:hunter2secret@127.0.0.1:1"}, "an application URL holds no user or password", "hunter2secret"},
+		{[]string{"run", "ycsb", "--target", "sqlite:///tmp/x.db"}, "the sqlite engine takes the file's path, without sqlite://", ""},
 	} {
 		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
 		code, stdout, stderr := run(t, context.Background(), append(tc.args, "--duration", "1s", "--out", dir)...)

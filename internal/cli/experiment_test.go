@@ -110,6 +110,7 @@ func TestExperimentBadInput(t *testing.T) {
 		{[]string{"experiment", "run", filepath.Join(dir, "missing.yaml")}, []string{"read experiment file"}},
 		{[]string{"experiment", "run"}, []string{"no FILE.yaml given"}},
 		{[]string{"experiment", "run", filepath.Join(dir, "missing.yaml"), "--repeats", "0"}, []string{"--repeats 0: at least 1"}},
+		{[]string{"experiment", "validate", write("url.yaml", "scenario: ycsb\ntarget: postgres://u@h:5432/db\n")}, []string{"url.yaml:2:9: target:", "name the engine: --engine postgres"}},
 		{[]string{"experiment", "frob"}, []string{`unknown subcommand "frob"`}},
 		{[]string{"experiment", "knee", write("k.yaml", "scenario: ycsb\nengine: memory\n")}, []string{"a knee search needs an SLO"}},
 		{[]string{"experiment", "knee", write("k2.yaml", "scenario: ycsb\nengine: memory\nslo: p95<1s\n"), "--on", "cpu"}, []string{"--on \"cpu\""}},
