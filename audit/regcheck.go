@@ -138,7 +138,10 @@ func (h *History) notJudged(bad []mismatch, keys []regKey, cfg CheckConfig, a *r
 // file holds for no register, at least the run's first and below
 // versionLimit (a later run's are above), and newer than every
 // acknowledged write of the register the history holds (an older one is
-// still lost: that write was acknowledged after it was sent). Without the
+// still judged lost, strictly: an unrecorded write sent before that
+// acknowledged one but still in flight when it was acknowledged could have
+// landed last, so a loss within the killed run's last moments may be a
+// false one). Without the
 // set of logged versions (a history not read from a file) only versions
 // above the greatest logged one qualify. They are counted in a.Unlogged
 // and not judged.
