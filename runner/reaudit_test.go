@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,4 +113,34 @@ func historyBlocks(t *testing.T, file []byte) []int {
 		ends = append(ends, off)
 	}
 	return ends
+}
+
+// TestReauditMissingTargetFile: the re-audit of a run whose --target file
+// was deleted refuses before reading back (exit 4, ErrStoreGone, naming
+// the file), leaves the run's record as it was and does not create the
+// file.
+func TestReauditMissingTargetFile(t *testing.T) {
+	t.Parallel()
+	f := newYCSBFile(t, 100)
+	f.run(t, "gone", Options{Users: 2, Given: map[string]bool{"users": true}, Ops: 1000, Sets: []string{"ycsb.workload=a", "ycsb.load=false"},
+		Args: []string{"scalelab", "run", "ycsb", "--engine", "sqlite", "--target", f.db}})
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(f.db + suffix); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	dir := f.dir("gone")
+	r := resultstest.Read(t, dir)
+	before := fmt.Sprintf("%+v %v %v", *r.Audit, r.Failures, r.Warnings)
+	var stderr bytes.Buffer
+	err := Reaudit(context.Background(), dir, r, &stderr)
+	if !errors.Is(err, ErrStoreGone) || results.ExitCode(err) != results.ExitUnfinished || !strings.Contains(err.Error(), f.db+" no longer exists") {
+		t.Fatalf("reaudit without its target file: %v (exit %d)", err, results.ExitCode(err))
+	}
+	if after := fmt.Sprintf("%+v %v %v", *r.Audit, r.Failures, r.Warnings); after != before {
+		t.Errorf("the run's record changed:\n%s\n%s", before, after)
+	}
+	if _, err := os.Stat(f.db); !os.IsNotExist(err) {
+		t.Errorf("the re-audit created %s (stat: %v)", f.db, err)
+	}
 }
