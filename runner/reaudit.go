@@ -27,6 +27,13 @@ import (
 // caller rebuilds a dead run's summary first (report.Rebuild). A lost
 // acknowledged write is exit 1, a read-back that cannot finish exit 4.
 func Reaudit(ctx context.Context, dir string, r *results.Run, stderr io.Writer) error {
+	if m := r.Merged; m != nil {
+		var dirs []string
+		for _, s := range m.Shards {
+			dirs = append(dirs, s.Dir)
+		}
+		return results.UsageErr("audit %s: a merged result of %d segments (scalelab merge): its audit adds the segments' audits, and it has no %s of its own; audit each segment's directory (%s), then merge them again", dir, m.Count, results.HistoryFile, strings.Join(dirs, ", "))
+	}
 	path := filepath.Join(dir, results.HistoryFile)
 	if _, err := os.Stat(path); err != nil {
 		return results.UsageErr("audit %s: no %s: the run was not audited (its scenario writes nothing to check, or --audit=false)", dir, results.HistoryFile)

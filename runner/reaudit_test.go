@@ -144,3 +144,18 @@ func TestReauditMissingTargetFile(t *testing.T) {
 		t.Errorf("the re-audit created %s (stat: %v)", f.db, err)
 	}
 }
+
+// TestReauditMergedResult: `scalelab audit` of a merged result (it has no
+// history of its own) is exit 2, saying it is merged and to audit each
+// segment's directory, named.
+func TestReauditMergedResult(t *testing.T) {
+	t.Parallel()
+	r := &results.Run{Status: results.StatusOK, Audit: &results.Audit{Checked: true},
+		Merged: &results.Merged{Count: 2, Shards: []results.MergedShard{{Index: 0, Dir: "seg-0"}, {Index: 1, Dir: "seg-1"}}}}
+	var stderr bytes.Buffer
+	err := Reaudit(context.Background(), t.TempDir(), r, &stderr)
+	if results.ExitCode(err) != results.ExitUsage || err == nil || !strings.Contains(err.Error(), "a merged result of 2 segments") ||
+		!strings.Contains(err.Error(), "audit each segment's directory (seg-0, seg-1)") || strings.Contains(err.Error(), "not audited") {
+		t.Fatalf("reaudit of a merged result: %v", err)
+	}
+}
