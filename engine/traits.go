@@ -13,6 +13,13 @@ type FileTarget interface {
 	FileTarget() bool
 }
 
+// StoreFiler is an optional capability of a FileTarget engine: StoreFile
+// returns the path of the file that Open of cfg opens (the target, or a
+// file of its own name in the results directory cfg.Dir).
+type StoreFiler interface {
+	StoreFile(cfg Config) string
+}
+
 // AnnouncedAddresses is an optional capability of an Engine whose driver
 // reaches a cluster's nodes at the addresses the nodes announce (the
 // Cassandra ring), not at the address it was given: a proxy in between
@@ -33,6 +40,32 @@ type StatementPool interface {
 // HasFileTarget reports whether the registered engine name keeps its
 // store in a file its target names.
 func HasFileTarget(name string) bool { return trait(name, FileTarget.FileTarget) }
+
+// StoreFile returns the file that the registered engine name opens for
+// cfg, and false when its store is not a file on this machine.
+func StoreFile(name string, cfg Config) (string, bool) {
+	e, err := Lookup(name)
+	if err != nil {
+		return "", false
+	}
+	sf, ok := e.(StoreFiler)
+	if !ok || !HasFileTarget(name) {
+		return "", false
+	}
+	return sf.StoreFile(cfg), true
+}
+
+// DataInProcess reports whether the registered engine name keeps the data
+// of a run on target only in the memory of the run's process (the memory
+// engine): once the process has ended nothing is left to read back. A
+// store in a file outlives the process, even one in the results
+// directory (SQLite without a target), so it is not in-process here.
+func DataInProcess(name, target string) bool {
+	if HasFileTarget(name) {
+		return false
+	}
+	return trait(name, func(pl ProcessLocal) bool { return pl.ProcessLocal(target) })
+}
 
 // FollowsAnnounced reports whether the registered engine name reaches a
 // cluster at the addresses its nodes announce (a proxy cannot route it).

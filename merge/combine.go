@@ -134,6 +134,9 @@ func newDoc(use []*shard, t0 time.Time, n int) *results.Run {
 	d.LoadStart = &t0 // the merged timeline starts at t0
 	d.Summary = map[string]metrics.OpSummary{}
 	d.Process, d.Audit, d.Faults, d.Events, d.Recovery, d.Lag, d.ScenarioReport = nil, nil, nil, nil, nil, nil, nil
+	// each segment's telemetry saw its own host and tiers (a shared host or
+	// cluster seen by every segment): combine leaves a note instead
+	d.Telemetry = nil
 	d.Files = []string{results.RunFile, results.HlogFile, results.SeriesFile}
 	d.Merged = &results.Merged{Count: n}
 	var end time.Time
@@ -246,9 +249,11 @@ func orEmpty(h *hdr.Histogram) *hdr.Histogram {
 // figures.
 func combine(doc *results.Run, use []*shard) {
 	var scen []map[string]any
+	tele := false
 	for _, s := range use {
 		r := s.run
 		idx := r.Segment.Index
+		tele = tele || r.Telemetry != nil
 		if r.Audit != nil {
 			doc.Audit = addAudit(doc.Audit, r.Audit)
 			if !r.Audit.Checked {
@@ -309,15 +314,30 @@ func combine(doc *results.Run, use []*shard) {
 		if doc.Audit.Lost > 0 {
 			doc.Failures = append(doc.Failures, fmt.Sprintf("audit: %d acknowledged writes lost across the segments (first ids %v)", doc.Audit.Lost, doc.Audit.LostIDs))
 		}
-		if g := doc.Audit.Registers; g != nil && g.Lost+g.Resurrected > 0 {
-			doc.Failures = append(doc.Failures, fmt.Sprintf("audit: %d lost updates and %d resurrected keys across the segments", g.Lost, g.Resurrected))
+		if g := doc.Audit.Registers; g != nil {
+			mergedRegisters(doc, g, len(use))
 		}
+	}
+	if tele {
+		doc.Warnings = append(doc.Warnings, "telemetry: not merged: each segment's host, tiers and saturation verdict are its own (in each segment's run.json and telemetry.csv); scalelab's own CPU, summed over the segments, is under process")
 	}
 	if len(scen) > 0 {
 		doc.ScenarioReport = map[string]any{"segments": scen}
 	}
 	if doc.Lag != nil && doc.Lag.Count > 0 {
 		doc.Warnings = append(doc.Warnings, "schedule lag: counts and the maximum are merged; its percentiles are per segment (in each segment's run.json)")
+	}
+}
+
+// mergedRegisters words the register audit of the whole: a register one
+// segment found last written by another (Foreign) is judged by the segment
+// whose write it holds, so the whole does not count it apart; its keys are
+// the most any segment wrote. A lost or resurrected register fails it.
+func mergedRegisters(doc *results.Run, g *results.RegisterAudit, segments int) {
+	g.Foreign = 0
+	g.KeysAtLeast = segments > 1
+	if g.Lost+g.Resurrected > 0 {
+		doc.Failures = append(doc.Failures, fmt.Sprintf("audit: %d lost updates and %d resurrected keys across the segments", g.Lost, g.Resurrected))
 	}
 }
 
@@ -371,8 +391,10 @@ func addAudit(a, b *results.Audit) *results.Audit {
 			a.Registers = &results.RegisterAudit{Checked: true}
 		}
 		r := a.Registers
-		r.Keys += g.Keys // the segments' keys may overlap: a sum, as their registers
-		r.Registers += g.Registers
+		// the segments write the same keys, and run.json does not say which:
+		// the most of any segment, a lower bound of the whole's (KeysAtLeast)
+		r.Keys = max(r.Keys, g.Keys)
+		r.Registers = max(r.Registers, g.Registers)
 		r.Writes += g.Writes
 		r.Acknowledged += g.Acknowledged
 		r.Failed += g.Failed

@@ -57,11 +57,17 @@ func registerNote(g *results.RegisterAudit) string {
 
 // registersOf words the registers an audit checked: "1000 keys", or
 // "9990 registers (fields of 1000 keys)".
+// A merged divided test's figures are the most of any one segment:
+// "at least 9990 registers (fields of at least 1000 keys)".
 func registersOf(g *results.RegisterAudit) string {
-	if g.Registers > 0 {
-		return fmt.Sprintf("%d registers (fields of %d keys)", g.Registers, g.Keys)
+	least := ""
+	if g.KeysAtLeast {
+		least = "at least "
 	}
-	return fmt.Sprintf("%d keys", g.Keys)
+	if g.Registers > 0 {
+		return fmt.Sprintf("%s%d registers (fields of %s%d keys)", least, g.Registers, least, g.Keys)
+	}
+	return fmt.Sprintf("%s%d keys", least, g.Keys)
 }
 
 // unloggedWords says what the registers a killed run's history never

@@ -76,17 +76,7 @@ func Terminal(w io.Writer, r *results.Run) {
 	if c, _ := parseCache(r.ScenarioReport); c != nil {
 		fmt.Fprintln(w, c.summary())
 	}
-	if t := r.Telemetry; t != nil {
-		var parts []string
-		for _, x := range t.Tiers {
-			parts = append(parts, fmt.Sprintf("%s %.2f cores (%.0f µs/op)", x.Tier, x.CPUMeanCores, x.CPUPerOpUs))
-		}
-		fmt.Fprintf(w, "cpu: %s; host %.2f of %d cores\n", strings.Join(parts, ", "), t.HostCPUMean, t.HostCPUs)
-		fmt.Fprintf(w, "saturation: %s\n", t.Saturation)
-		for _, ph := range t.Phases {
-			fmt.Fprintf(w, "  phase %s (%g-%g s): %s\n", ph.Window, ph.FromS, ph.ToS, ph.Saturation)
-		}
-	}
+	terminalCPU(w, r)
 	for _, warn := range r.Warnings {
 		fmt.Fprintln(w, "warning:", warn)
 	}
@@ -101,6 +91,29 @@ func Terminal(w io.Writer, r *results.Run) {
 		fmt.Fprintf(w, "slo: met: %s\n", strings.Join(r.SLO, ", "))
 	default:
 		fmt.Fprintf(w, "slo: not checked: the run is %s\n", r.Status)
+	}
+}
+
+// terminalCPU prints the CPU line and the saturation verdict of the run's
+// telemetry; a merged divided test, whose segments' telemetry is not
+// merged, has scalelab's own CPU summed over its segments.
+func terminalCPU(w io.Writer, r *results.Run) {
+	t := r.Telemetry
+	if t == nil {
+		if p := r.Process; p != nil && r.Merged != nil && p.WallS > 0 {
+			fmt.Fprintf(w, "cpu: generator %.2f cores summed over %d segments (%.0f µs/op); telemetry per segment, not merged\n",
+				(p.CPUUserS+p.CPUSysS)/p.WallS, len(r.Merged.Shards), p.CPUPerOpUs)
+		}
+		return
+	}
+	var parts []string
+	for _, x := range t.Tiers {
+		parts = append(parts, fmt.Sprintf("%s %.2f cores (%.0f µs/op)", x.Tier, x.CPUMeanCores, x.CPUPerOpUs))
+	}
+	fmt.Fprintf(w, "cpu: %s; host %.2f of %d cores\n", strings.Join(parts, ", "), t.HostCPUMean, t.HostCPUs)
+	fmt.Fprintf(w, "saturation: %s\n", t.Saturation)
+	for _, ph := range t.Phases {
+		fmt.Fprintf(w, "  phase %s (%g-%g s): %s\n", ph.Window, ph.FromS, ph.ToS, ph.Saturation)
 	}
 }
 

@@ -63,8 +63,12 @@ type RegisterAudit struct {
 	// updated counts once); Registers the registers written when a key
 	// holds several (ycsb: its fields), else 0; Writes the updates and
 	// deletes logged, split by outcome.
-	Keys         int64 `json:"keys"`
-	Registers    int64 `json:"registers,omitempty"`
+	Keys      int64 `json:"keys"`
+	Registers int64 `json:"registers,omitempty"`
+	// KeysAtLeast marks the audit of a merged divided test: Keys and
+	// Registers are the most any one segment wrote, a lower bound of the
+	// whole's (the segments write the same keys).
+	KeysAtLeast  bool  `json:"keys_at_least,omitempty"`
 	Writes       int64 `json:"writes"`
 	Acknowledged int64 `json:"acknowledged"`
 	Failed       int64 `json:"failed"`

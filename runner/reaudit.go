@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +27,13 @@ import (
 // caller rebuilds a dead run's summary first (report.Rebuild). A lost
 // acknowledged write is exit 1, a read-back that cannot finish exit 4.
 func Reaudit(ctx context.Context, dir string, r *results.Run, stderr io.Writer) error {
+	if m := r.Merged; m != nil {
+		var dirs []string
+		for _, s := range m.Shards {
+			dirs = append(dirs, s.Dir)
+		}
+		return results.UsageErr("audit %s: a merged result of %d segments (scalelab merge): its audit adds the segments' audits, and it has no %s of its own; audit each segment's directory (%s), then merge them again", dir, m.Count, results.HistoryFile, strings.Join(dirs, ", "))
+	}
 	path := filepath.Join(dir, results.HistoryFile)
 	if _, err := os.Stat(path); err != nil {
 		return results.UsageErr("audit %s: no %s: the run was not audited (its scenario writes nothing to check, or --audit=false)", dir, results.HistoryFile)
@@ -56,6 +64,9 @@ func Reaudit(ctx context.Context, dir string, r *results.Run, stderr io.Writer) 
 	cfg := engine.Config{Settings: set, Dir: dir, Target: flagValue(r.Command, "target")}
 	laterRun, err := reauditCluster(dir, r, &cfg, stderr)
 	if err != nil {
+		return err
+	}
+	if err := reopenable(dir, eng.Name(), cfg); err != nil {
 		return err
 	}
 	var seg segment.Segment
@@ -101,6 +112,33 @@ func Reaudit(ctx context.Context, dir string, r *results.Run, stderr io.Writer) 
 		r.Warnings = append(r.Warnings, note)
 	}
 	return err
+}
+
+// ErrStoreGone marks a re-audit refused before any read-back because the
+// run's store cannot be reopened as it was: the caller leaves run.json as
+// it was.
+var ErrStoreGone = errors.New("the run's store cannot be reopened as it was")
+
+// reopenable refuses a read-back of a store that the run's end took away:
+// an engine whose data lived only in the run's process (exit 2), or a
+// store file that no longer exists (exit 4), which opening would create
+// empty and read back as every write lost.
+func reopenable(dir, name string, cfg engine.Config) error {
+	if engine.DataInProcess(name, cfg.Target) {
+		return results.WithCode(results.ExitUsage, fmt.Errorf("audit %s: %w: the %s engine keeps its data in the run's process, which has ended: there is nothing to read back", dir, ErrStoreGone, name))
+	}
+	file, ok := engine.StoreFile(name, cfg)
+	if !ok {
+		return nil
+	}
+	if _, err := os.Stat(file); err != nil {
+		why := fmt.Sprintf("%s: %v", file, err)
+		if errors.Is(err, fs.ErrNotExist) {
+			why = fmt.Sprintf("its %s file %s no longer exists", name, file)
+		}
+		return results.WithCode(results.ExitUnfinished, fmt.Errorf("audit %s: %w: %s; there is nothing to read back (the audit never creates the file: an empty store would read back every write as lost)", dir, ErrStoreGone, why))
+	}
+	return nil
 }
 
 // reauditCluster points the read-back at the nodes of the run's cluster

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,4 +113,49 @@ func historyBlocks(t *testing.T, file []byte) []int {
 		ends = append(ends, off)
 	}
 	return ends
+}
+
+// TestReauditMissingTargetFile: the re-audit of a run whose --target file
+// was deleted refuses before reading back (exit 4, ErrStoreGone, naming
+// the file), leaves the run's record as it was and does not create the
+// file.
+func TestReauditMissingTargetFile(t *testing.T) {
+	t.Parallel()
+	f := newYCSBFile(t, 100)
+	f.run(t, "gone", Options{Users: 2, Given: map[string]bool{"users": true}, Ops: 1000, Sets: []string{"ycsb.workload=a", "ycsb.load=false"},
+		Args: []string{"scalelab", "run", "ycsb", "--engine", "sqlite", "--target", f.db}})
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(f.db + suffix); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	dir := f.dir("gone")
+	r := resultstest.Read(t, dir)
+	before := fmt.Sprintf("%+v %v %v", *r.Audit, r.Failures, r.Warnings)
+	var stderr bytes.Buffer
+	err := Reaudit(context.Background(), dir, r, &stderr)
+	if !errors.Is(err, ErrStoreGone) || results.ExitCode(err) != results.ExitUnfinished || !strings.Contains(err.Error(), f.db+" no longer exists") {
+		t.Fatalf("reaudit without its target file: %v (exit %d)", err, results.ExitCode(err))
+	}
+	if after := fmt.Sprintf("%+v %v %v", *r.Audit, r.Failures, r.Warnings); after != before {
+		t.Errorf("the run's record changed:\n%s\n%s", before, after)
+	}
+	if _, err := os.Stat(f.db); !os.IsNotExist(err) {
+		t.Errorf("the re-audit created %s (stat: %v)", f.db, err)
+	}
+}
+
+// TestReauditMergedResult: `scalelab audit` of a merged result (it has no
+// history of its own) is exit 2, saying it is merged and to audit each
+// segment's directory, named.
+func TestReauditMergedResult(t *testing.T) {
+	t.Parallel()
+	r := &results.Run{Status: results.StatusOK, Audit: &results.Audit{Checked: true},
+		Merged: &results.Merged{Count: 2, Shards: []results.MergedShard{{Index: 0, Dir: "seg-0"}, {Index: 1, Dir: "seg-1"}}}}
+	var stderr bytes.Buffer
+	err := Reaudit(context.Background(), t.TempDir(), r, &stderr)
+	if results.ExitCode(err) != results.ExitUsage || err == nil || !strings.Contains(err.Error(), "a merged result of 2 segments") ||
+		!strings.Contains(err.Error(), "audit each segment's directory (seg-0, seg-1)") || strings.Contains(err.Error(), "not audited") {
+		t.Fatalf("reaudit of a merged result: %v", err)
+	}
 }

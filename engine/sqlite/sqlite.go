@@ -125,11 +125,18 @@ func (o Options) DSN(path string) string {
 // sqlite.db in cfg.Dir when the target is empty, and checks that it is
 // usable. Failures wrap engine.ErrUnreachable.
 func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, error) {
-	path := cfg.Target
-	if path == "" {
-		path = filepath.Join(cfg.Dir, DefaultFile)
+	return OpenFile(ctx, e.StoreFile(cfg), optionsFrom(cfg.Settings))
+}
+
+var _ engine.StoreFiler = (*Engine)(nil)
+
+// StoreFile returns the database file Open opens: cfg.Target, or
+// sqlite.db in cfg.Dir when the target is empty.
+func (*Engine) StoreFile(cfg engine.Config) string {
+	if cfg.Target == "" {
+		return filepath.Join(cfg.Dir, DefaultFile)
 	}
-	return OpenFile(ctx, path, optionsFrom(cfg.Settings))
+	return cfg.Target
 }
 
 var _ engine.TargetChecker = (*Engine)(nil)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,8 +29,11 @@ a run). Keys the store changed after the run (a later version than any the run w
 later run recorded on the same cluster, a value from before the run or none) are counted
 "overwritten since the run: not judged", not lost; after a killed run, keys holding a write whose
 record the process never wrote are "written by the run but not yet recorded when it was killed: not
-judged". A verdict that differs from the run's own audit is noted in run.json. Exit codes: 0 no acknowledged write lost, 1 some lost, 2 bad usage, 4 the
-read-back could not finish.`,
+judged". A verdict that differs from the run's own audit is noted in run.json. A store that cannot
+be reopened as it was is refused before any read-back, run.json left as it was: a memory engine run
+(its data ended with its process) and a SQLite file that no longer exists (never created anew).
+Exit codes: 0 no acknowledged write lost, 1 some lost, 2 bad usage (a memory engine run), 4 the
+read-back could not finish (the store file is gone).`,
 		Example:           "  scalelab audit scalelab-results/RUN",
 		Args:              exactArgs(1, "one results DIR"),
 		ValidArgsFunction: completeDirs,
@@ -52,7 +56,7 @@ func auditDir(ctx context.Context, dir string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "audit: %s: the process died during the run; its summary was rebuilt from the streamed files\n", dir)
 	}
 	aerr := runner.Reaudit(ctx, dir, r, stderr)
-	if results.ExitCode(aerr) == ExitUsage {
+	if results.ExitCode(aerr) == ExitUsage || errors.Is(aerr, runner.ErrStoreGone) {
 		return aerr
 	}
 	if aerr != nil && r.Audit == nil {
