@@ -57,7 +57,7 @@ slo: p95 < 1s, errors < 1%
 		t.Errorf("check: %d %s", code, out)
 	}
 	code, out, _ = run(t, ctx, "check", xp, "--slo", "p50<1us for read")
-	if code != ExitCheckFailed || !strings.Contains(out, "FAIL c01 users=1") {
+	if code != ExitCheckFailed || !strings.Contains(out, "FAIL c01 users=1") || !strings.Contains(out, "\n2 of 2 checks failed\n") {
 		t.Errorf("check strict: %d %s", code, out)
 	}
 	runDir := filepath.Join(xp, "runs", "c01-r01")
