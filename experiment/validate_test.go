@@ -1,6 +1,9 @@
 package experiment
 
 import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -28,5 +31,21 @@ func TestPlanErrorHasLine(t *testing.T) {
 	}
 	if msg := err.Error(); !strings.Contains(msg, "x.yaml:4:") || !strings.Contains(msg, "needs --rate") {
 		t.Errorf("error %q: want it at line 4 (load.model) and saying the rate is needed", msg)
+	}
+}
+
+// TestParseResultsFile checks that an experiment's results given as an
+// experiment file get one error saying what they are, not one per key.
+func TestParseResultsFile(t *testing.T) {
+	t.Parallel()
+	b, err := json.Marshal(&Result{Schema: 1, Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Parse(filepath.Join("out", "experiment.json"), b, "")
+	var errs Errors
+	if !errors.As(err, &errs) || len(errs) != 1 || !strings.Contains(err.Error(), "this is an experiment's results (experiment.json)") ||
+		!strings.Contains(err.Error(), "scalelab experiment show out") {
+		t.Errorf("error %v", err)
 	}
 }
