@@ -49,3 +49,27 @@ func TestParseResultsFile(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestPlanNames checks that the plan names each combination's cluster,
+// one name per cluster: combinations that vary a cluster differ.
+func TestPlanNames(t *testing.T) {
+	t.Parallel()
+	s := mustParse(t, ycsbMemory("ycsb.records: 100", "users: 1, duration: 1s", `
+clusters:
+  memory: {}
+factors:
+  nodes: [1, 2]
+  users: [1, 2]
+`))
+	combos := mustMatrix(t, s, 4)
+	names := PlanNames(combos)
+	want := map[string]string{"c01": "CLUSTER(c01)", "c02": "CLUSTER(c01)", "c03": "CLUSTER(c03)", "c04": "CLUSTER(c03)"}
+	for _, c := range combos {
+		if names[c.ID].Run != want[c.ID] {
+			t.Errorf("%s (%s): cluster %q, want %q", c.ID, c.Label, names[c.ID].Run, want[c.ID])
+		}
+		if o := s.RunOptions(c, 1, "DIR", names[c.ID]); !strings.Contains(strings.Join(o.Args, " "), "--cluster "+want[c.ID]) {
+			t.Errorf("%s: command %v lacks its cluster", c.ID, o.Args)
+		}
+	}
+}

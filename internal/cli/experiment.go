@@ -266,6 +266,7 @@ func printPlan(w io.Writer, s *experiment.Spec, repeats int, search *experiment.
 	}
 	tab := termtable.Table{Header: []string{"id", "combination", "vs", "engine", "cluster"}, Keys: 2, Indent: "  "}
 	var commands []string
+	names := experiment.PlanNames(combos) // the clusters the experiment starts
 	for _, c := range combos {
 		id := c.ID
 		if c.Baseline {
@@ -297,11 +298,7 @@ func printPlan(w io.Writer, s *experiment.Spec, repeats int, search *experiment.
 		if len(parts) > 0 {
 			cl = strings.Join(parts, ", ")
 		}
-		names := experiment.ClusterNames{}
-		if c.Cache != nil {
-			names.Cache = "CACHE" // the cluster the experiment starts
-		}
-		o := s.RunOptions(c, 1, "DIR", names)
+		o := s.RunOptions(c, 1, "DIR", names[c.ID])
 		vs := c.ComparedTo
 		if c.Baseline {
 			vs = "-"
@@ -312,6 +309,9 @@ func printPlan(w io.Writer, s *experiment.Spec, repeats int, search *experiment.
 	_ = tab.Write(w, termtable.Width)
 	fmt.Fprintln(w, "* baseline (vs: the combination each is compared with)")
 	fmt.Fprintln(w, "commands (repeat 1):")
+	if plan := hasPlanNames(names); plan != "" {
+		fmt.Fprintf(w, "  (%s: the cluster the experiment starts for that combination and those sharing it)\n", plan)
+	}
 	for _, c := range commands {
 		fmt.Fprint(w, c)
 	}
@@ -363,4 +363,18 @@ func shellLines(cmd string, width int, first, next string) string {
 	}
 	b.WriteString(line + "\n")
 	return b.String()
+}
+
+// hasPlanNames is an example of the placeholder cluster names the plan's
+// commands use, "" for none.
+func hasPlanNames(names map[string]experiment.ClusterNames) string {
+	for _, n := range names {
+		if n.Run != "" {
+			return "CLUSTER(cNN)"
+		}
+		if n.Cache != "" {
+			return "CACHE(cNN)"
+		}
+	}
+	return ""
 }
