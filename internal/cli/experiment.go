@@ -227,42 +227,8 @@ func printPlan(w io.Writer, s *experiment.Spec, repeats int, search *experiment.
 	} else if len(s.Profiles) > 0 {
 		fmt.Fprintf(w, "profiles (--profile): %s\n", strings.Join(s.Profiles, ", "))
 	}
-	var sr experiment.Search
-	if search != nil {
-		if sr, err = s.KneeSearch(search); err != nil {
-			return withCode(ExitUsage, err)
-		}
-	}
-	r := s.Repeats
-	switch {
-	case search != nil:
-		fmt.Fprintf(w, "repeats: %d per load step, order %s\n", sr.Repeats, s.Order)
-	case repeats > 0:
-		fmt.Fprintf(w, "repeats: %d (--repeats), order %s\n", repeats, s.Order)
-	case r.Fixed > 0:
-		fmt.Fprintf(w, "repeats: %d, order %s\n", r.Fixed, s.Order)
-	default:
-		fmt.Fprintf(w, "repeats: until the 95%% CI of %s is within %g%% (%d to %d), order %s\n", r.Metric, 100*r.UntilCIWithin, r.Min, r.Max, s.Order)
-	}
-	var objs []string
-	for _, e := range s.SLO {
-		objs = append(objs, e.Expr.Text)
-	}
-	if len(objs) > 0 {
-		fmt.Fprintf(w, "slo: %s\n", strings.Join(objs, ", "))
-	}
-	e, err := s.Estimate(repeats)
-	if search != nil {
-		fmt.Fprintf(w, "knee search on %s from %g to %g, precision %g%%\n", sr.On, sr.Start, sr.Max, 100*sr.Precision)
-		e, err = s.EstimateSearch(sr)
-	}
-	if err == nil {
-		for i, l := range wrap("runs: "+e.String(), termtable.Width-2) {
-			if i > 0 {
-				l = "  " + l
-			}
-			fmt.Fprintln(w, l)
-		}
+	if err := planRuns(w, s, repeats, search); err != nil {
+		return err
 	}
 	tab := termtable.Table{Header: []string{"id", "combination", "vs", "engine", "cluster"}, Keys: 2, Indent: "  "}
 	var commands []string
@@ -314,6 +280,50 @@ func printPlan(w io.Writer, s *experiment.Spec, repeats int, search *experiment.
 	}
 	for _, c := range commands {
 		fmt.Fprint(w, c)
+	}
+	return nil
+}
+
+// planRuns prints how often the combinations run (a knee search's runs
+// per step), the SLO, the search and the estimate of the plan.
+func planRuns(w io.Writer, s *experiment.Spec, repeats int, search *experiment.Search) error {
+	var sr experiment.Search
+	var err error
+	if search != nil {
+		if sr, err = s.KneeSearch(search); err != nil {
+			return withCode(ExitUsage, err)
+		}
+	}
+	r := s.Repeats
+	switch {
+	case search != nil:
+		fmt.Fprintf(w, "repeats: %d per load step, order %s\n", sr.Repeats, s.Order)
+	case repeats > 0:
+		fmt.Fprintf(w, "repeats: %d (--repeats), order %s\n", repeats, s.Order)
+	case r.Fixed > 0:
+		fmt.Fprintf(w, "repeats: %d, order %s\n", r.Fixed, s.Order)
+	default:
+		fmt.Fprintf(w, "repeats: until the 95%% CI of %s is within %g%% (%d to %d), order %s\n", r.Metric, 100*r.UntilCIWithin, r.Min, r.Max, s.Order)
+	}
+	var objs []string
+	for _, e := range s.SLO {
+		objs = append(objs, e.Expr.Text)
+	}
+	if len(objs) > 0 {
+		fmt.Fprintf(w, "slo: %s\n", strings.Join(objs, ", "))
+	}
+	e, err := s.Estimate(repeats)
+	if search != nil {
+		fmt.Fprintf(w, "knee search on %s from %g to %g, precision %g%%\n", sr.On, sr.Start, sr.Max, 100*sr.Precision)
+		e, err = s.EstimateSearch(sr)
+	}
+	if err == nil {
+		for i, l := range wrap("runs: "+e.String(), termtable.Width-2) {
+			if i > 0 {
+				l = "  " + l
+			}
+			fmt.Fprintln(w, l)
+		}
 	}
 	return nil
 }
