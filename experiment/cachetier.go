@@ -82,3 +82,26 @@ func (s *Spec) cacheCluster(tiers []Assign) *ClusterSpec {
 	}
 	return nil
 }
+
+// PlanNames are the cluster names a plan shows for each combination (by
+// ID) where a run will name the clusters the experiment starts, whose
+// names are known only then: CLUSTER(cNN) for its store or app cluster
+// and CACHE(cNN) for its cache tier's, cNN the first combination that
+// runs on that cluster. Combinations on one cluster show one name.
+func PlanNames(combos []*Combination) map[string]ClusterNames {
+	out := map[string]ClusterNames{}
+	for _, g := range groups(combos) {
+		first := combos[g.combos[0]].ID
+		var n ClusterNames
+		if g.spec != nil || g.app != nil {
+			n.Run = "CLUSTER(" + first + ")"
+		}
+		if g.cache != nil {
+			n.Cache = "CACHE(" + first + ")"
+		}
+		for _, i := range g.combos {
+			out[combos[i].ID] = n
+		}
+	}
+	return out
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/scalelab/scalelab/results"
@@ -27,7 +28,10 @@ type GateItem struct {
 	Name     string        `json:"name"`
 	Outcomes []slo.Outcome `json:"outcomes"`
 	Problems []string      `json:"problems,omitempty"` // the run did not finish, a check failed, ...
-	Pass     bool          `json:"pass"`
+	// Detail says what a knee search's outcomes are of: the highest load
+	// that met the objectives (the knee), or the lowest tried.
+	Detail string `json:"detail,omitempty"`
+	Pass   bool   `json:"pass"`
 }
 
 // ErrNotResults means a directory holds neither run.json nor
@@ -109,11 +113,15 @@ func checkExperiment(dir string, exprs []slo.Expr) (*Gate, error) {
 		g.Pass = false
 	}
 	if r.Kind == results.KindKnee {
+		if len(exprs) == 0 {
+			return nil, fmt.Errorf("%s is a knee search with no slo of its own: give the objectives to check its steps against with --slo", dir)
+		}
+		if len(r.Knees) == 0 {
+			g.Items = append(g.Items, GateItem{Name: r.Name, Problems: []string{"the knee search ran no step"}})
+			g.Pass = false
+		}
 		for _, k := range r.Knees {
-			it := GateItem{Name: k.Combination + " " + k.Label, Pass: k.Load != nil}
-			if !it.Pass {
-				it.Problems = append(it.Problems, k.Summary)
-			}
+			it := checkKnee(dir, k, exprs)
 			g.Items = append(g.Items, it)
 			g.Pass = g.Pass && it.Pass
 		}
@@ -153,4 +161,58 @@ func checkExperiment(dir string, exprs []slo.Expr) (*Gate, error) {
 		g.Pass = g.Pass && it.Pass
 	}
 	return g, nil
+}
+
+// checkKnee checks a knee search's steps against the objectives, each on
+// the mean over its measured runs as the search judged it (a step with a
+// run that was not measured cannot meet them). The knee is the highest
+// step that meets them: the search passes when there is one, with that
+// step's outcomes; else it fails with the lowest step's.
+func checkKnee(dir string, k Knee, exprs []slo.Expr) GateItem {
+	it := GateItem{Name: k.Combination + " " + k.Label}
+	unit := map[string]string{"users": "users", "rate": "ops/s"}[k.On]
+	if len(k.Steps) == 0 {
+		it.Problems = []string{"the knee search ran no step"}
+		return it
+	}
+	steps := append([]KneeStep(nil), k.Steps...)
+	sort.Slice(steps, func(i, j int) bool { return steps[i].Load < steps[j].Load })
+	var lowest []string
+	for i, st := range steps {
+		outcomes, ok, problems := checkStep(dir, st, exprs)
+		if i == 0 {
+			it.Outcomes, lowest = outcomes, problems
+		}
+		if ok && len(problems) == 0 {
+			it.Outcomes, it.Pass = outcomes, true
+			it.Detail = fmt.Sprintf("knee: %g %s, the highest of %d steps that meets the objectives", st.Load, unit, len(steps))
+		}
+	}
+	if !it.Pass {
+		it.Detail = fmt.Sprintf("outcomes at %g %s, the lowest of %d steps", steps[0].Load, unit, len(steps))
+		it.Problems = append(lowest, fmt.Sprintf("no step of the search met the objectives, down to %g %s", steps[0].Load, unit))
+	}
+	return it
+}
+
+// checkStep checks one knee step on the mean over its runs.
+func checkStep(dir string, st KneeStep, exprs []slo.Expr) ([]slo.Outcome, bool, []string) {
+	var tables []slo.Table
+	var problems []string
+	for _, run := range st.Runs {
+		doc, err := results.Read(filepath.Join(dir, run.Dir))
+		switch {
+		case err != nil:
+			problems = append(problems, err.Error())
+		case !run.Measured:
+			problems = append(problems, fmt.Sprintf("%s: not measured (status %s, exit code %d)", run.Dir, doc.Status, doc.ExitCode))
+		default:
+			tables = append(tables, slo.FromRun(doc))
+		}
+	}
+	if len(tables) == 0 {
+		return nil, false, append(problems, "no run of the step was measured")
+	}
+	outcomes, ok := slo.Check(exprs, meanTable(tables))
+	return outcomes, ok, problems
 }

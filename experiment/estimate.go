@@ -21,22 +21,44 @@ type Estimate struct {
 }
 
 // Estimate counts the runs of a validated file (repeats > 0 overrides the
-// file's rule, as `--repeats` does) and the time they measure.
+// file's rule, as `--repeats` does) and the time they measure. A file
+// with a search counts its knee search's runs per load step.
 func (s *Spec) Estimate(repeats int) (Estimate, error) {
-	combos, err := s.Matrix()
-	if err != nil {
-		return Estimate{}, err
+	if s.Search != nil {
+		sr, err := s.searchFor(&Search{Repeats: repeats})
+		if err != nil {
+			return Estimate{}, err
+		}
+		return s.EstimateSearch(sr)
 	}
-	e := Estimate{Knee: s.Search != nil}
 	lo, hi := s.Repeats.Min, s.Repeats.Max
 	switch {
 	case repeats > 0:
 		lo, hi = repeats, repeats
 	case s.Repeats.Fixed > 0:
 		lo, hi = s.Repeats.Fixed, s.Repeats.Fixed
-	case e.Knee:
-		lo, hi = s.Search.Repeats, s.Search.Repeats
 	}
+	return s.estimate(lo, hi, false)
+}
+
+// EstimateSearch counts the runs of one load step of a knee search (from
+// KneeSearch) over every combination and the time they measure.
+func (s *Spec) EstimateSearch(sr Search) (Estimate, error) {
+	return s.estimate(sr.Repeats, sr.Repeats, true)
+}
+
+// KneeSearch is the knee search the experiment runs: the file's search:
+// with o's non-zero fields (the flags of `experiment knee`) over it, and
+// defaults for what neither gives (repeats: the file's repeat count).
+func (s *Spec) KneeSearch(o *Search) (Search, error) { return s.searchFor(o) }
+
+// estimate counts lo to hi runs per combination.
+func (s *Spec) estimate(lo, hi int, knee bool) (Estimate, error) {
+	combos, err := s.Matrix()
+	if err != nil {
+		return Estimate{}, err
+	}
+	e := Estimate{Knee: knee}
 	e.Combinations = len(combos)
 	for _, c := range combos {
 		d, byOps := runLength(s.RunOptions(c, 1, "", ClusterNames{}))
@@ -84,7 +106,7 @@ func (e Estimate) String() string {
 		s = fmt.Sprintf("%d to %d runs, about %s to %s of load", e.Runs, e.MaxRuns, e.Load, e.MaxLoad)
 	}
 	if e.Knee {
-		s = fmt.Sprintf("a knee search of %s: %d runs per load step, about %s of load per step; the steps depend on where the SLO breaks", plural(e.Combinations, "combination"), e.Runs, e.Load)
+		s = fmt.Sprintf("a knee search of %s: %s per load step, about %s of load per step; the steps depend on where the SLO breaks", plural(e.Combinations, "combination"), plural(e.Runs, "run"), e.Load)
 	}
 	if e.ByOps > 0 {
 		s += fmt.Sprintf(" (%d runs are bounded by operations: their time depends on the rate)", e.ByOps)

@@ -39,6 +39,22 @@ factors:
 repeats: {until_ci_within: 5%, min: 2, max: 6}
 `, 0, Estimate{Runs: 4, MaxRuns: 12, Load: time.Minute, MaxLoad: 3 * time.Minute, ByOps: 6, Combinations: 2},
 			"4 to 12 runs, about 1m0s to 3m0s of load (6 runs are bounded by operations: their time depends on the rate)"},
+		{"knee: the search's repeats", `
+scenario: ycsb
+engine: memory
+load: {users: 1, duration: 2s}
+slo: p95 < 1s
+search: {on: users, start: 1, max: 8, repeats: 1}
+`, 0, Estimate{Runs: 1, MaxRuns: 1, Load: 2 * time.Second, MaxLoad: 2 * time.Second, Knee: true, Combinations: 1},
+			"a knee search of 1 combination: 1 run per load step, about 2s of load per step"},
+		{"knee: --repeats over the search's", `
+scenario: ycsb
+engine: memory
+load: {users: 1, duration: 2s}
+slo: p95 < 1s
+search: {on: users, start: 1, max: 8, repeats: 1}
+`, 2, Estimate{Runs: 2, MaxRuns: 2, Load: 4 * time.Second, MaxLoad: 4 * time.Second, Knee: true, Combinations: 1},
+			"2 runs per load step"},
 	} {
 		s, err := Parse("t.yaml", []byte(tc.src), "")
 		if err != nil {

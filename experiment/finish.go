@@ -131,7 +131,7 @@ func failSummary(sloFailed, checkFailed int, r *Result) string {
 		parts = append(parts, fmt.Sprintf("%d runs failed a check", checkFailed))
 	}
 	if kneeFailed(r) {
-		parts = append(parts, "the SLO failed even at the lowest load searched")
+		parts = append(parts, "no load searched met the SLO")
 	}
 	return strings.Join(parts, "; ")
 }

@@ -139,7 +139,7 @@ func (x *executor) knee(ctx context.Context, ci int, names ClusterNames, sr Sear
 	c := x.combos[ci]
 	x.res.Knees = append(x.res.Knees, Knee{Combination: c.ID, Label: c.Label, On: sr.On, Start: sr.Start, Max: sr.Max, Precision: sr.Precision, Repeats: sr.Repeats})
 	ks := &kneeSearch{x: x, ci: ci, c: c, names: names, sr: sr, k: &x.res.Knees[len(x.res.Knees)-1], steps: map[float64]*KneeStep{}}
-	lo, hi, err := bracket(sr, func(load float64) (bool, error) { return ks.step(ctx, load) })
+	lo, hi, err := bracket(sr, func(load float64) (stepVerdict, error) { return ks.step(ctx, load) })
 	if err != nil {
 		return err
 	}
@@ -148,11 +148,31 @@ func (x *executor) knee(ctx context.Context, ci int, names ClusterNames, sr Sear
 	return x.save()
 }
 
+// stepVerdict is what a knee step says of the SLO.
+type stepVerdict int
+
+const (
+	stepBreaks     stepVerdict = iota // a figure broke it, or a run was not measured
+	stepMeets                         // every figure met it
+	stepFewSamples                    // the runs had too few samples for a figure it needs
+)
+
+// verdictOf is a judged step's verdict.
+func verdictOf(st *KneeStep) stepVerdict {
+	switch {
+	case st.Pass:
+		return stepMeets
+	case st.TooFewSamples:
+		return stepFewSamples
+	}
+	return stepBreaks
+}
+
 // step runs a load's repeats (once per load) and says whether it meets
 // the SLO.
-func (ks *kneeSearch) step(ctx context.Context, load float64) (bool, error) {
+func (ks *kneeSearch) step(ctx context.Context, load float64) (stepVerdict, error) {
 	if st, ok := ks.steps[load]; ok {
-		return st.Pass, nil
+		return verdictOf(st), nil
 	}
 	x, c, sr := ks.x, ks.c, ks.sr
 	st := &KneeStep{Load: load, Order: len(ks.steps) + 1}
@@ -165,7 +185,7 @@ func (ks *kneeSearch) step(ctx context.Context, load float64) (bool, error) {
 		x.progressStart(c, fmt.Sprintf("%s %g, repeat %d/%d", sr.On, load, r, sr.Repeats))
 		ref, table, err := x.execute(ctx, opts, dir, r)
 		if err != nil {
-			return false, err
+			return stepBreaks, err
 		}
 		ref.Load = load
 		st.Runs = append(st.Runs, ref)
@@ -180,7 +200,7 @@ func (ks *kneeSearch) step(ctx context.Context, load float64) (bool, error) {
 	}
 	fmt.Fprintf(x.o.Stderr, "  %s %g %s\n", sr.On, load, x.judgeStep(st, tables))
 	x.kneeSteps(ks.k, ks.steps)
-	return st.Pass, x.save()
+	return verdictOf(st), x.save()
 }
 
 // judgeStep sets a step's figures and its SLO verdict from its measured
@@ -189,6 +209,7 @@ func (x *executor) judgeStep(st *KneeStep, tables []slo.Table) string {
 	st.Throughput = stats.Summarize(values(tables, slo.AllOps, slo.Throughput))
 	if len(tables) == len(st.Runs) && len(tables) > 0 {
 		st.Outcomes, st.Pass = slo.Check(x.exprs, meanTable(tables))
+		st.TooFewSamples = !st.Pass && tooFewSamples(st.Outcomes)
 	} else {
 		st.Outcomes = []slo.Outcome{{SLO: "runs", Detail: fmt.Sprintf("%d of %d runs could not be measured", len(st.Runs)-len(tables), len(st.Runs))}}
 	}
@@ -204,11 +225,30 @@ func (x *executor) judgeStep(st *KneeStep, tables []slo.Table) string {
 		return "meets the SLO"
 	}
 	for _, o := range st.Outcomes {
+		if st.TooFewSamples && !o.Pass {
+			return "not enough samples for the SLO: " + o.Detail
+		}
 		if !o.Pass {
 			return "breaks the SLO: " + o.Detail
 		}
 	}
 	return "breaks the SLO"
+}
+
+// tooFewSamples reports whether the outcomes fail only for figures their
+// runs had too few samples to define.
+func tooFewSamples(outcomes []slo.Outcome) bool {
+	few := false
+	for _, o := range outcomes {
+		if o.Pass {
+			continue
+		}
+		if !slo.TooFewSamples(o) {
+			return false
+		}
+		few = true
+	}
+	return few
 }
 
 // conclude records the knee: the highest load that meets the SLO (lo)
@@ -233,8 +273,13 @@ func (ks *kneeSearch) conclude(lo, hi float64) {
 		} else {
 			kp.Summary = fmt.Sprintf("the SLO holds up to the maximum searched, %g %s", lo, unit)
 		}
-	default:
+	case hi > 0:
 		kp.Summary = fmt.Sprintf("the SLO fails even at %g %s, the lowest load tried", hi, unit)
+		if few := ks.fewBelow(hi); few > 0 {
+			kp.Summary = fmt.Sprintf("the SLO fails at %g %s; the search stopped there, for at %g %s the runs had too few samples for the SLO's figures (run longer to search lower loads)", hi, unit, few, unit)
+		}
+	default:
+		kp.Summary = fmt.Sprintf("no load up to %g %s gave the runs enough samples for the SLO's figures (run longer)", ks.sr.Max, unit)
 	}
 	at := lo
 	if hi > 0 {
@@ -244,6 +289,18 @@ func (ks *kneeSearch) conclude(lo, hi float64) {
 		kp.Saturation = fmt.Sprintf("at %g %s: %s", at, unit, st.Saturation)
 		kp.Summary += "; " + kp.Saturation
 	}
+}
+
+// fewBelow is the highest load under hi whose runs had too few samples, 0
+// for none.
+func (ks *kneeSearch) fewBelow(hi float64) float64 {
+	few := 0.0
+	for load, st := range ks.steps {
+		if st.TooFewSamples && load < hi {
+			few = math.Max(few, load)
+		}
+	}
+	return few
 }
 
 // roundLoad rounds a load to what a step runs: whole users, whole
@@ -262,19 +319,25 @@ func roundLoad(on string, v float64) float64 {
 // fails (hi); 0 means none was found. From Start the load doubles (capped at
 // Max) while it passes, or halves (down to 1 user, or Start/1024 ops/s)
 // while it fails; then the bracket is bisected until hi - lo is within
-// Precision of lo (or 1 user). step runs a load once; repeated loads are
-// its business.
-func bracket(sr Search, step func(float64) (bool, error)) (lo, hi float64, err error) {
+// Precision of lo (or 1 user). A load whose runs have too few samples for
+// the SLO's figures is neither: the search doubles past it, and stops
+// halving there (lower loads have fewer samples still). step runs a load
+// once; repeated loads are its business.
+func bracket(sr Search, step func(float64) (stepVerdict, error)) (lo, hi float64, err error) {
 	round := func(v float64) float64 { return roundLoad(sr.On, v) }
+	few := 0.0 // the highest load whose runs had too few samples
 	// try runs a load and moves the end of the bracket it falls on.
 	try := func(load float64) error {
-		pass, err := step(load)
+		v, err := step(load)
 		if err != nil {
 			return err
 		}
-		if pass {
+		switch v {
+		case stepMeets:
 			lo = load
-		} else {
+		case stepFewSamples:
+			few = math.Max(few, load)
+		default:
 			hi = load
 		}
 		return nil
@@ -286,19 +349,24 @@ func bracket(sr Search, step func(float64) (bool, error)) (lo, hi float64, err e
 	if sr.On == "rate" {
 		floor = sr.Start / 1024
 	}
-	// Widen until the other end is found: a passing load doubles (up to
-	// Max), a failing one halves (down to floor).
+	// Widen until the other end is found: a passing load (or one with too
+	// few samples) doubles, up to Max; a failing one halves, down to floor.
+widen:
 	for lo == 0 || hi == 0 {
 		var next float64
-		if hi == 0 {
-			next = math.Min(round(2*lo), sr.Max)
-			if lo >= sr.Max || next <= lo {
-				break
+		switch {
+		case hi == 0:
+			from := math.Max(lo, few)
+			next = math.Min(round(2*from), sr.Max)
+			if from >= sr.Max || next <= from {
+				break widen
 			}
-		} else {
+		case few > 0:
+			break widen
+		default:
 			next = round(hi / 2)
 			if hi <= floor || next >= hi {
-				break
+				break widen
 			}
 		}
 		if err := try(next); err != nil {
@@ -316,6 +384,9 @@ func bracket(sr Search, step func(float64) (bool, error)) (lo, hi float64, err e
 		}
 		if err := try(mid); err != nil {
 			return lo, hi, err
+		}
+		if few == mid {
+			break // between loads that had samples enough: leave the bracket as it is
 		}
 	}
 	return lo, hi, nil

@@ -9,6 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/setting"
 	"github.com/scalelab/scalelab/slo"
 )
@@ -28,6 +29,17 @@ func Load(path, profile string) (*Spec, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// isResults reports whether a mapping is an experiment's results
+// (experiment.json): its schema and its combinations or totals, keys no
+// experiment file has.
+func isResults(root *yaml.Node) bool {
+	keys := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		keys[root.Content[i].Value] = true
+	}
+	return keys["schema"] && (keys["combinations"] || keys["totals"])
 }
 
 // Parse parses an experiment file's bytes (file names it in errors). It
@@ -51,6 +63,10 @@ func Parse(file string, data []byte, profile string) (*Spec, error) {
 	root := resolve(doc.Content[0])
 	if root.Kind != yaml.MappingNode {
 		d.errorf(root, "", "the file must be a mapping of keys (%s), got %s", strings.Join(topKeys, ", "), kindName(root))
+		return nil, d.errs
+	}
+	if isResults(root) {
+		d.errAt(Pos{Line: 1, Col: 1}, "", "this is an experiment's results (%s), not an experiment file; use `scalelab experiment show %s`", results.ExperimentFile, filepath.Dir(file))
 		return nil, d.errs
 	}
 	s := &Spec{File: file, Source: data, Order: OrderInterleaved, ClusterLifetime: "group", Repeats: Repeats{Fixed: 3}, Combos: Combinations{Mode: "full"}}

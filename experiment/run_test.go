@@ -336,9 +336,12 @@ func TestBracket(t *testing.T) {
 		{"rate", Search{On: "rate", Start: 100, Max: 1e6, Precision: 0.05}, 1234, 1200, 1250, []float64{100, 200, 400, 800, 1600, 1200, 1400, 1300, 1250}},
 	} {
 		var steps []float64
-		lo, hi, err := bracket(tc.sr, func(l float64) (bool, error) {
+		lo, hi, err := bracket(tc.sr, func(l float64) (stepVerdict, error) {
 			steps = append(steps, l)
-			return l <= tc.limit, nil
+			if l <= tc.limit {
+				return stepMeets, nil
+			}
+			return stepBreaks, nil
 		})
 		if err != nil || lo != tc.lo || hi != tc.hi {
 			t.Errorf("%s: bracket (%v, %v) %v, want (%v, %v); steps %v", tc.name, lo, hi, err, tc.lo, tc.hi, steps)

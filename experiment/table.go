@@ -205,27 +205,14 @@ func writeSLO(w io.Writer, r *Result) {
 func writeKnees(w io.Writer, r *Result) {
 	for _, k := range r.Knees {
 		fmt.Fprintf(w, "\nknee search on %s: %s %s, SLO %s\n", k.On, k.Combination, k.Label, strings.Join(r.SLO, ", "))
+		cols := kneeColumns(k.Steps)
 		head := []string{k.On, "runs", "ops/s"}
-		if len(k.Steps) > 0 {
-			for _, f := range k.Steps[0].Figures {
-				head = append(head, figName(f))
-			}
+		for _, f := range cols {
+			head = append(head, figName(f))
 		}
 		tab := termtable.Table{Header: append(head, "SLO"), Keys: 1, Indent: "  "}
 		for _, st := range k.Steps {
-			cells := []string{strconv.FormatFloat(st.Load, 'f', -1, 64), strconv.Itoa(len(st.Runs)), statCell(st.Throughput, 1)}
-			for _, f := range st.Figures {
-				scale := 1.0
-				if f.Metric == slo.ErrorRate {
-					scale = 100
-				}
-				cells = append(cells, statCell(f.Stat, scale))
-			}
-			verdict := "pass"
-			if !st.Pass {
-				verdict = "FAIL"
-			}
-			tab.Rows = append(tab.Rows, append(cells, verdict))
+			tab.Rows = append(tab.Rows, kneeRow(st, cols))
 		}
 		_ = tab.Write(w, termtable.Width)
 		fmt.Fprintf(w, "knee: %s", k.Summary)
@@ -237,6 +224,50 @@ func writeKnees(w io.Writer, r *Result) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// kneeColumns is every figure some step has, in the order the steps
+// first give them: steps may differ (an operation that ran only at
+// higher loads).
+func kneeColumns(steps []KneeStep) []StepFigure {
+	var cols []StepFigure
+	seen := map[string]bool{}
+	for _, st := range steps {
+		for _, f := range st.Figures {
+			if key := f.Op + " " + f.Metric; !seen[key] {
+				seen[key] = true
+				cols = append(cols, StepFigure{Op: f.Op, Metric: f.Metric})
+			}
+		}
+	}
+	return cols
+}
+
+// kneeRow is a step's cells under the columns: "-" for a figure the step
+// lacks or could not define.
+func kneeRow(st KneeStep, cols []StepFigure) []string {
+	cells := []string{strconv.FormatFloat(st.Load, 'f', -1, 64), strconv.Itoa(len(st.Runs)), statCell(st.Throughput, 1)}
+	for _, c := range cols {
+		cell := "-"
+		for _, f := range st.Figures {
+			if f.Op == c.Op && f.Metric == c.Metric {
+				scale := 1.0
+				if f.Metric == slo.ErrorRate {
+					scale = 100
+				}
+				cell = statCell(f.Stat, scale)
+			}
+		}
+		cells = append(cells, cell)
+	}
+	verdict := "pass"
+	switch {
+	case st.TooFewSamples:
+		verdict = "not enough samples"
+	case !st.Pass:
+		verdict = "FAIL"
+	}
+	return append(cells, verdict)
 }
 
 func figName(f StepFigure) string {

@@ -278,7 +278,27 @@ func (v *validator) combinations(combos []*Combination) {
 			applySearchLoad(o, s.Search.On, max(s.Search.Start, 1))
 		}
 		if _, err := runner.NewPlan(o); err != nil {
-			v.d.errAt(c.pos, fmt.Sprintf("combination %s (%s)", c.ID, c.Label), "%v", err)
+			v.d.errAt(v.planErrPos(c, err), fmt.Sprintf("combination %s (%s)", c.ID, c.Label), "%v", err)
 		}
 	}
+}
+
+// planErrPos is where the file gives what the runner refused in a
+// combination: the load field its error names (--users is load.users),
+// else the level that makes the combination, else the file's load, else
+// its scenario; a combination of the file's defaults has no line of its own.
+func (v *validator) planErrPos(c *Combination, err error) Pos {
+	msg := err.Error()
+	for _, a := range c.Load {
+		if strings.Contains(msg, "--"+strings.ReplaceAll(a.Key, "_", "-")+" ") && a.Pos != (Pos{}) {
+			return a.Pos
+		}
+	}
+	if c.pos != (Pos{}) {
+		return c.pos
+	}
+	if len(v.s.Load) > 0 {
+		return v.s.Load[0].Pos
+	}
+	return v.s.Scenario.Pos
 }

@@ -229,8 +229,12 @@ type KneeStep struct {
 	Runs       []RunRef     `json:"runs"`
 	Throughput Stat         `json:"throughput"`
 	Figures    []StepFigure `json:"figures"`
-	Outcomes   []SLOOutcome `json:"outcomes"`             // the SLO against the mean over repeats
-	Saturation string       `json:"saturation,omitempty"` // the telemetry verdict of its last run
+	Outcomes   []SLOOutcome `json:"outcomes"` // the SLO against the mean over repeats
+	// TooFewSamples says the step neither met nor broke the SLO: its runs
+	// had too few samples for a figure the SLO needs (a p95 of a short
+	// run at a low load), and every figure they had met it.
+	TooFewSamples bool   `json:"too_few_samples,omitempty"`
+	Saturation    string `json:"saturation,omitempty"` // the telemetry verdict of its last run
 }
 
 // StepFigure is one SLO figure over a step's repeats.

@@ -256,7 +256,11 @@ func buildModel(f *Options, given map[string]bool) (load.Model, load.Options, er
 		if !given["users"] {
 			workers = 32
 		}
-		m = &load.Rate{Rate: r, Arrivals: f.Arrivals, Workers: workers}
+		arrivals := f.Arrivals
+		if arrivals == "" {
+			arrivals = "constant" // as `scalelab run` defaults --arrivals
+		}
+		m = &load.Rate{Rate: r, Arrivals: arrivals, Workers: workers}
 	case load.ModelPhases:
 		if f.Phases == "" {
 			return nil, opts, results.UsageErr("run: the phases model needs --phases, e.g. --phases 30s@1/s,30s@2/s")

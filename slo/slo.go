@@ -354,6 +354,19 @@ func (e Expr) String() string { return e.Text }
 // the form run.json and experiment.json record).
 type Outcome = results.SLOOutcome
 
+// The details of outcomes whose figure is undefined for want of samples.
+const (
+	tooFewDetail = "(too few samples)"
+	noOpDetail   = "no operation ran"
+)
+
+// TooFewSamples reports whether an outcome failed only because the
+// figures had too few samples to define its metric (or no operation ran),
+// not because a figure broke the objective.
+func TooFewSamples(o Outcome) bool {
+	return !o.Pass && o.Value == nil && o.Metric != "" && (strings.HasSuffix(o.Detail, tooFewDetail) || o.Detail == noOpDetail)
+}
+
 // Eval checks the objective against a table. A latency objective without
 // an operation is checked against every operation. An undefined figure
 // fails (the gate cannot vouch for it), as does an operation that did not
@@ -365,7 +378,7 @@ func (e Expr) Eval(t Table) []Outcome {
 	case IsLatency(e.Metric):
 		ops = t.Ops()
 		if len(ops) == 0 {
-			return []Outcome{{SLO: e.Text, Metric: e.Metric, Limit: e.Limit, Detail: "no operation ran"}}
+			return []Outcome{{SLO: e.Text, Metric: e.Metric, Limit: e.Limit, Detail: noOpDetail}}
 		}
 	default:
 		ops = []string{AllOps}
@@ -386,7 +399,7 @@ func (e Expr) Eval(t Table) []Outcome {
 		}
 		v, ok := f[e.Metric]
 		if !ok {
-			o.Detail = fmt.Sprintf("%s of %s is undefined (too few samples)", e.Metric, op)
+			o.Detail = fmt.Sprintf("%s of %s is undefined %s", e.Metric, op, tooFewDetail)
 			out = append(out, o)
 			continue
 		}

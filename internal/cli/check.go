@@ -20,7 +20,8 @@ func checkCmd() *cobra.Command {
 		Long: `Checks a run's results directory (run.json) or an experiment's (experiment.json, on the mean
 over repeats) against SLOs; exits 1 when one fails or the run did not finish: a release gate for CI
 pipelines. Without --slo, a run is checked against its recorded status and an experiment against
-its own slo. SLOs: p50|p90|p95|p99|p99.9|mean|max < 250ms [for OP], errors < 1%,
+its own slo. A knee search passes when one of its steps meets the SLOs (the highest such step
+is shown). SLOs: p50|p90|p95|p99|p99.9|mean|max < 250ms [for OP], errors < 1%,
 throughput > 1000/s.`,
 		Example: `  scalelab check scalelab-results/RUN --slo 'p95<1s' --slo 'errors<1%'
   scalelab check EXPERIMENT_DIR --json`,
@@ -56,6 +57,9 @@ func check(dir string, slos []string, asJSON bool, stdout io.Writer) error {
 				verdict = "FAIL"
 			}
 			fmt.Fprintf(stdout, "%s %s\n", verdict, it.Name)
+			if it.Detail != "" {
+				fmt.Fprintf(stdout, "  %s\n", it.Detail)
+			}
 			for _, o := range it.Outcomes {
 				mark := "ok  "
 				if !o.Pass {
@@ -69,6 +73,15 @@ func check(dir string, slos []string, asJSON bool, stdout io.Writer) error {
 		}
 	}
 	if !g.Pass {
+		if !asJSON {
+			failed := 0
+			for _, it := range g.Items {
+				if !it.Pass {
+					failed++
+				}
+			}
+			fmt.Fprintf(stdout, "%d of %d checks failed\n", failed, len(g.Items))
+		}
 		return withCode(ExitCheckFailed, errReported)
 	}
 	if !asJSON {

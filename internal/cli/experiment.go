@@ -156,7 +156,6 @@ func loadSpec(file, profile string, slos []string) (*experiment.Spec, error) {
 }
 
 func experimentRun(ctx context.Context, file string, f *experimentFlags, stdout, stderr io.Writer) error {
-	knee := f.knee
 	if f.repeats < 0 {
 		return usageErr("experiment %s: --repeats %d must be positive", f.name, f.repeats)
 	}
@@ -164,27 +163,43 @@ func experimentRun(ctx context.Context, file string, f *experimentFlags, stdout,
 	if err != nil {
 		return err
 	}
-	if f.dryRun {
-		return printPlan(stdout, s, f.repeats)
-	}
-	opts := experiment.Options{Out: f.out, Repeats: f.repeats, Knee: knee, Stdout: stdout, Stderr: stderr, Args: os.Args}
+	knee := f.knee || s.Search != nil
+	opts := experiment.Options{Out: f.out, Repeats: f.repeats, Knee: f.knee, Stdout: stdout, Stderr: stderr, Args: os.Args}
 	if knee && (f.searchGiven || f.repeats > 0) {
-		sr := &experiment.Search{On: f.on, Start: f.start, Max: f.max, Repeats: f.repeats}
-		if f.precision != "" {
-			p, err := strconv.ParseFloat(strings.TrimSuffix(f.precision, "%"), 64)
-			if err != nil || !strings.HasSuffix(f.precision, "%") || p <= 0 || p > 100 {
-				return usageErr("experiment knee: --precision %q; allowed: a percentage such as 10%%", f.precision)
-			}
-			sr.Precision = p / 100
+		if opts.Search, err = searchFlags(f); err != nil {
+			return err
 		}
-		if f.on != "" && f.on != "users" && f.on != "rate" {
-			return usageErr("experiment knee: --on %q; allowed: users|rate", f.on)
-		}
-		opts.Search = sr
 		opts.Repeats = 0
+	}
+	if f.dryRun {
+		var sr *experiment.Search
+		if knee {
+			sr = &experiment.Search{}
+			if opts.Search != nil {
+				sr = opts.Search
+			}
+		}
+		return printPlan(stdout, s, f.repeats, sr)
 	}
 	_, err = experiment.Run(ctx, s, opts)
 	return err
+}
+
+// searchFlags is the knee search the flags give (--on, --start, --max,
+// --precision, --repeats), over the file's search:.
+func searchFlags(f *experimentFlags) (*experiment.Search, error) {
+	sr := &experiment.Search{On: f.on, Start: f.start, Max: f.max, Repeats: f.repeats}
+	if f.precision != "" {
+		p, err := strconv.ParseFloat(strings.TrimSuffix(f.precision, "%"), 64)
+		if err != nil || !strings.HasSuffix(f.precision, "%") || p <= 0 || p > 100 {
+			return nil, usageErr("experiment knee: --precision %q; allowed: a percentage such as 10%%", f.precision)
+		}
+		sr.Precision = p / 100
+	}
+	if f.on != "" && f.on != "users" && f.on != "rate" {
+		return nil, usageErr("experiment knee: --on %q; allowed: users|rate", f.on)
+	}
+	return sr, nil
 }
 
 func experimentValidate(file, profile string, stdout io.Writer) error {
@@ -192,11 +207,16 @@ func experimentValidate(file, profile string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return printPlan(stdout, s, 0)
+	var sr *experiment.Search
+	if s.Search != nil {
+		sr = &experiment.Search{}
+	}
+	return printPlan(stdout, s, 0, sr)
 }
 
-// printPlan shows the combinations a valid file makes.
-func printPlan(w io.Writer, s *experiment.Spec, repeats int) error {
+// printPlan shows the combinations a valid file makes; search is the
+// knee search's flags (nil: not a knee search).
+func printPlan(w io.Writer, s *experiment.Spec, repeats int, search *experiment.Search) error {
 	combos, err := s.Matrix()
 	if err != nil {
 		return withCode(ExitUsage, err)
@@ -207,35 +227,12 @@ func printPlan(w io.Writer, s *experiment.Spec, repeats int) error {
 	} else if len(s.Profiles) > 0 {
 		fmt.Fprintf(w, "profiles (--profile): %s\n", strings.Join(s.Profiles, ", "))
 	}
-	r := s.Repeats
-	switch {
-	case repeats > 0:
-		fmt.Fprintf(w, "repeats: %d (--repeats), order %s\n", repeats, s.Order)
-	case r.Fixed > 0:
-		fmt.Fprintf(w, "repeats: %d, order %s\n", r.Fixed, s.Order)
-	default:
-		fmt.Fprintf(w, "repeats: until the 95%% CI of %s is within %g%% (%d to %d), order %s\n", r.Metric, 100*r.UntilCIWithin, r.Min, r.Max, s.Order)
-	}
-	var objs []string
-	for _, e := range s.SLO {
-		objs = append(objs, e.Expr.Text)
-	}
-	if len(objs) > 0 {
-		fmt.Fprintf(w, "slo: %s\n", strings.Join(objs, ", "))
-	}
-	if s.Search != nil {
-		fmt.Fprintf(w, "knee search on %s from %g to %g\n", s.Search.On, s.Search.Start, s.Search.Max)
-	}
-	if e, err := s.Estimate(repeats); err == nil {
-		for i, l := range wrap("runs: "+e.String(), termtable.Width-2) {
-			if i > 0 {
-				l = "  " + l
-			}
-			fmt.Fprintln(w, l)
-		}
+	if err := planRuns(w, s, repeats, search); err != nil {
+		return err
 	}
 	tab := termtable.Table{Header: []string{"id", "combination", "vs", "engine", "cluster"}, Keys: 2, Indent: "  "}
 	var commands []string
+	names := experiment.PlanNames(combos) // the clusters the experiment starts
 	for _, c := range combos {
 		id := c.ID
 		if c.Baseline {
@@ -267,11 +264,7 @@ func printPlan(w io.Writer, s *experiment.Spec, repeats int) error {
 		if len(parts) > 0 {
 			cl = strings.Join(parts, ", ")
 		}
-		names := experiment.ClusterNames{}
-		if c.Cache != nil {
-			names.Cache = "CACHE" // the cluster the experiment starts
-		}
-		o := s.RunOptions(c, 1, "DIR", names)
+		o := s.RunOptions(c, 1, "DIR", names[c.ID])
 		vs := c.ComparedTo
 		if c.Baseline {
 			vs = "-"
@@ -282,8 +275,55 @@ func printPlan(w io.Writer, s *experiment.Spec, repeats int) error {
 	_ = tab.Write(w, termtable.Width)
 	fmt.Fprintln(w, "* baseline (vs: the combination each is compared with)")
 	fmt.Fprintln(w, "commands (repeat 1):")
+	if plan := hasPlanNames(names); plan != "" {
+		fmt.Fprintf(w, "  (%s: the cluster the experiment starts for that combination and those sharing it)\n", plan)
+	}
 	for _, c := range commands {
 		fmt.Fprint(w, c)
+	}
+	return nil
+}
+
+// planRuns prints how often the combinations run (a knee search's runs
+// per step), the SLO, the search and the estimate of the plan.
+func planRuns(w io.Writer, s *experiment.Spec, repeats int, search *experiment.Search) error {
+	var sr experiment.Search
+	var err error
+	if search != nil {
+		if sr, err = s.KneeSearch(search); err != nil {
+			return withCode(ExitUsage, err)
+		}
+	}
+	r := s.Repeats
+	switch {
+	case search != nil:
+		fmt.Fprintf(w, "repeats: %d per load step, order %s\n", sr.Repeats, s.Order)
+	case repeats > 0:
+		fmt.Fprintf(w, "repeats: %d (--repeats), order %s\n", repeats, s.Order)
+	case r.Fixed > 0:
+		fmt.Fprintf(w, "repeats: %d, order %s\n", r.Fixed, s.Order)
+	default:
+		fmt.Fprintf(w, "repeats: until the 95%% CI of %s is within %g%% (%d to %d), order %s\n", r.Metric, 100*r.UntilCIWithin, r.Min, r.Max, s.Order)
+	}
+	var objs []string
+	for _, e := range s.SLO {
+		objs = append(objs, e.Expr.Text)
+	}
+	if len(objs) > 0 {
+		fmt.Fprintf(w, "slo: %s\n", strings.Join(objs, ", "))
+	}
+	e, err := s.Estimate(repeats)
+	if search != nil {
+		fmt.Fprintf(w, "knee search on %s from %g to %g, precision %g%%\n", sr.On, sr.Start, sr.Max, 100*sr.Precision)
+		e, err = s.EstimateSearch(sr)
+	}
+	if err == nil {
+		for i, l := range wrap("runs: "+e.String(), termtable.Width-2) {
+			if i > 0 {
+				l = "  " + l
+			}
+			fmt.Fprintln(w, l)
+		}
 	}
 	return nil
 }
@@ -333,4 +373,18 @@ func shellLines(cmd string, width int, first, next string) string {
 	}
 	b.WriteString(line + "\n")
 	return b.String()
+}
+
+// hasPlanNames is an example of the placeholder cluster names the plan's
+// commands use, "" for none.
+func hasPlanNames(names map[string]experiment.ClusterNames) string {
+	for _, n := range names {
+		if n.Run != "" {
+			return "CLUSTER(cNN)"
+		}
+		if n.Cache != "" {
+			return "CACHE(cNN)"
+		}
+	}
+	return ""
 }

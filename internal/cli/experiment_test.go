@@ -57,7 +57,7 @@ slo: p95 < 1s, errors < 1%
 		t.Errorf("check: %d %s", code, out)
 	}
 	code, out, _ = run(t, ctx, "check", xp, "--slo", "p50<1us for read")
-	if code != ExitCheckFailed || !strings.Contains(out, "FAIL c01 users=1") {
+	if code != ExitCheckFailed || !strings.Contains(out, "FAIL c01 users=1") || !strings.Contains(out, "\n2 of 2 checks failed\n") {
 		t.Errorf("check strict: %d %s", code, out)
 	}
 	runDir := filepath.Join(xp, "runs", "c01-r01")
@@ -125,5 +125,27 @@ func TestExperimentBadInput(t *testing.T) {
 				t.Errorf("%v: stderr %q lacks %q", tc.args, errs, w)
 			}
 		}
+	}
+}
+
+// TestExperimentKneePlanRepeats checks that validate and --dry-run of a
+// knee search show the runs per step its search: gives, not the file's
+// repeat rule.
+func TestExperimentKneePlanRepeats(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	file := filepath.Join(t.TempDir(), "knee.yaml")
+	src := "scenario: ycsb\nengine: memory\nload: {users: 1, duration: 1s}\nslo: p95 < 1s\nsearch: {on: users, start: 1, max: 8, repeats: 1}\n"
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"experiment", "validate", file}, {"experiment", "run", file, "--dry-run"}} {
+		code, out, errs := run(t, ctx, args...)
+		if code != 0 || !strings.Contains(out, "repeats: 1 per load step") || !strings.Contains(out, ": 1 run per load step") || strings.Contains(out, "repeats: 3") {
+			t.Errorf("%v: %d\n%s%s", args, code, out, errs)
+		}
+	}
+	if code, out, _ := run(t, ctx, "experiment", "run", file, "--dry-run", "--repeats", "2"); code != 0 || !strings.Contains(out, "repeats: 2 per load step") {
+		t.Errorf("--repeats 2: %d\n%s", code, out)
 	}
 }
