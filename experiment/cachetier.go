@@ -85,8 +85,8 @@ func (s *Spec) cacheCluster(tiers []Assign) *ClusterSpec {
 
 // PlanNames are the cluster names a plan shows for each combination (by
 // ID) where a run will name the clusters the experiment starts, whose
-// names are known only then: CLUSTER(cNN) for its store or app cluster
-// and CACHE(cNN) for its cache tier's, cNN the first combination that
+// names are known only then: CLUSTER_cNN for its store or app cluster
+// and CACHE_cNN for its cache tier's, cNN the first combination that
 // runs on that cluster. Combinations on one cluster show one name.
 func PlanNames(combos []*Combination) map[string]ClusterNames {
 	out := map[string]ClusterNames{}
@@ -94,10 +94,10 @@ func PlanNames(combos []*Combination) map[string]ClusterNames {
 		first := combos[g.combos[0]].ID
 		var n ClusterNames
 		if g.spec != nil || g.app != nil {
-			n.Run = "CLUSTER(" + first + ")"
+			n.Run = "CLUSTER_" + first
 		}
 		if g.cache != nil {
-			n.Cache = "CACHE(" + first + ")"
+			n.Cache = "CACHE_" + first
 		}
 		for _, i := range g.combos {
 			out[combos[i].ID] = n

@@ -63,7 +63,7 @@ factors:
 `))
 	combos := mustMatrix(t, s, 4)
 	names := PlanNames(combos)
-	want := map[string]string{"c01": "CLUSTER(c01)", "c02": "CLUSTER(c01)", "c03": "CLUSTER(c03)", "c04": "CLUSTER(c03)"}
+	want := map[string]string{"c01": "CLUSTER_c01", "c02": "CLUSTER_c01", "c03": "CLUSTER_c03", "c04": "CLUSTER_c03"}
 	for _, c := range combos {
 		if names[c.ID].Run != want[c.ID] {
 			t.Errorf("%s (%s): cluster %q, want %q", c.ID, c.Label, names[c.ID].Run, want[c.ID])

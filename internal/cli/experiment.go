@@ -380,10 +380,10 @@ func shellLines(cmd string, width int, first, next string) string {
 func hasPlanNames(names map[string]experiment.ClusterNames) string {
 	for _, n := range names {
 		if n.Run != "" {
-			return "CLUSTER(cNN)"
+			return "CLUSTER_cNN"
 		}
 		if n.Cache != "" {
-			return "CACHE(cNN)"
+			return "CACHE_cNN"
 		}
 	}
 	return ""
