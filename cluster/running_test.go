@@ -30,8 +30,8 @@ func TestCheckRunning(t *testing.T) {
 	peers := &State{Name: "m1", Engine: "memory", Target: "memory://", Nodes: []Node{
 		{Name: "node1", Role: "data", PID: dead}, {Name: "node2", Role: "data", PID: live}}}
 	for _, c := range []struct {
-		name     string
-		st       *State
+		name      string
+		st        *State
 		err, warn string
 	}{
 		{"all running", pg(live, live), "", ""},
