@@ -334,6 +334,11 @@ func WriteFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
+		// name the file asked for, not the temp file beside it
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := f.Name()
@@ -384,7 +389,8 @@ func readJSON(dir, file, what string, v any) error {
 		return fmt.Errorf("read %s: %w", file, err)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("parse %s: %w", filepath.Join(dir, file), err)
+		// a damaged or foreign file is the user's input, not a bug
+		return WithCode(ExitUsage, fmt.Errorf("%s is not a valid %s: %w", filepath.Join(dir, file), file, err))
 	}
 	return nil
 }
