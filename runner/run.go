@@ -415,6 +415,10 @@ func (p *Plan) engineConfig(doc *results.Run) engine.Config {
 // directory could not be created or a node the run needs is not running.
 // The error carries the exit code.
 func (p *Plan) Execute(ctx context.Context, obs Observer, stdout, stderr io.Writer) (*results.Run, error) {
+	// a node may have died since the plan was made
+	if err := p.checkRunning(); err != nil {
+		return nil, err
+	}
 	doc, err := p.execute(ctx, obs, stdout, stderr)
 	return doc, err
 }
@@ -422,10 +426,6 @@ func (p *Plan) Execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writer) (*results.Run, error) {
 	f := p.flags
 	ctx = wait.WithOutput(ctx, stderr) // the engines' waits (indexes, replicas) announce themselves there
-	// a node may have died since the plan was made
-	if err := p.checkRunning(); err != nil {
-		return nil, err
-	}
 	if err := p.createDir(); err != nil {
 		return nil, err
 	}
@@ -438,10 +438,7 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 		obs = Quiet{}
 	}
 	p.stderr = stderr
-	for _, w := range p.warnings {
-		doc.Warnings = append(doc.Warnings, w)
-		fmt.Fprintf(stderr, "warning: %s\n", w)
-	}
+	p.warnDeadNodes(doc, stderr)
 	p.announce(stderr)
 	finish := st.finish
 

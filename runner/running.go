@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/results"
@@ -43,4 +44,13 @@ func (p *Plan) checkRunning() error {
 		}
 	}
 	return nil
+}
+
+// warnDeadNodes puts the warnings of checkRunning into run.json and on
+// the terminal.
+func (p *Plan) warnDeadNodes(doc *results.Run, stderr io.Writer) {
+	for _, w := range p.warnings {
+		doc.Warnings = append(doc.Warnings, w)
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
 }
