@@ -17,7 +17,7 @@ import (
 // it took to come up. On error, whatever started is stopped and the
 // directory removed; the error ends with the last lines of the log of
 // each node that exited (of every node when the start timed out), read
-// first.
+// first. A start cut short by the timeout fails with an *UpTimeoutError.
 func Launch(ctx context.Context, prov Provisioner, spec Spec, st *State, links *Links, timeout time.Duration) error {
 	if _, err := Resolve(prov, spec); err != nil {
 		return err
@@ -62,11 +62,38 @@ func Launch(ctx context.Context, prov Provisioner, spec Spec, st *State, links *
 		err = serr
 	}
 	if err != nil {
-		return fail(fmt.Errorf("%w (stopped what had started and removed the cluster's directory)", err))
+		err = fail(fmt.Errorf("%w (stopped what had started and removed the cluster's directory)", err))
+		if ctx.Err() == nil && errors.Is(upCtx.Err(), context.DeadlineExceeded) {
+			// the provisioner's error is what the deadline broke (a
+			// killed initdb, a wait cut short): say first that time ran
+			// out (outermost, so that a caller can name its setting)
+			err = &UpTimeoutError{Timeout: timeout, Err: err}
+		}
+		return err
 	}
 	st.Params["up_seconds"] = fmt.Sprintf("%.1f", time.Since(start).Seconds())
 	return st.Save()
 }
+
+// UpTimeoutError is Launch's error when the cluster did not come up
+// within its timeout: Err is what the deadline cut short. Launch returns
+// it unwrapped, so that a caller can set Setting before wrapping it.
+type UpTimeoutError struct {
+	Timeout time.Duration
+	// Setting names the timeout as the user gave it ("--timeout"); ""
+	// words it generically.
+	Setting string
+	Err     error
+}
+
+func (e *UpTimeoutError) Error() string {
+	if e.Setting != "" {
+		return fmt.Sprintf("the cluster did not come up within %s %s: %v", e.Setting, e.Timeout, e.Err)
+	}
+	return fmt.Sprintf("the cluster did not come up within its timeout of %s: %v", e.Timeout, e.Err)
+}
+
+func (e *UpTimeoutError) Unwrap() error { return e.Err }
 
 // Teardown stops every node of st: through the provisioner's Down when it
 // has one (replicas before the primary), then each node left with TERM,

@@ -107,6 +107,9 @@ func startCluster(ctx context.Context, cs *ClusterSpec, name string) (*cluster.S
 		timeout = 10 * time.Minute
 	}
 	if err := cluster.Launch(ctx, prov, spec, st, links, timeout); err != nil {
+		if te := (*cluster.UpTimeoutError)(nil); errors.As(err, &te) {
+			te.Setting = "its clusters entry's timeout"
+		}
 		return nil, fmt.Errorf("start %s cluster %s: %w", cs.Engine, name, err)
 	}
 	return st, nil

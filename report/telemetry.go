@@ -160,6 +160,9 @@ func telemetryTables(t *results.Telemetry) []figTable {
 		tiers.Rows = append(tiers.Rows, []string{x.Tier, strconv.Itoa(x.Nodes), fmt.Sprintf("%.2f", x.CPUMeanCores), fmt.Sprintf("%.2f", x.CPUMaxCores),
 			fmt.Sprintf("%.1f µs", x.CPUPerOpUs), fmtBytes(x.PeakRSSBytes)})
 	}
+	for _, x := range t.NoSamples {
+		tiers.Rows = append(tiers.Rows, []string{x, "-", "no samples", "-", "-", "-"})
+	}
 	out := []figTable{nodes, tiers}
 	if len(t.Phases) > 0 {
 		ph := figTable{Title: "Saturation by phase", Note: "Each phase judged on its own from the CPU samples in it, as the run is above (engine stats stay with the whole run's verdict).",

@@ -82,3 +82,24 @@ func TestSaturationByPhase(t *testing.T) {
 		t.Errorf("terminal:\n%s", out.String())
 	}
 }
+
+// TestTelemetryNoSamples: a tier observed without a sample says "no
+// samples" on the terminal and in the tiers' table, not zero cores.
+func TestTelemetryNoSamples(t *testing.T) {
+	r := &results.Run{Status: results.StatusOK, Telemetry: &results.Telemetry{HostCPUs: 2, Saturation: "not judged: no sample in the measured window",
+		Tiers: []results.TierUsage{{Tier: "generator", Nodes: 1, CPUMeanCores: 0.1}}, NoSamples: []string{"store"}}}
+	var b strings.Builder
+	Terminal(&b, r)
+	if out := b.String(); !strings.Contains(out, "cpu: generator 0.10 cores (0 µs/op), store no samples;") || strings.Contains(out, "store 0.00") {
+		t.Errorf("terminal:\n%s", out)
+	}
+	found := false
+	for _, ft := range telemetryTables(r.Telemetry) {
+		for _, row := range ft.Rows {
+			found = found || (row[0] == "store" && row[2] == "no samples")
+		}
+	}
+	if !found {
+		t.Errorf("no \"no samples\" row for the store in %+v", telemetryTables(r.Telemetry))
+	}
+}

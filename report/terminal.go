@@ -110,6 +110,9 @@ func terminalCPU(w io.Writer, r *results.Run) {
 	for _, x := range t.Tiers {
 		parts = append(parts, fmt.Sprintf("%s %.2f cores (%.0f µs/op)", x.Tier, x.CPUMeanCores, x.CPUPerOpUs))
 	}
+	for _, x := range t.NoSamples {
+		parts = append(parts, x+" no samples")
+	}
 	fmt.Fprintf(w, "cpu: %s; host %.2f of %d cores\n", strings.Join(parts, ", "), t.HostCPUMean, t.HostCPUs)
 	fmt.Fprintf(w, "saturation: %s\n", t.Saturation)
 	for _, ph := range t.Phases {

@@ -265,7 +265,7 @@ type SLOOutcome struct {
 // ReadExperiment loads experiment.json from an experiment's directory.
 func ReadExperiment(dir string) (*Experiment, error) {
 	var r Experiment
-	if err := readJSON(dir, ExperimentFile, "an experiment's results directory", &r); err != nil {
+	if err := readJSON(dir, ExperimentFile, "an experiment's results directory", &r, "schema"); err != nil {
 		return nil, err
 	}
 	return &r, nil

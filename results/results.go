@@ -334,6 +334,11 @@ func WriteFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
+		// name the file asked for, not the temp file beside it
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := f.Name()
@@ -374,17 +379,48 @@ func Read(dir string) (*Run, error) {
 }
 
 // readJSON decodes dir's file into v; a missing file is said to mean
-// that dir is not what (e.g. "a results directory").
-func readJSON(dir, file, what string, v any) error {
-	b, err := os.ReadFile(filepath.Join(dir, file))
+// that dir is not what (e.g. "a results directory"). The file must carry
+// scalelab's own fields (ident): the version block every scalelab writes,
+// so that another tool's run.json is refused rather than read as an
+// empty run.
+func readJSON(dir, file, what string, v any, ident ...string) error {
+	path := filepath.Join(dir, file)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("%s is not %s: no %s", dir, what, file)
 		}
 		return fmt.Errorf("read %s: %w", file, err)
 	}
+	// a damaged or foreign file is the user's input, not a bug
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
+		return WithCode(ExitUsage, fmt.Errorf("%s is not a valid %s: %w", path, file, err))
+	}
+	if err := identify(top, ident); err != nil {
+		return WithCode(ExitUsage, fmt.Errorf("%s is not a scalelab results file (%w)", path, err))
+	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("parse %s: %w", filepath.Join(dir, file), err)
+		return WithCode(ExitUsage, fmt.Errorf("%s is not a valid %s: %w", path, file, err))
+	}
+	return nil
+}
+
+// identify checks that a results file's top-level object holds scalelab's
+// version block ({"version": ..., "go": ...}) and the other fields ident
+// names.
+func identify(top map[string]json.RawMessage, ident []string) error {
+	var ver map[string]json.RawMessage
+	if raw, ok := top["scalelab"]; !ok || json.Unmarshal(raw, &ver) != nil || ver == nil {
+		return errors.New(`no "scalelab" version block`)
+	}
+	if _, ok := ver["version"]; !ok {
+		return errors.New(`its "scalelab" block has no "version"`)
+	}
+	for _, k := range ident {
+		if _, ok := top[k]; !ok {
+			return fmt.Errorf("no %q field", k)
+		}
 	}
 	return nil
 }

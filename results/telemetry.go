@@ -34,15 +34,20 @@ type Telemetry struct {
 	Unobserved []Unobserved `json:"unobserved,omitempty"`
 	// Sources are the external systems the tiers were observed through
 	// (a Prometheus server), with what each mapped and warned.
-	Sources      []TelemetrySource `json:"sources,omitempty"`
-	Nodes        []NodeUsage       `json:"nodes"`
-	Tiers        []TierUsage       `json:"tiers"`
-	Cost         *Cost             `json:"cost,omitempty"`
-	EngineStats  []EngineStat      `json:"engine_stats,omitempty"` // those that moved most, and every rejection or drop
-	EngineErrors []string          `json:"engine_stat_errors,omitempty"`
-	Errors       []string          `json:"errors,omitempty"`
-	Saturation   string            `json:"saturation"`
-	Saturated    *Saturated        `json:"saturated,omitempty"`
+	Sources []TelemetrySource `json:"sources,omitempty"`
+	Nodes   []NodeUsage       `json:"nodes"`
+	Tiers   []TierUsage       `json:"tiers"`
+	// NoSamples are the tiers observed (a process, a Prometheus series)
+	// without a single sample in the measured window (a run shorter than
+	// the sampling or scrape interval): they are in neither Nodes nor
+	// Tiers, whose zeros would read as measured.
+	NoSamples    []string     `json:"no_samples,omitempty"`
+	Cost         *Cost        `json:"cost,omitempty"`
+	EngineStats  []EngineStat `json:"engine_stats,omitempty"` // those that moved most, and every rejection or drop
+	EngineErrors []string     `json:"engine_stat_errors,omitempty"`
+	Errors       []string     `json:"errors,omitempty"`
+	Saturation   string       `json:"saturation"`
+	Saturated    *Saturated   `json:"saturated,omitempty"`
 	// Phases judges each phase of a phases-model run on its own: where the
 	// whole run's verdict averages a ramp, these say from which rate a
 	// tier was at its limit.

@@ -237,6 +237,7 @@ func (p *Plan) record(doc *results.Run, wl scenario.Workload, ops []string, m *m
 	}
 	if m.tele != nil {
 		doc.Telemetry = m.tele.Summary(doc.Totals.Count)
+		doc.Warnings = append(doc.Warnings, noSampleWarnings(doc.Telemetry)...)
 		if m.phases != nil {
 			doc.Telemetry.Phases = m.tele.JudgeWindows(coll.StartTime(), phaseWindows(m.phases))
 			telemetry.MarkRepeats(doc.Telemetry)

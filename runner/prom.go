@@ -109,3 +109,19 @@ func (p *Plan) unobserved(observed map[string]bool, doc *results.Run) []results.
 	}
 	return out
 }
+
+// noSampleWarnings are the warnings of the tiers observed without a
+// sample in the measured window (a Prometheus series scraped less often
+// than the run lasted): their figures are left out rather than shown as
+// zeros. The generator's is not one: the saturation verdict already says
+// that the run was too short to sample.
+func noSampleWarnings(t *results.Telemetry) []string {
+	var out []string
+	for _, tier := range t.NoSamples {
+		if tier == telemetry.TierGenerator {
+			continue
+		}
+		out = append(out, fmt.Sprintf("telemetry: tier %s: no samples in the measured window (the run was shorter than its sampling or scrape interval); its CPU and memory are unknown, not zero", tier))
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/scalelab/scalelab/results"
@@ -38,5 +39,15 @@ func TestUnobserved(t *testing.T) {
 		if len(got) != len(c.want) || len(got) > 0 && got[0] != c.want[0] {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestNoSampleWarnings: each tier observed without a sample is warned of
+// (its figures are unknown, not zero); the generator's is not, as the
+// saturation verdict already says the run was too short to sample.
+func TestNoSampleWarnings(t *testing.T) {
+	w := noSampleWarnings(&results.Telemetry{NoSamples: []string{"store", "generator"}})
+	if len(w) != 1 || !strings.Contains(w[0], "tier store: no samples") || !strings.Contains(w[0], "unknown, not zero") {
+		t.Errorf("warnings %q", w)
 	}
 }

@@ -44,6 +44,7 @@ type Plan struct {
 	autoDir  bool                // dir is the default name: take the next free one
 	prom     *promsource.Mapping // --telemetry-source and --observe (prom.go)
 	stderr   io.Writer
+	warnings []string // dead nodes the run can do without (running.go)
 	// auditCounts reads the audit's counts for the live figures (live.go)
 	auditCounts func() audit.LiveCounts
 }
@@ -140,6 +141,9 @@ func NewPlan(f *Options) (*Plan, error) {
 	}
 	p := &Plan{flags: f, scen: scen, eng: eng, settings: set, model: model, opts: opts, dir: dir, cluster: cl, app: app, faults: faults, tiers: tiers, autoDir: f.Out == "", prom: prom, stderr: io.Discard}
 	if err := checkSegmentShares(p); err != nil {
+		return nil, err
+	}
+	if err := p.checkRunning(); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -412,8 +416,13 @@ func (p *Plan) engineConfig(doc *results.Run) engine.Config {
 // data, measures, and writes run.json (with its final status and exit code
 // whatever happens), report.html and the terminal summary to stdout;
 // progress goes to obs. The returned document is nil only when the results
-// directory could not be created. The error carries the exit code.
+// directory could not be created or a node the run needs is not running.
+// The error carries the exit code.
 func (p *Plan) Execute(ctx context.Context, obs Observer, stdout, stderr io.Writer) (*results.Run, error) {
+	// a node may have died since the plan was made
+	if err := p.checkRunning(); err != nil {
+		return nil, err
+	}
 	doc, err := p.execute(ctx, obs, stdout, stderr)
 	return doc, err
 }
@@ -433,6 +442,7 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 		obs = Quiet{}
 	}
 	p.stderr = stderr
+	p.warnDeadNodes(doc, stderr)
 	p.announce(stderr)
 	finish := st.finish
 

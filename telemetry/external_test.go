@@ -73,3 +73,36 @@ func TestAddExternal(t *testing.T) {
 		t.Errorf("summary's engine stats %+v", tel.EngineStats)
 	}
 }
+
+// TestExternalNoSamples: a tier whose series has no point in the
+// measured window (a run shorter than the scrape interval) is named in
+// NoSamples and left out of Nodes and Tiers, whose zeros would read as
+// measured.
+func TestExternalNoSamples(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Start(Config{Dir: dir, Start: time.Now(), Interval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Measure()
+	time.Sleep(120 * time.Millisecond)
+	s.Stop()
+	// one point: no interval, so no sample
+	if err := s.AddExternal([]External{{Tier: "store", Name: "db1:9256/pg", Source: "prometheus", Points: []ExternalPoint{{At: time.Now(), Cores: 0.5, RSS: 1 << 20}}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tel := s.Summary(100)
+	if len(tel.NoSamples) != 1 || tel.NoSamples[0] != "store" {
+		t.Fatalf("no_samples %v", tel.NoSamples)
+	}
+	for _, n := range tel.Nodes {
+		if n.Tier == "store" {
+			t.Errorf("a node of a tier without samples: %+v", n)
+		}
+	}
+	for _, x := range tel.Tiers {
+		if x.Tier == "store" {
+			t.Errorf("a tier without samples: %+v", x)
+		}
+	}
+}

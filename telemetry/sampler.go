@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -353,7 +354,19 @@ func (s *Sampler) summary(ops int64, st *statsSummary) *results.Telemetry {
 	tiers := map[string]*results.TierUsage{}
 	tierSum := map[string]map[int]float64{} // tier -> tick -> cores
 	var order []string
-	for _, ns := range append(s.nodes, s.self) {
+	all := append(append([]*nodeState{}, s.nodes...), s.self)
+	sampled := map[string]bool{}
+	for _, ns := range all {
+		sampled[ns.Tier] = sampled[ns.Tier] || ns.samples > 0
+	}
+	for _, ns := range all {
+		if !sampled[ns.Tier] {
+			// no figure at all: said as such, not as zeros
+			if !slices.Contains(t.NoSamples, ns.Tier) {
+				t.NoSamples = append(t.NoSamples, ns.Tier)
+			}
+			continue
+		}
 		u := ns.usage(s.cfg.Interval)
 		t.Nodes = append(t.Nodes, u)
 		tu := tiers[ns.Tier]

@@ -21,7 +21,8 @@ import (
 // tests see a failed start clean up; fail=exit makes the last node write
 // a few lines ending with ExitLine (and blank lines) to its log and exit
 // while Up waits for the nodes, as a server that refuses its
-// configuration does. heap is recorded and not used. A test binary
+// configuration does; fail=hang makes Up wait for its context to end, as
+// a start too slow for its timeout does. heap is recorded and not used. A test binary
 // registers it once: cluster.Register(SleepProvisioner{}).
 type SleepProvisioner struct{}
 
@@ -59,6 +60,9 @@ func (SleepProvisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.S
 	case "exit":
 		// a wait no node passes: it ends when the last node exits
 		return cluster.WaitNodes(ctx, st, "the nodes to answer", 20*time.Millisecond, func() bool { return false })
+	case "hang":
+		<-ctx.Done()
+		return fmt.Errorf("setup: signal: killed")
 	}
 	st.Target, st.Auth = "memory://", "none (test)"
 	return nil
@@ -73,9 +77,9 @@ func (SleepProvisioner) Status(ctx context.Context, st *cluster.State) ([]cluste
 	return out, nil
 }
 
-// Options are nodes (1 to 16), fail (yes|exit|no) and heap.
+// Options are nodes (1 to 16), fail (yes|exit|hang|no) and heap.
 func (SleepProvisioner) Options() cluster.Options {
 	return cluster.Options{Specs: []setting.Spec{cluster.NodesOption(1, 16, "sleep processes"),
-		{Key: "fail", Kind: setting.Enum, Default: "no", Allowed: []string{"yes", "exit", "no"}, Description: "fail the start (exit: the last node exits)"},
+		{Key: "fail", Kind: setting.Enum, Default: "no", Allowed: []string{"yes", "exit", "hang", "no"}, Description: "fail the start (exit: the last node exits; hang: wait for the timeout)"},
 		{Key: cluster.OptHeap, Kind: setting.String, Description: "recorded, not used"}}}
 }

@@ -218,6 +218,9 @@ func clusterUp(ctx context.Context, engArg string, f *upFlags, stdout, stderr io
 		if errors.Is(err, context.Canceled) {
 			code = ExitInterrupted
 		}
+		if te := (*cluster.UpTimeoutError)(nil); errors.As(err, &te) {
+			te.Setting = "--timeout"
+		}
 		return withCode(code, fmt.Errorf("cluster up %s: %w", *name, err))
 	}
 	fmt.Fprintf(stdout, "cluster %s (%s) is up in %.1fs\n", *name, pos[0], time.Since(start).Seconds())

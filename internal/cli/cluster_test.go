@@ -115,6 +115,29 @@ func TestClusterUpNodeExitShowsLog(t *testing.T) {
 	}
 }
 
+// A start the --timeout cuts short says so on the error's first line,
+// before what the deadline broke, and leaves nothing behind.
+func TestClusterUpTimeoutSaysSo(t *testing.T) {
+	t.Setenv("SCALELAB_HOME", t.TempDir())
+	code, out, errs := run(t, context.Background(), "cluster", "up", "memory", "--name", "mt", "--opt", "fail=hang", "--timeout", "100ms")
+	if code != ExitUnfinished {
+		t.Fatalf("exit %d, want %d\n%s%s", code, ExitUnfinished, out, errs)
+	}
+	first := ""
+	for _, l := range strings.Split(errs, "\n") {
+		if strings.HasPrefix(l, "scalelab: ") {
+			first = l
+			break
+		}
+	}
+	if want := "scalelab: cluster up mt: the cluster did not come up within --timeout 100ms: setup: signal: killed"; !strings.HasPrefix(first, want) {
+		t.Errorf("first error line %q, want it to begin %q\n%s", first, want, errs)
+	}
+	if _, err := os.Stat(cluster.Dir("mt")); !os.IsNotExist(err) {
+		t.Errorf("the failed cluster's directory remains (%v)", err)
+	}
+}
+
 // Every provisioner's options show in `cluster up ENGINE --help`, `help
 // cluster up ENGINE` and `list cluster ENGINE`, each with its default and
 // what it allows; `list cluster` names every provisioner.

@@ -38,6 +38,9 @@ written to --out (default compare.html).`,
 
 // reportDirs rebuilds one run's or experiment's page, or compares runs.
 func reportDirs(dirs []string, out string, stdout, stderr io.Writer) error {
+	if err := checkOutDir(out); err != nil {
+		return err
+	}
 	switch len(dirs) {
 	case 0:
 		return usageErr("report: no results directory given; usage: scalelab report DIR [DIR...]")
@@ -60,6 +63,28 @@ func reportDirs(dirs []string, out string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	fmt.Fprintf(stdout, "comparison: %s\n", path)
+	return nil
+}
+
+// checkOutDir refuses an --out whose directory does not exist (or is no
+// directory) before anything is printed or written.
+func checkOutDir(out string) error {
+	if out == "" {
+		return nil
+	}
+	dir := filepath.Dir(out)
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil && errors.Is(err, os.ErrNotExist):
+		return usageErr("report: --out %s: directory %s does not exist; create it first or name another path", out, dir)
+	case err != nil:
+		return usageErr("report: --out %s: %v", out, err)
+	case !fi.IsDir():
+		return usageErr("report: --out %s: %s is not a directory", out, dir)
+	}
+	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
+		return usageErr("report: --out %s is a directory; name the page's file (e.g. %s)", out, filepath.Join(out, "compare.html"))
+	}
 	return nil
 }
 

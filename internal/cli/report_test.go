@@ -116,19 +116,54 @@ func TestReportCommand(t *testing.T) {
 	if fi, err := os.Stat(cmp); err != nil || fi.Size() < 1000 {
 		t.Fatalf("compare page: %v", err)
 	}
+	bad := filepath.Join(root, "bad")
+	if err := os.MkdirAll(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "run.json"), []byte("not json{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k6, jm := filepath.Join(root, "k6"), filepath.Join(root, "jm")
+	for file, body := range map[string]string{filepath.Join(k6, "run.json"): `{"tool":"k6"}`, filepath.Join(jm, "experiment.json"): `{"type":"jmeter"}`} {
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	missing := filepath.Join(root, "missing", "dir", "x.html")
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
+		{[]string{"report", bad}, filepath.Join(bad, "run.json") + " is not a valid run.json"},
+		{[]string{"report", a, bad}, filepath.Join(bad, "run.json") + " is not a valid run.json"},
+		{[]string{"check", bad}, filepath.Join(bad, "run.json") + " is not a valid run.json"},
+		{[]string{"report", k6}, filepath.Join(k6, "run.json") + ` is not a scalelab results file (no "scalelab" version block)`},
+		{[]string{"report", a, k6}, "is not a scalelab results file"},
+		{[]string{"check", k6}, "is not a scalelab results file"},
+		{[]string{"experiment", "show", jm}, filepath.Join(jm, "experiment.json") + ` is not a scalelab results file (no "scalelab" version block)`},
+		{[]string{"report", jm}, "is not a scalelab results file"},
+		{[]string{"report", a, b, "--out", missing}, "--out " + missing + ": directory " + filepath.Dir(missing) + " does not exist"},
+		{[]string{"report", a, "--out", missing}, "does not exist"},
+		{[]string{"report", a, b, "--out", root}, "is a directory"},
 		{[]string{"report"}, "no results directory given"},
 		{[]string{"report", filepath.Join(root, "none")}, "is not a directory"},
 		{[]string{"report", root}, "no run.json"},
 		{[]string{"report", a, root}, "not a results directory"},
 		{[]string{"report", "--bogus", a}, "report: unknown flag --bogus; see 'scalelab report --help'"},
 	} {
-		if code, _, errs := run(t, context.Background(), tc.args...); code != ExitUsage || !strings.Contains(errs, tc.want) {
+		code, out, errs := run(t, context.Background(), tc.args...)
+		if code != ExitUsage || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q lacks %q", tc.args, code, errs, tc.want)
 		}
+		if tc.args[0] != "check" && (out != "" || strings.Contains(errs, ".tmp")) {
+			t.Errorf("%v: printed before the error: %q %q", tc.args, out, errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(k6, "report.html")); !os.IsNotExist(err) {
+		t.Errorf("report wrote a page into another tool's results: %v", err)
 	}
 	if code, out, _ := run(t, context.Background(), "help", "report"); code != 0 || !strings.Contains(out, "Usage: scalelab report") {
 		t.Errorf("help report: exit %d %s", code, out)
