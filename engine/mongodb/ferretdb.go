@@ -124,7 +124,9 @@ func startPostgres(ctx context.Context, st *cluster.State) (string, error) {
 		return "", fmt.Errorf("ferretdb postgres backend: %w", err)
 	}
 	for i := range st.Nodes {
-		st.Nodes[i].Role = "postgres"
+		// pg1, not the backend cluster's node1: FerretDB's own node is
+		// node1, and a fault names one node (--fault kill:pg1)
+		st.Nodes[i].Role, st.Nodes[i].Name = "postgres", "pg"+strconv.Itoa(i+1)
 	}
 	st.User, st.SecretFile = pst.User, pst.SecretFile
 	pg := pst.Nodes[0]
