@@ -144,6 +144,27 @@ func (ferretProvisioner) Status(_ context.Context, st *cluster.State) ([]cluster
 	return out, nil
 }
 
+// Health is green when every process runs: FerretDB and, with the
+// postgresql backend, the PostgreSQL server it keeps its data in (neither
+// has a copy elsewhere). Red when FerretDB runs without its backend (no
+// data is served), unreachable when FerretDB itself is gone.
+func (ferretProvisioner) Health(_ context.Context, st *cluster.State) (cluster.Health, error) {
+	h := cluster.Health{Status: cluster.Green, Of: len(st.Nodes), Detail: map[string]string{}}
+	for _, n := range st.Nodes {
+		if cluster.Alive(n.PID) {
+			h.Nodes++
+			continue
+		}
+		h.Detail[n.Name] = "down"
+		if n.Role == FerretDB || n.Role == "" {
+			h.Status = cluster.Unreachable
+		} else if h.Status == cluster.Green {
+			h.Status = cluster.Red
+		}
+	}
+	return h, nil
+}
+
 // FerretDBPath finds the FerretDB launcher: $SCALELAB_FERRETDB, beside the
 // scalelab binary, or bin/ of the source tree (the working directory or a
 // parent), building it there from the ferretdb module when it is missing

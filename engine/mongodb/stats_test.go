@@ -3,9 +3,12 @@ package mongodb_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/engine/mongodb"
@@ -57,5 +60,36 @@ func TestSampleStats(t *testing.T) {
 	}
 	if !moved {
 		t.Errorf("no insert counter moved by %d: before %v, after %v", n, before, after)
+	}
+}
+
+// A FerretDB cluster's health: green while FerretDB and its backend run,
+// red when the backend is gone (nothing is served), unreachable when
+// FerretDB is.
+func TestFerretDBHealth(t *testing.T) {
+	t.Parallel()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	alive, dead := os.Getpid(), gone.Process.Pid
+	p, err := cluster.Lookup(mongodb.FerretDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := p.(cluster.HealthChecker)
+	for _, c := range []struct {
+		pg, ferret int
+		want       string
+	}{
+		{alive, alive, "green, 2 of 2 nodes"},
+		{dead, alive, "red, 1 of 2 nodes (pg1 down)"},
+		{alive, dead, "unreachable, 1 of 2 nodes (node1 down)"},
+	} {
+		st := &cluster.State{Nodes: []cluster.Node{{Name: "pg1", Role: "postgres", PID: c.pg}, {Name: "node1", Role: mongodb.FerretDB, PID: c.ferret}}}
+		h, err := hc.Health(context.Background(), st)
+		if err != nil || h.String() != c.want {
+			t.Errorf("health %v, %v; want %s", h, err, c.want)
+		}
 	}
 }
