@@ -173,19 +173,13 @@ func settingDiffs(runs []*compared) [][]string {
 	}
 	var out [][]string
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		row := []string{k}
-		same := true
-		for i, c := range runs {
-			v, ok := c.Run.Settings[k]
-			if !ok {
-				v = "(none)"
+		row := diffRow(k, runs, func(r *results.Run) string {
+			if v, ok := r.Settings[k]; ok {
+				return v
 			}
-			row = append(row, v)
-			if i > 0 && v != row[1] {
-				same = false
-			}
-		}
-		if !same {
+			return "(none)"
+		})
+		if row != nil {
 			out = append(out, row)
 		}
 	}

@@ -46,13 +46,7 @@ func tierDiffs(runs []*compared) [][]string {
 	sortedRoles := slices.Sorted(maps.Keys(roles))
 	var out [][]string
 	for _, role := range sortedRoles {
-		row := []string{"tier " + role}
-		same := true
-		for i, c := range runs {
-			row = append(row, tierText(c.Run, role))
-			same = same && (i == 0 || row[i+1] == row[1])
-		}
-		if !same {
+		if row := diffRow("tier "+role, runs, func(r *results.Run) string { return tierText(r, role) }); row != nil {
 			out = append(out, row)
 		}
 		keys := map[string]bool{}
@@ -64,19 +58,15 @@ func tierDiffs(runs []*compared) [][]string {
 			}
 		}
 		for _, k := range slices.Sorted(maps.Keys(keys)) {
-			row := []string{role + ": " + k}
-			same := true
-			for i, c := range runs {
-				v := "(none)"
-				if t := tierOf(c.Run, role); t != nil {
+			row := diffRow(role+": "+k, runs, func(r *results.Run) string {
+				if t := tierOf(r, role); t != nil {
 					if s, ok := t.Settings[k]; ok {
-						v = s
+						return s
 					}
 				}
-				row = append(row, v)
-				same = same && (i == 0 || v == row[1])
-			}
-			if !same {
+				return "(none)"
+			})
+			if row != nil {
 				out = append(out, row)
 			}
 		}
