@@ -449,11 +449,7 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	cfg := p.engineConfig(doc)
 	conn, err := p.eng.Open(ctx, cfg)
 	if err != nil {
-		code := results.ExitUnfinished
-		if errors.Is(err, engine.ErrConfig) || errors.Is(err, setting.ErrBadValue) {
-			code = results.ExitUsage
-		}
-		return finish(results.StatusFailed, results.WithCode(code, fmt.Errorf("connect to %s: %w", p.eng.Name(), err)))
+		return finish(results.StatusFailed, results.WithCode(ConnectExitCode(err), fmt.Errorf("connect to %s: %w", p.eng.Name(), err)))
 	}
 	defer conn.Close()
 	serverInfo(ctx, conn, doc)

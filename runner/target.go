@@ -1,12 +1,25 @@
 package runner
 
 import (
+	"errors"
 	"slices"
 	"strings"
 
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/results"
+	"github.com/scalelab/scalelab/setting"
 )
+
+// ConnectExitCode is the exit code of an error from connecting to a store
+// or opening what runs on it: bad usage when the configuration was
+// refused (engine.ErrConfig, a setting's value or a file it names), else
+// the run could not finish.
+func ConnectExitCode(err error) int {
+	if errors.Is(err, engine.ErrConfig) || errors.Is(err, setting.ErrBadValue) {
+		return results.ExitUsage
+	}
+	return results.ExitUnfinished
+}
 
 // CheckDefaultTarget refuses a --target URL on a command line that names
 // no engine: the default engine's store is a file, and a server's URL

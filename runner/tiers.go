@@ -146,16 +146,12 @@ func (p *Plan) openTiers(ctx context.Context, doc *results.Run) (map[string]scen
 		conn, err := pt.eng.Open(ctx, cfg)
 		if err != nil {
 			closeAll()
-			code := results.ExitUnfinished
-			if errors.Is(err, engine.ErrConfig) || errors.Is(err, setting.ErrBadValue) {
-				code = results.ExitUsage
-			}
 			hint := ""
 			if strings.Contains(err.Error(), "--target") {
 				// the engine's advice names the store's flags
 				hint = fmt.Sprintf(" (for the %s tier: --%s-target and --%s-cluster)", pt.role, pt.role, pt.role)
 			}
-			return nil, nil, results.WithCode(code, fmt.Errorf("connect to the %s tier (%s): %w%s", pt.role, pt.eng.Name(), err, hint))
+			return nil, nil, results.WithCode(ConnectExitCode(err), fmt.Errorf("connect to the %s tier (%s): %w%s", pt.role, pt.eng.Name(), err, hint))
 		}
 		conns = append(conns, conn)
 		rt := results.Tier{Role: pt.role, Engine: pt.eng.Name(), Settings: redactSettings(pt.settings.Map()), Changed: pt.settings.Changed()}

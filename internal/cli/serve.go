@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -135,7 +134,7 @@ func serve(ctx context.Context, name string, f *serveFlags, stdout io.Writer) er
 	}
 	h, err := srvScen.Handler(ctx, scenario.Env{Engine: eng.Name(), Conn: conn, Settings: set, Tiers: tiers})
 	if err != nil {
-		return withCode(configOr(err, ExitUnfinished), fmt.Errorf("serve %s: %w", scen.Name(), err))
+		return withCode(runner.ConnectExitCode(err), fmt.Errorf("serve %s: %w", scen.Name(), err))
 	}
 	s := app.New(h, appCfg)
 	if err := s.Listen(*listen); err != nil {
@@ -208,19 +207,9 @@ func openServeStore(ctx context.Context, f *serveFlags, scen scenario.Scenario, 
 	}
 	conn, err = eng.Open(ctx, engine.Config{Target: *target, Settings: set, Cluster: st, Dir: "."})
 	if err != nil {
-		return nil, nil, nil, withCode(configOr(err, ExitUnfinished), fmt.Errorf("serve: connect to %s: %w", eng.Name(), err))
+		return nil, nil, nil, withCode(runner.ConnectExitCode(err), fmt.Errorf("serve: connect to %s: %w", eng.Name(), err))
 	}
 	return eng, set, conn, nil
-}
-
-// configOr returns the exit code of an error from opening a store or a
-// handler: bad usage when the configuration was refused (a setting's
-// value, a file it names), else code.
-func configOr(err error, code int) int {
-	if errors.Is(err, engine.ErrConfig) || errors.Is(err, setting.ErrBadValue) {
-		return ExitUsage
-	}
-	return code
 }
 
 // webScenarios names the scenarios `serve` runs.
