@@ -129,26 +129,8 @@ func checkExperiment(dir string, exprs []slo.Expr) (*Gate, error) {
 	}
 	for _, c := range r.Combinations {
 		it := GateItem{Name: c.ID + " " + c.Label}
-		var tables []slo.Table
-		for _, run := range c.Runs {
-			doc, err := results.Read(filepath.Join(dir, run.Dir))
-			if err != nil {
-				it.Problems = append(it.Problems, err.Error())
-				continue
-			}
-			if !run.Measured {
-				why := ""
-				if run.Error != "" {
-					why = ": " + run.Error
-				}
-				it.Problems = append(it.Problems, fmt.Sprintf("%s: not measured (status %s, exit code %d)%s", run.Dir, doc.Status, doc.ExitCode, why))
-				continue
-			}
-			for _, p := range runProblems(doc, true) {
-				it.Problems = append(it.Problems, run.Dir+": "+p)
-			}
-			tables = append(tables, slo.FromRun(doc))
-		}
+		tables, problems := measuredTables(dir, c.Runs, true)
+		it.Problems = append(it.Problems, problems...)
 		if len(tables) == 0 {
 			it.Problems = append(it.Problems, "no run was measured")
 		}
@@ -195,21 +177,40 @@ func checkKnee(dir string, k Knee, exprs []slo.Expr) GateItem {
 	return it
 }
 
-// checkStep checks one knee step on the mean over its runs.
-func checkStep(dir string, st KneeStep, exprs []slo.Expr) ([]slo.Outcome, bool, []string) {
+// measuredTables reads the runs under dir: the SLO table of each measured
+// run, and a problem for each run that cannot be read or was not
+// measured, and, with runChecks, each measured run's own problems
+// (runProblems).
+func measuredTables(dir string, runs []results.RunRef, runChecks bool) ([]slo.Table, []string) {
 	var tables []slo.Table
 	var problems []string
-	for _, run := range st.Runs {
+	for _, run := range runs {
 		doc, err := results.Read(filepath.Join(dir, run.Dir))
-		switch {
-		case err != nil:
+		if err != nil {
 			problems = append(problems, err.Error())
-		case !run.Measured:
-			problems = append(problems, fmt.Sprintf("%s: not measured (status %s, exit code %d)", run.Dir, doc.Status, doc.ExitCode))
-		default:
-			tables = append(tables, slo.FromRun(doc))
+			continue
 		}
+		if !run.Measured {
+			why := ""
+			if run.Error != "" {
+				why = ": " + run.Error
+			}
+			problems = append(problems, fmt.Sprintf("%s: not measured (status %s, exit code %d)%s", run.Dir, doc.Status, doc.ExitCode, why))
+			continue
+		}
+		if runChecks {
+			for _, p := range runProblems(doc, true) {
+				problems = append(problems, run.Dir+": "+p)
+			}
+		}
+		tables = append(tables, slo.FromRun(doc))
 	}
+	return tables, problems
+}
+
+// checkStep checks one knee step on the mean over its runs.
+func checkStep(dir string, st KneeStep, exprs []slo.Expr) ([]slo.Outcome, bool, []string) {
+	tables, problems := measuredTables(dir, st.Runs, false)
 	if len(tables) == 0 {
 		return nil, false, append(problems, "no run of the step was measured")
 	}
