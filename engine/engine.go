@@ -35,6 +35,8 @@ type Config struct {
 	Settings *setting.Set   // resolved settings (engine and scenario keys)
 	Dir      string         // the run's results directory
 	Cluster  *cluster.State // set with --cluster: a local cluster scalelab started
+	Scenario string         // the scenario the run opens, named in the marks on what it creates (Mark)
+	Run      string         // the run's name (its results directory's), named in those marks
 }
 
 // Conn is an open connection to a store. Scenarios use its optional

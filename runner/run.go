@@ -399,7 +399,8 @@ func (p *Plan) announce(stderr io.Writer) {
 // engineConfig is how the store's engine connects: the target, or the
 // local cluster, which run.json then names (and which records the run).
 func (p *Plan) engineConfig(doc *results.Run) engine.Config {
-	cfg := engine.Config{Target: p.flags.Target, Settings: p.settings, Dir: p.dir, Cluster: p.cluster}
+	cfg := engine.Config{Target: p.flags.Target, Settings: p.settings, Dir: p.dir, Cluster: p.cluster,
+		Scenario: p.scen.Name(), Run: filepath.Base(p.dir)}
 	if p.cluster != nil {
 		cfg.Target = p.cluster.Target
 		doc.Cluster = &results.ClusterRef{Name: p.cluster.Name, Nodes: len(p.cluster.Nodes), Params: p.cluster.Params}
