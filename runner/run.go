@@ -466,7 +466,7 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	}
 	wl, err := p.scen.Open(ctx, scenario.Env{Engine: p.eng.Name(), Conn: conn, Settings: p.settings, Seed: f.Seed, Tiers: tiers, Segment: f.Segment})
 	if err != nil {
-		if errors.Is(err, setting.ErrBadValue) || errors.Is(err, scenario.ErrEngineNotSupported) {
+		if errors.Is(err, setting.ErrBadValue) || errors.Is(err, scenario.ErrEngineNotSupported) || errors.Is(err, engine.ErrConfig) {
 			return finish(results.StatusFailed, results.WithCode(results.ExitUsage, err))
 		}
 		return finish(results.StatusFailed, results.WithCode(results.ExitUnfinished, fmt.Errorf("open scenario %s: %w", p.scen.Name(), err)))
@@ -560,6 +560,9 @@ func (p *Plan) loadPhase(ctx context.Context, wl scenario.Workload, obs Observer
 		return "", nil
 	case ctx.Err() != nil:
 		return results.StatusInterrupted, results.WithCode(results.ExitInterrupted, fmt.Errorf("interrupted while loading data: %w", err))
+	}
+	if errors.Is(err, engine.ErrConfig) { // an object of scalelab's name it did not create (engine.ErrNotOwned)
+		return results.StatusFailed, results.WithCode(results.ExitUsage, fmt.Errorf("load data: %w", err))
 	}
 	return results.StatusFailed, results.WithCode(results.ExitUnfinished, fmt.Errorf("load data: %w", err))
 }
