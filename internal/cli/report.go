@@ -30,7 +30,7 @@ what differs and every figure, on stdout; and a page written to --out, by defaul
 baseline's directory as compare-<contender's name>.html. An existing page is never written over
 without --force.`,
 		Example: `  scalelab report scalelab-results/RUN
-  scalelab report RUN1 RUN2                      # the first is the baseline; writes RUN1/compare-RUN2.html
+  scalelab report RUN1 RUN2                  # RUN1 is the baseline; writes RUN1/compare-RUN2.html
   scalelab report RUN1 RUN2 --out cmp.html --force`,
 		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: completeDirs,
