@@ -163,25 +163,57 @@ func delta(base, v float64, higherBetter bool) (string, string) {
 	return s, "worse"
 }
 
-// settingDiffs lists the settings whose values differ between the runs.
+// settingDiffs lists the settings that were set differently: whose values
+// differ between the runs and that at least one run changed from its
+// default. A setting only some runs have (another engine's) and that
+// those runs left at its default is no difference: "(none) | 5s".
 func settingDiffs(runs []*compared) [][]string {
-	keys := map[string]bool{}
+	return changedDiffs("", runs, func(r *results.Run) (map[string]string, []string) { return r.Settings, r.Changed })
+}
+
+// changedDiffs is the rows, keys prefixed, of the settings that get
+// returns (a run's values and the keys it changed from their defaults)
+// whose values differ and that some run changed. A value left at its
+// default is marked so, a setting a run does not have is "(none)".
+func changedDiffs(prefix string, runs []*compared, get func(r *results.Run) (map[string]string, []string)) [][]string {
+	keys, changed := map[string]bool{}, map[string]bool{}
 	for _, c := range runs {
-		for k := range c.Run.Settings {
+		set, ch := get(c.Run)
+		for k := range set {
 			keys[k] = true
+		}
+		for _, k := range ch {
+			changed[k] = true
 		}
 	}
 	var out [][]string
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		row := diffRow(k, runs, func(r *results.Run) string {
-			if v, ok := r.Settings[k]; ok {
+		if !changed[k] {
+			continue
+		}
+		raw := diffRow(k, runs, func(r *results.Run) string {
+			set, _ := get(r)
+			if v, ok := set[k]; ok {
 				return v
 			}
 			return "(none)"
 		})
-		if row != nil {
-			out = append(out, row)
+		if raw == nil {
+			continue
 		}
+		row := []string{prefix + k}
+		for _, c := range runs {
+			set, ch := get(c.Run)
+			v, ok := set[k]
+			switch {
+			case !ok:
+				v = "(none)"
+			case !slices.Contains(ch, k):
+				v += " (default)"
+			}
+			row = append(row, v)
+		}
+		out = append(out, row)
 	}
 	return out
 }
@@ -190,12 +222,22 @@ type compareView struct {
 	Meta     pageMeta
 	Labels   []string
 	Base     string
+	Runs     []runLine
+	Answer   []answerRow
+	Verdicts []string
 	Facts    figTable
 	Settings figTable
+	Versions *figTable // the server banners in full, when shortened
 	Rows     []cmpRow
 	Spectra  []chart
 	Tput     chart
 	Notes    []string
+}
+
+// runLine names a run of a comparison with its role, status and
+// measured duration.
+type runLine struct {
+	Role, Label, Status, State string
 }
 
 // WriteCompare writes a page comparing the runs in dirs to path; the first
@@ -208,9 +250,15 @@ func WriteCompare(path string, dirs []string) error {
 	if len(runs) < 2 {
 		return fmt.Errorf("compare: need at least two runs, got %d", len(runs))
 	}
-	v := &compareView{Rows: compareRows(runs), Notes: notes, Base: runs[0].Label}
-	for _, c := range runs {
+	v := &compareView{Rows: compareRows(runs), Notes: notes, Base: runs[0].Label, Answer: answerRows(runs)}
+	v.Verdicts = totalVerdicts(v.Answer)
+	for i, c := range runs {
 		v.Labels = append(v.Labels, c.Label)
+		role := "baseline"
+		if i > 0 {
+			role = fmt.Sprintf("contender %d", i)
+		}
+		v.Runs = append(v.Runs, runLine{Role: role, Label: c.Label, Status: c.Run.Status, State: runState(c.Run)})
 	}
 	v.Meta = newMeta("scalelab: " + strings.Join(v.Labels, " vs "))
 	v.Facts = figTable{Cols: append([]string{""}, v.Labels...), Wrap: true}
@@ -219,7 +267,7 @@ func WriteCompare(path string, dirs []string) error {
 		g func(r *results.Run) string
 	}{
 		{"directory", nil},
-		{"status", func(r *results.Run) string { return r.Status }},
+		{"status", runState},
 		{"scenario", func(r *results.Run) string { return r.Scenario }},
 		{"engine", engineText},
 		{"topology", topology},
@@ -241,6 +289,11 @@ func WriteCompare(path string, dirs []string) error {
 	v.Settings = figTable{Title: "What differs between the runs", Cols: append([]string{"key"}, v.Labels...), Rows: differences(runs), Wrap: true}
 	if len(v.Settings.Rows) == 0 {
 		v.Settings.Note = "In every run, " + sameText + "."
+	} else {
+		v.Settings.Note = "Settings are listed where a run changed them from their default and the values differ; (none): the run's engine or scenario has no such setting."
+	}
+	if rows := fullVersions(runs); rows != nil {
+		v.Versions = &figTable{Cols: []string{"run", "server version"}, Rows: rows, Wrap: true}
 	}
 	v.Spectra = compareSpectra(runs)
 	v.Tput = compareThroughput(runs)
@@ -313,25 +366,34 @@ func compareThroughput(runs []*compared) chart {
 	return spec.render()
 }
 
-// CompareTerminal prints the baseline/contender table of the runs in dirs
-// (the first is the baseline) to w.
+// CompareTerminal prints the comparison of the runs in dirs (the first is
+// the baseline) to w, the answer first: each run with its status and
+// measured duration, each contender's verdict on the total, throughput
+// and p99 per operation and in total with their change; then what
+// differs, and the table of every figure.
 func CompareTerminal(w io.Writer, dirs []string) error {
-	runs := make([]*compared, 0, len(dirs))
-	for _, d := range dirs {
-		r, err := results.Read(d)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, &compared{Label: filepath.Base(filepath.Clean(d)), Dir: d, Run: r})
+	runs, notes, err := loadCompared(dirs)
+	if err != nil {
+		return err
 	}
 	if len(runs) < 2 {
 		return fmt.Errorf("compare: need at least two runs, got %d", len(runs))
 	}
-	fmt.Fprintf(w, "baseline: %s\n", runs[0].Dir)
-	for i, c := range runs[1:] {
-		fmt.Fprintf(w, "contender %d: %s\n", i+1, c.Dir)
+	for i, c := range runs {
+		name := "baseline"
+		if i > 0 {
+			name = fmt.Sprintf("contender %d", i)
+		}
+		fmt.Fprintf(w, "%s: %s: %s\n", name, c.Dir, runState(c.Run))
+	}
+	if err := writeAnswer(w, runs); err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, "note:", n)
 	}
 	writeDifferences(w, runs)
+	fmt.Fprintln(w, "every figure:")
 	tab := termtable.Table{Header: []string{"op", "metric", "baseline"}, Keys: 3, Group: 2, Right: true}
 	for i := range runs[1:] {
 		tab.Header = append(tab.Header, fmt.Sprintf("contender %d", i+1), "change")
@@ -348,12 +410,23 @@ func CompareTerminal(w io.Writer, dirs []string) error {
 
 var compareTmpl = newTemplate("compare", `{{define "compare"}}{{template "head" .Meta}}
 <h1>Comparison of {{len .Labels}} runs</h1>
-<p>Baseline: <b>{{.Base}}</b>. Each contender's change is against the baseline; green is better, red worse, grey within 1 %.
+<ul class="runs">{{range .Runs}}<li>{{.Role}}: <b>{{.Label}}</b> <span class="status {{.Status}}">{{.Status}}</span> <span class="mut">{{.State}}</span></li>{{end}}</ul>
+<section id="answer">
+<h2>Throughput and p99, per operation and in total</h2>
+{{range $i, $v := .Verdicts}}<p class="verdict">Contender {{inc $i}} against the baseline, {{$v}}.</p>{{end}}
+<div class="scroll"><table class="answer"><thead><tr><th>operation</th><th class="l">metric</th><th>{{.Base}}</th>{{range $i, $l := .Labels}}{{if $i}}<th>{{$l}}</th><th>change</th><th>verdict</th>{{end}}{{end}}</tr></thead><tbody>
+{{range .Answer}}<tr{{if .Total}} class="total"{{end}}><td>{{.Op}}</td><td class="l">{{.Metric}}</td><td>{{.Base}}</td>{{range .Cells}}<td>{{.V}}</td><td class="{{.Class}}">{{.Delta}}</td><td class="{{.Class}}">{{verdict .}}</td>{{end}}</tr>
+{{end}}</tbody></table></div>
+<p class="mut small">Throughput higher is better, p99 lower is better; within 1 % is the same. The total is every operation together: throughput summed, p99 of their histograms merged over the measured window.
 Single runs include run-to-run noise: for confidence intervals and significance tests, run an experiment with repeats.</p>
+</section>
 {{range .Notes}}<div class="alert warn">{{.}}</div>{{end}}
-{{template "table" .Facts}}
 {{template "table" .Settings}}
+{{with .Versions}}<details><summary>Server versions in full</summary>{{template "table" .}}</details>{{end}}
+<h2>The runs</h2>
+{{template "table" .Facts}}
 <h2>Baseline and contenders</h2>
+<p>Baseline: <b>{{.Base}}</b>. Each contender's change is against the baseline; green is better, red worse, grey within 1 %.</p>
 <div class="scroll"><table><thead><tr><th>operation</th><th class="l">metric</th><th>{{.Base}}</th>{{range $i, $l := .Labels}}{{if $i}}<th>{{$l}}</th><th>change</th>{{end}}{{end}}</tr></thead><tbody>
 {{range .Rows}}<tr><td>{{.Op}}</td><td class="l">{{.Metric}}</td><td>{{.Base}}</td>{{range .Cells}}<td>{{.V}}</td><td class="{{.Class}}">{{.Delta}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>

@@ -105,7 +105,7 @@ func TestCompareTiers(t *testing.T) {
 	}
 	r := resultstest.Read(t, cont)
 	r.Tiers = []results.Tier{{Role: "cache", Engine: "redis", Server: &results.Server{Version: "7.0.15"},
-		Cluster: &results.ClusterRef{Name: "r1", Nodes: 1}, Settings: map[string]string{"redis.pool_size": "64"}}}
+		Cluster: &results.ClusterRef{Name: "r1", Nodes: 1}, Settings: map[string]string{"redis.pool_size": "64", "redis.db": "0"}, Changed: []string{"redis.pool_size"}}}
 	resultstest.Write(t, cont, r)
 	terminal, page, _ := compareBoth(t, root, base, cont)
 	for _, w := range []string{"differences (baseline | contenders):", "  tier cache: (none) | redis 7.0.15, cluster r1 (1 node(s))", "  cache: redis.pool_size: (none) | 64"} {

@@ -66,6 +66,8 @@ th{background:var(--bg2);font-weight:600}
 th:first-child,td:first-child,td.l,th.l{text-align:left}
 td.wrap{white-space:normal;overflow-wrap:anywhere;text-align:left;max-width:40rem}
 tr.changed td{font-weight:600}tr.grp td{border-top:2px solid #bbb}
+tr.total td{font-weight:600}tr:not(.total)+tr.total td{border-top:2px solid #bbb}
+ul.runs{list-style:none;padding:0;margin:.3rem 0}ul.runs li{margin:.1rem 0;overflow-wrap:anywhere}p.verdict{font-weight:600;margin:.3rem 0}
 .better{color:var(--ok)}.worse{color:var(--bad)}.same{color:var(--mut)}
 .grid2{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,30rem),1fr));gap:.5rem 1.2rem}
 figure.chart{margin:.4rem 0 1rem;max-width:760px;break-inside:avoid;page-break-inside:avoid}
@@ -128,6 +130,8 @@ var funcs = template.FuncMap{
 		}
 		return 100 * v
 	},
+	"inc":     func(i int) int { return i + 1 },
+	"verdict": verdictText,
 	"n": func(v float64) string {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return "0"

@@ -25,6 +25,7 @@ type runView struct {
 	Facts       []fact
 	Changed     []fact
 	KPIs        []fact
+	Headline    figTable
 	Summary     figTable
 	ErrClasses  *figTable
 	ErrSamples  *figTable
@@ -79,6 +80,7 @@ func buildRunView(r *results.Run, dir string) *runView {
 		v.Changed = append(v.Changed, fact{K: k, V: r.Settings[k]})
 	}
 	v.KPIs = runKPIs(r)
+	v.Headline = headlineTable(r, ops)
 	v.Summary = summaryTable(r, ops, open)
 	v.ErrClasses = errorTable(r, ops)
 	v.ErrSamples = errorSampleTable(r, ops)
@@ -471,12 +473,15 @@ func kvList(m map[string]string) string {
 	return strings.Join(out, ", ")
 }
 
+// runKPIs are the run's headline figures for the strip at the top of its
+// page: throughput, operations and errors of all operations, the highest
+// p99 and the measured time.
 func runKPIs(r *results.Run) []fact {
 	var k []fact
 	if t := r.Totals; t != nil {
 		k = append(k, fact{K: "operations/s", V: fmtNum(t.ThroughputPerS)},
 			fact{K: "operations", V: fmt.Sprint(t.Count)},
-			fact{K: "error rate", V: fmtPct(t.ErrorRate)})
+			fact{K: "errors", V: fmt.Sprintf("%d (%s)", t.Errors, fmtPct(t.ErrorRate))})
 	}
 	worst, wop := -1.0, ""
 	for op, s := range r.Summary {
@@ -487,8 +492,26 @@ func runKPIs(r *results.Run) []fact {
 	if wop != "" {
 		k = append(k, fact{K: "highest p99 (" + wop + ")", V: fmtMsAxis(worst)})
 	}
-	k = append(k, fact{K: "measured", V: fmtDuration(r.MeasuredS)})
+	k = append(k, fact{K: "measured", V: fmtDuration(measuredS(r))})
 	return k
+}
+
+// headlineTable is each operation's throughput, p50, p99 and errors, for
+// the top of the run's page (the summary per operation has the rest).
+func headlineTable(r *results.Run, ops []string) figTable {
+	t := figTable{Cols: []string{"operation", "ops/s", "p50 ms", "p99 ms", "errors", "error %"}}
+	for _, op := range ops {
+		s, ok := r.Summary[op]
+		if !ok {
+			continue
+		}
+		errPct := math.NaN()
+		if d := s.Count + s.Errors; d > 0 {
+			errPct = float64(s.Errors) / float64(d)
+		}
+		t.Rows = append(t.Rows, []string{op, fmtNum(s.ThroughputPerS), ms(s.P50Ms), ms(s.P99Ms), fmt.Sprint(s.Errors), fmtPct(errPct)})
+	}
+	return t
 }
 
 func summaryTable(r *results.Run, ops []string, open bool) figTable {
@@ -596,11 +619,15 @@ var runTmpl = newTemplate("run", `{{define "run"}}{{template "head" .Meta}}
 <h1>{{.Heading}} <span class="status {{.Run.Status}}">{{.Run.Status}}</span></h1>
 {{with .Run.Error}}<div class="alert"><b>Error:</b> {{.}}</div>{{end}}
 {{range .Run.Failures}}<div class="alert"><b>Failed check:</b> {{.}}</div>{{end}}
+<section id="headline">
+<div class="kpis">{{range .KPIs}}<div class="kpi"><b>{{.V}}</b><span>{{.K}}</span></div>{{end}}</div>
+{{if .Headline.Rows}}{{template "table" .Headline}}{{end}}
+</section>
 {{range .Run.Warnings}}<div class="alert warn"><b>Warning:</b> {{.}}</div>{{end}}
 {{range .Notes}}<div class="alert note">{{.}}</div>{{end}}
+<h2>The run</h2>
 {{template "facts" .Facts}}
 {{if .Changed}}<h3>Settings that differ from their defaults</h3>{{template "facts" .Changed}}{{else}}<p class="mut">Every setting has its default value.</p>{{end}}
-<div class="kpis">{{range .KPIs}}<div class="kpi"><b>{{.V}}</b><span>{{.K}}</span></div>{{end}}</div>
 <h2>Summary per operation</h2>
 {{template "table" .Summary}}
 {{with .ErrClasses}}{{template "table" .}}{{end}}

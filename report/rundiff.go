@@ -38,12 +38,24 @@ var ranFacts = []ranFact{
 }
 
 // engineText is a run's engine and, where it was recorded, its server's
-// version: "postgres 16.4".
+// version without the build details: "sqlite 3.45.1", "PostgreSQL 15.18"
+// (the banner names the product the engine is named after).
 func engineText(r *results.Run) string {
 	if r.Server != nil && r.Server.Version != "" && r.Server.Version != "n/a" {
-		return r.Engine + " " + r.Server.Version
+		return withVersion(r.Engine, r.Server.Version)
 	}
 	return r.Engine
+}
+
+// withVersion is an engine's name and its server's short version, or the
+// short version alone when it starts with the product's name.
+func withVersion(engine, version string) string {
+	v := shortVersion(version)
+	first, _, _ := strings.Cut(v, " ")
+	if strings.HasPrefix(strings.ToLower(first), strings.ToLower(engine)) {
+		return v
+	}
+	return engine + " " + v
 }
 
 // clusterText is the shape of the local cluster a run ran against, its

@@ -19,7 +19,7 @@ func tierText(r *results.Run, role string) string {
 		}
 		s := t.Engine
 		if t.Server != nil && t.Server.Version != "" && t.Server.Version != "n/a" {
-			s += " " + t.Server.Version
+			s = withVersion(t.Engine, t.Server.Version)
 		}
 		if t.Cluster != nil {
 			s += fmt.Sprintf(", cluster %s (%d node(s))", t.Cluster.Name, t.Cluster.Nodes)
@@ -35,7 +35,7 @@ func tierText(r *results.Run, role string) string {
 // tierDiffs lists what differs between the runs' tiers beside the store
 // (a cache in one run only, another cache engine, its settings): a row
 // "tier ROLE" per role whose description differs, then "ROLE: key" per
-// tier setting that differs, in the form of settingDiffs' rows.
+// tier setting set differently, in the form of settingDiffs' rows.
 func tierDiffs(runs []*compared) [][]string {
 	roles := map[string]bool{}
 	for _, c := range runs {
@@ -49,27 +49,12 @@ func tierDiffs(runs []*compared) [][]string {
 		if row := diffRow("tier "+role, runs, func(r *results.Run) string { return tierText(r, role) }); row != nil {
 			out = append(out, row)
 		}
-		keys := map[string]bool{}
-		for _, c := range runs {
-			if t := tierOf(c.Run, role); t != nil {
-				for k := range t.Settings {
-					keys[k] = true
-				}
+		out = append(out, changedDiffs(role+": ", runs, func(r *results.Run) (map[string]string, []string) {
+			if t := tierOf(r, role); t != nil {
+				return t.Settings, t.Changed
 			}
-		}
-		for _, k := range slices.Sorted(maps.Keys(keys)) {
-			row := diffRow(role+": "+k, runs, func(r *results.Run) string {
-				if t := tierOf(r, role); t != nil {
-					if s, ok := t.Settings[k]; ok {
-						return s
-					}
-				}
-				return "(none)"
-			})
-			if row != nil {
-				out = append(out, row)
-			}
-		}
+			return nil, nil
+		})...)
 	}
 	return out
 }

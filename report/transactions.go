@@ -168,7 +168,10 @@ func transactionsFigures(r *results.Run, xmax float64) ([]figTable, []chart) {
 	}
 	spec := lineSpec{Title: "Mean request duration over time (Tsung's mean transaction duration)", XLabel: "seconds since the load began",
 		YLabel: "mean ms", XZero: true, XMax: xmax, XFmt: fmtSeconds, LogY: true, Empty: "no request ended",
-		Note: "The mean duration of every request that ended in each second, of every operation, successes and failures together (a 503 answered at once counts): the study's figure, which had no percentiles."}
+		Note: "The mean duration of every request that ended in each second, of every operation, successes and failures together: the study's figure, which had no percentiles."}
+	if len(httpSeconds(r)) > 0 {
+		spec.Note = strings.Replace(spec.Note, "failures together", "failures together (an HTTP 503 answered at once counts)", 1)
+	}
 	ser := lineSeries{Name: "mean", Color: color(0)}
 	for _, s := range t.PerSecond {
 		if s.MeanMs != nil && !s.Warmup {

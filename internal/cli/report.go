@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,28 +17,34 @@ import (
 // reportCmd is `scalelab report`.
 func reportCmd() *cobra.Command {
 	var out string
+	var force bool
 	c := &cobra.Command{
 		Use:   "report DIR [DIR...]",
 		Short: "rebuild a run's report.html (repairing a crashed run), or compare runs",
 		Long: `With one results directory of a run, rebuild its report.html (a run whose process died, run.json
 still saying "running", is first rebuilt from its streamed files and marked incomplete). With an
 experiment's directory (holding experiment.json), write its report.html. With several runs'
-directories, compare them side by side, the first as the baseline: a table on stdout and a page
-written to --out (default compare.html).`,
+directories, compare them side by side, the first as the baseline: the answer first (throughput and
+p99 per operation and in total, their change and verdict, each run's status and measured time), then
+what differs and every figure, on stdout; and a page written to --out, by default into the
+baseline's directory as compare-<contender's name>.html. An existing page is never written over
+without --force.`,
 		Example: `  scalelab report scalelab-results/RUN
-  scalelab report RUN1 RUN2 --out compare.html   # the first is the baseline`,
+  scalelab report RUN1 RUN2                  # RUN1 is the baseline; writes RUN1/compare-RUN2.html
+  scalelab report RUN1 RUN2 --out cmp.html --force`,
 		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: completeDirs,
 		RunE: func(c *cobra.Command, dirs []string) error {
-			return reportDirs(dirs, out, c.OutOrStdout(), c.ErrOrStderr())
+			return reportDirs(dirs, out, force, c.OutOrStdout(), c.ErrOrStderr())
 		},
 	}
-	c.Flags().StringVar(&out, "out", "", "where to write the page (default: DIR/report.html for one run, compare.html for several)")
+	c.Flags().StringVar(&out, "out", "", "where to write the page (default: DIR/report.html for one run, FIRST/compare-<others' names>.html for several)")
+	c.Flags().BoolVar(&force, "force", false, "write a comparison's page over an existing file")
 	return c
 }
 
 // reportDirs rebuilds one run's or experiment's page, or compares runs.
-func reportDirs(dirs []string, out string, stdout, stderr io.Writer) error {
+func reportDirs(dirs []string, out string, force bool, stdout, stderr io.Writer) error {
 	if err := checkOutDir(out); err != nil {
 		return err
 	}
@@ -54,7 +61,10 @@ func reportDirs(dirs []string, out string, stdout, stderr io.Writer) error {
 	}
 	path := out
 	if path == "" {
-		path = "compare.html"
+		path = comparePath(dirs)
+	}
+	if _, err := os.Lstat(path); err == nil && !force {
+		return usageErr("report: %s already exists; give --force to write over it, or name another page with --out", path)
 	}
 	if err := report.CompareTerminal(stdout, dirs); err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -64,6 +74,17 @@ func reportDirs(dirs []string, out string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "comparison: %s\n", path)
 	return nil
+}
+
+// comparePath is where a comparison's page goes without --out: into the
+// baseline's directory, named after the contenders
+// (BASE/compare-CONTENDER.html, BASE/compare-C1-C2.html).
+func comparePath(dirs []string) string {
+	names := make([]string, 0, len(dirs)-1)
+	for _, d := range dirs[1:] {
+		names = append(names, filepath.Base(filepath.Clean(d)))
+	}
+	return filepath.Join(dirs[0], "compare-"+strings.Join(names, "-")+".html")
 }
 
 // checkOutDir refuses an --out whose directory does not exist (or is no
