@@ -132,3 +132,19 @@ func txCharts(v *runView) []chart {
 	}
 	return v.Tx.Charts
 }
+
+// A wall-clock second of the cache report that overlaps the load by a few
+// milliseconds (the load ended just after it began) is no point of the
+// cache charts: its reads were mostly after the load.
+func TestCacheSecondAtTheStopIsNoPoint(t *testing.T) {
+	t.Parallel()
+	var per []cacheSecond
+	for i := 0; i < 4; i++ {
+		per = append(per, cacheSecond{Unix: 1000 + float64(i), Hits: 90, Misses: 10, StaleReads: 5})
+	}
+	// the load ran from 1000.0 to 1003.005: the fourth second overlaps it by 5 ms
+	pts := cachePoints(per, 1000, 3.005, 1)
+	if len(pts) != 3 || pts[2].X != 3 {
+		t.Errorf("points %+v, want 3 ending at 3 s", pts)
+	}
+}
