@@ -268,8 +268,8 @@ type cachePoint struct {
 // cachePoints places each wall-clock second at its end in seconds since
 // the load started at t0 (Unix seconds; NaN when unknown: since the first
 // second's start), as series.csv places an interval at its end. Seconds
-// wholly before the load (the data load) or after the timeline's end xmax
-// are left out, the last one is drawn at xmax; seconds are bucketed by
+// wholly before the load (the data load) or after the timeline's end xmax,
+// or overlapping the load by less than a tenth of a second, are left out, the last one is drawn at xmax; seconds are bucketed by
 // width as the latency charts' intervals are, and a stretch of more than half a
 // bucket without seconds breaks the hit-rate line.
 func cachePoints(per []cacheSecond, t0, xmax, width float64) []cachePoint {
@@ -286,8 +286,8 @@ func cachePoints(per []cacheSecond, t0, xmax, width float64) []cachePoint {
 	var buckets []bucket
 	for _, s := range secs {
 		x := s.Unix + 1 - t0
-		if aligned && (x <= 0 || (xmax > 0 && x-1 >= xmax)) {
-			continue
+		if aligned && (x <= 0 || (xmax > 0 && (x-1 >= xmax || tooShort(xmax-(x-1), 1)))) {
+			continue // before the load, or after it but for a few milliseconds (tooShort)
 		}
 		key := math.Floor((x - 1e-6) / width)
 		if n := len(buckets); n == 0 || buckets[n-1].key != key {

@@ -186,11 +186,10 @@ func align(rs []seriesRow, tl []tick, val func(seriesRow) float64, missing float
 	return xs, ys
 }
 
-// rate is a per-second figure of a row; rows shorter than a quarter
-// second (the run's stop, not merged with the interval before) are left
-// out rather than drawn as huge rates.
+// rate is a per-second figure of a row (the rows too short to chart were
+// merged or left out when series.csv was read).
 func rate(n int64, r seriesRow) float64 {
-	if r.IntervalS < 0.25 {
+	if r.IntervalS <= 0 {
 		return math.NaN()
 	}
 	return float64(n) / r.IntervalS

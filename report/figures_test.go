@@ -73,11 +73,11 @@ func TestTimelineGapsAndShortIntervals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rows := s.Rows["b"]; len(rows) != 2 || rows[1].Errors != 8 || rows[1].IntervalS < 1.005 {
-		t.Fatalf("short interval not merged: %+v", rows)
+	if rows := s.Rows["b"]; len(rows) != 2 || rows[1].Errors != 8 || rows[1].IntervalS < 1.005 || rows[1].T != 11 {
+		t.Fatalf("short interval not merged into the one before, at its end: %+v", rows)
 	}
 	tl := timeline(s.Rows, 1)
-	if len(tl) != 4 || !tl[1].Empty || !tl[2].Empty || tl[1].T != 2 || tl[2].T != 10.006 {
+	if len(tl) != 4 || !tl[1].Empty || !tl[2].Empty || tl[1].T != 2 || tl[2].T != 10 {
 		t.Fatalf("timeline %+v", tl)
 	}
 	_, y := align(s.Rows["a"], tl, func(r seriesRow) float64 { return rate(r.Count, r) }, 0)

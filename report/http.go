@@ -67,9 +67,10 @@ func httpFigures(rep map[string]any) ([]figTable, []chart, map[string]any) {
 	spec := lineSpec{Title: "HTTP responses per second by status", XLabel: xlabel, YLabel: "responses per second",
 		XZero: true, XFmt: fmtSeconds, Empty: "no responses",
 		Note: "Every response the load generator got, by status code, in each second; timeout and connection_error are requests that got no answer."}
+	per := chartableHTTP(h.PerSecond)
 	for i, c := range order {
 		ser := lineSeries{Name: c, Color: color(i)}
-		for _, s := range h.PerSecond {
+		for _, s := range per {
 			ser.X = append(ser.X, s.T)
 			ser.Y = append(ser.Y, float64(s.Codes[c]))
 		}
@@ -90,4 +91,30 @@ func httpFigures(rep map[string]any) ([]figTable, []chart, map[string]any) {
 		t.Rows = append(t.Rows, row)
 	}
 	return []figTable{t}, []chart{spec.render()}, rest
+}
+
+// chartableHTTP folds each second too short to chart (tooShort: the last,
+// cut by the run's stop) into the second before it, whose counts take in
+// its responses; one with none before it is left out.
+func chartableHTTP(per []httpSecond) []httpSecond {
+	ts := make([]float64, len(per))
+	for i, s := range per {
+		ts[i] = s.T
+	}
+	out := make([]httpSecond, 0, len(per))
+	for i, j := range foldShort(ts) {
+		switch {
+		case j == i:
+			out = append(out, httpSecond{T: per[i].T, Codes: maps.Clone(per[i].Codes)})
+		case j >= 0 && len(out) > 0:
+			p := &out[len(out)-1]
+			if p.Codes == nil {
+				p.Codes = map[string]int64{}
+			}
+			for c, n := range per[i].Codes {
+				p.Codes[c] += n
+			}
+		}
+	}
+	return out
 }

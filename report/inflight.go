@@ -81,6 +81,10 @@ func inFlightChart(r *results.Run, dir string, xMax float64) (*chart, string) {
 	if len(rows) == 0 {
 		return nil, ""
 	}
+	rows = chartableInFlight(rows)
+	if len(rows) == 0 {
+		return nil, ""
+	}
 	n := len(rows)
 	xs, mean, most, users := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 	for i, row := range rows {
@@ -105,6 +109,26 @@ func inFlightChart(r *results.Run, dir string, xMax float64) (*chart, string) {
 		}}
 	c := spec.render()
 	return &c, ""
+}
+
+// chartableInFlight leaves out the intervals too short to chart
+// (tooShort): the mean in flight over the last millisecond of a run is no
+// point of its own, and the most at once folds into the interval before.
+func chartableInFlight(rows []inFlightRow) []inFlightRow {
+	ts := make([]float64, len(rows))
+	for i, r := range rows {
+		ts[i] = r.T
+	}
+	out := make([]inFlightRow, 0, len(rows))
+	for i, j := range foldShort(ts) {
+		switch {
+		case j == i:
+			out = append(out, rows[i])
+		case j >= 0 && len(out) > 0:
+			out[len(out)-1].Max = max(out[len(out)-1].Max, rows[i].Max)
+		}
+	}
+	return out
 }
 
 // inFlightText is the one line of a run's concurrency: operations in

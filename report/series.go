@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -42,6 +43,7 @@ type series struct {
 	Ops  []string               // in order of first appearance
 	Rows map[string][]seriesRow // per operation, in time order
 	Torn bool                   // a torn last line was ignored
+	Step float64                // the run's interval length in seconds (the median)
 }
 
 // readSeries reads series.csv. Columns are found by their header names,
@@ -127,26 +129,65 @@ func parseSeries(data []byte) (*series, error) {
 		}
 		s.Rows[op] = append(s.Rows[op], r)
 	}
+	step := seriesStep(s.Rows)
 	for op, rows := range s.Rows {
-		s.Rows[op] = mergeShort(rows)
+		s.Rows[op] = mergeShort(rows, step)
 	}
+	s.Step = step
 	return s, nil
 }
 
-// mergeShort folds an interval shorter than a quarter second (the last
-// one, cut by the stop) into the operation's interval just before it, so
-// that a few operations over a few milliseconds do not chart as a huge
-// rate.
-func mergeShort(rows []seriesRow) []seriesRow {
+// tooShort is the one rule of every chart over time: an interval shorter
+// than a tenth of the run's interval length step (the last one, cut by the
+// run's stop, often lasts a millisecond) is never drawn as a point of its
+// own, since a few operations over a few milliseconds chart as a spike or
+// a drop that never happened.
+func tooShort(length, step float64) bool {
+	return length > 0 && step > 0 && length < step/10
+}
+
+// seriesStep is the run's interval length: the median length of the rows'
+// intervals (0 without any).
+func seriesStep(rows map[string][]seriesRow) float64 {
+	var ls []float64
+	for _, rs := range rows {
+		for _, r := range rs {
+			if r.IntervalS > 0 {
+				ls = append(ls, r.IntervalS)
+			}
+		}
+	}
+	return median(ls)
+}
+
+// median is the middle value of vs (0 for none); vs is sorted in place.
+func median(vs []float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	sort.Float64s(vs)
+	return vs[len(vs)/2]
+}
+
+// mergeShort folds an interval too short to chart (tooShort against step)
+// into the operation's interval just before it: its counts are added and
+// its percentiles taken as an upper bound, and the merged row keeps the
+// earlier interval's end so that every operation's rows stay on the same
+// timeline. A short interval with no interval just before it (the
+// operation's first, or after a gap, or across the end of the warm-up) is
+// left out.
+func mergeShort(rows []seriesRow, step float64) []seriesRow {
 	out := make([]seriesRow, 0, len(rows))
 	for _, r := range rows {
-		n := len(out)
-		if n == 0 || r.IntervalS <= 0 || r.IntervalS >= 0.25 || out[n-1].Warmup != r.Warmup || math.Abs(out[n-1].T-(r.T-r.IntervalS)) > 0.002 {
+		if !tooShort(r.IntervalS, step) {
 			out = append(out, r)
 			continue
 		}
+		n := len(out)
+		if n == 0 || out[n-1].Warmup != r.Warmup || math.Abs(out[n-1].T-(r.T-r.IntervalS)) > 0.002 {
+			continue
+		}
 		p := &out[n-1]
-		p.T = r.T
 		p.IntervalS += r.IntervalS
 		p.Count += r.Count
 		p.Errors += r.Errors
@@ -157,7 +198,31 @@ func mergeShort(rows []seriesRow) []seriesRow {
 		}
 		p.P99, p.Max, p.ServiceP99 = nanMax(p.P99, r.P99), nanMax(p.Max, r.Max), nanMax(p.ServiceP99, r.ServiceP99)
 		p.LagP50, p.LagP99, p.LagMax = nanMax(p.LagP50, r.LagP50), nanMax(p.LagP99, r.LagP99), nanMax(p.LagMax, r.LagMax)
-		p.Sessions = r.Sessions
 	}
 	return out
+}
+
+// foldShort applies tooShort to a sequence of points placed at their
+// interval's end, ts ascending (the first interval from 0), whose step is
+// the median interval: into[i] is i for a point long enough to chart, the
+// index of the kept point just before it for a short point to fold into
+// it, or -1 for a short point with none before it (left out).
+func foldShort(ts []float64) (into []int) {
+	lens := make([]float64, len(ts))
+	for i, t := range ts {
+		lens[i] = t
+		if i > 0 {
+			lens[i] = t - ts[i-1]
+		}
+	}
+	step := median(append([]float64(nil), lens...))
+	into = make([]int, len(ts))
+	last := -1
+	for i, l := range lens {
+		if !tooShort(l, step) {
+			last = i
+		}
+		into[i] = last
+	}
+	return into
 }

@@ -59,8 +59,27 @@ func readTelemetry(path string) (nodes []*teleSeries, host *teleSeries, err erro
 		}
 		s.t, s.cpu, s.rss = append(s.t, ts), append(s.cpu, cpu), append(s.rss, rss)
 	}
+	for _, s := range append(append([]*teleSeries(nil), nodes...), host) {
+		if s != nil {
+			s.dropShort()
+		}
+	}
 	sort.SliceStable(nodes, func(i, j int) bool { return tierRank(nodes[i].tier) < tierRank(nodes[j].tier) })
 	return nodes, host, nil
+}
+
+// dropShort leaves out the samples too short to chart (tooShort): a CPU
+// rate over the run's last millisecond is no point of its own.
+func (s *teleSeries) dropShort() {
+	into := foldShort(s.t)
+	n := 0
+	for i, j := range into {
+		if j == i {
+			s.t[n], s.cpu[n], s.rss[n] = s.t[i], s.cpu[i], s.rss[i]
+			n++
+		}
+	}
+	s.t, s.cpu, s.rss = s.t[:n], s.cpu[:n], s.rss[:n]
 }
 
 func tierRank(t string) int {

@@ -159,6 +159,42 @@ func failuresPerSecond(secs []httpSecond, ps []results.PhaseFigures, from int) [
 	return out
 }
 
+// chartableSeconds folds each interval too short to chart (tooShort: the
+// run's stop cuts the last one to a millisecond or so) into the interval
+// before it, whose mean takes in its requests, keeping that interval's
+// end; one with none before it is left out.
+func chartableSeconds(per []results.TxSecond) []results.TxSecond {
+	ts := make([]float64, len(per))
+	for i, s := range per {
+		ts[i] = s.T
+	}
+	out := make([]results.TxSecond, 0, len(per))
+	for i, j := range foldShort(ts) {
+		s := per[i]
+		switch {
+		case j == i:
+			if s.MeanMs != nil {
+				m := *s.MeanMs
+				s.MeanMs = &m
+			}
+			out = append(out, s)
+		case j >= 0 && len(out) > 0 && out[len(out)-1].Warmup == s.Warmup:
+			p := &out[len(out)-1]
+			if s.MeanMs != nil && s.N > 0 {
+				sum := *s.MeanMs * float64(s.N)
+				if p.MeanMs != nil {
+					sum += *p.MeanMs * float64(p.N)
+				}
+				m := sum / float64(p.N+s.N)
+				p.MeanMs = &m
+			}
+			p.N += s.N
+			p.Errors += s.Errors
+		}
+	}
+	return out
+}
+
 // transactionsFigures draws the mean duration of every request per
 // second (the break's phase on shaded) and tabulates the phases.
 func transactionsFigures(r *results.Run, xmax float64) ([]figTable, []chart) {
@@ -173,7 +209,7 @@ func transactionsFigures(r *results.Run, xmax float64) ([]figTable, []chart) {
 		spec.Note = strings.Replace(spec.Note, "failures together", "failures together (an HTTP 503 answered at once counts)", 1)
 	}
 	ser := lineSeries{Name: "mean", Color: color(0)}
-	for _, s := range t.PerSecond {
+	for _, s := range chartableSeconds(t.PerSecond) {
 		if s.MeanMs != nil && !s.Warmup {
 			ser.X = append(ser.X, s.T)
 			ser.Y = append(ser.Y, *s.MeanMs)

@@ -277,6 +277,11 @@ func buildModel(f *Options, given map[string]bool) (load.Model, load.Options, er
 		if opts.Duration == 0 {
 			opts.Duration = pm.Total()
 		}
+		if opts.Duration < pm.Total() {
+			// a cut phase would be summarised as the phase it was not
+			return nil, opts, results.UsageErr("run: --duration %s is shorter than the phases --phases %s, %s in all; "+
+				"drop --duration (the phases set the run's length), give at least %s, or shorten the phases", opts.Duration, f.Phases, pm.Total(), pm.Total())
+		}
 		m = pm
 	case load.ModelThreads:
 		m = threadsModel(f, given, think)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Kind is the type of a setting's value.
@@ -335,56 +336,79 @@ func (s *Set) Changed() []string {
 	return out
 }
 
-// Nearest returns the candidate closest to name by edit distance, or "" when
-// none is close enough to be a plausible typo.
+// Nearest returns the candidate closest to name by edit distance among
+// those Near it, or "" when none is: the one rule of every "did you mean"
+// of scalelab (setting keys and values, flags, scenarios, engines).
 func Nearest(name string, candidates []string) string {
 	best, bestD := "", math.MaxInt
 	for _, c := range candidates {
-		d := distance(strings.ToLower(name), strings.ToLower(c))
-		if d < bestD {
+		if d := Distance(name, c); d < bestD && Near(name, c) {
 			best, bestD = c, d
 		}
 	}
-	limit := len(name)/2 + 1
-	if limit > 4 {
-		limit = 4
+	if best != "" {
+		return best
 	}
 	// A candidate sharing the part after the last dot is a good guess too
-	// (e.g. "workload" for "ycsb.workload").
-	if bestD > limit {
-		tail := name[strings.LastIndex(name, ".")+1:]
+	// (e.g. "ycsb.workload" for "workload").
+	if tail := name[strings.LastIndex(name, ".")+1:]; tail != "" {
 		for _, c := range candidates {
-			if tail != "" && strings.HasSuffix(c, "."+tail) {
+			if strings.HasSuffix(c, "."+tail) {
 				return c
 			}
 		}
-		return ""
 	}
-	return best
+	return ""
+}
+
+// Near reports whether candidate is a plausible typo of name, letter case
+// ignored: at most one edit (a letter added, dropped, changed, or two
+// swapped) per three letters of the longer word, or one word a prefix of
+// the other of at least three letters. "g" is near no other one-letter
+// value; "stric" is near "strict", "bars" near "bar", "ycbs" near "ycsb".
+func Near(name, candidate string) bool {
+	a, b := strings.ToLower(name), strings.ToLower(candidate)
+	if a == "" || b == "" {
+		return false
+	}
+	short, long := a, b
+	if utf8.RuneCountInString(short) > utf8.RuneCountInString(long) {
+		short, long = long, short
+	}
+	if utf8.RuneCountInString(short) >= 3 && strings.HasPrefix(long, short) {
+		return true
+	}
+	return 3*distance(a, b) <= utf8.RuneCountInString(long)
 }
 
 // Distance is the edit distance of a and b, letter case ignored: how far
 // a user's word is from a known name.
 func Distance(a, b string) int { return distance(strings.ToLower(a), strings.ToLower(b)) }
 
-// distance is the Levenshtein edit distance of a and b.
+// distance is the optimal string alignment distance of a and b: the
+// Levenshtein distance with a swap of two neighbouring letters counted as
+// one edit.
 func distance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
 		for j := 1; j <= len(rb); j++ {
 			cost := 1
 			if ra[i-1] == rb[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(rb)]
+	return d[len(ra)][len(rb)]
 }

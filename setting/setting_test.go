@@ -119,3 +119,52 @@ func FuzzApply(f *testing.F) {
 		}
 	})
 }
+
+// The one rule of "did you mean": a value genuinely close to a known one
+// (an edit per three letters, a swap counting as one, or a prefix of at
+// least three letters), never merely the least far of short values.
+func TestNearestIsClose(t *testing.T) {
+	t.Parallel()
+	workloads := []string{"a", "b", "c", "d", "e", "f"}
+	for _, c := range []struct {
+		name       string
+		candidates []string
+		want       string
+	}{
+		{"g", workloads, ""},
+		{"z", workloads, ""},
+		{"B", workloads, "b"},
+		{"stric", []string{"strict", "loose", "off"}, "strict"},
+		{"strcit", []string{"strict", "loose", "off"}, "strict"},
+		{"bars", []string{"auto", "bar", "lines", "off"}, "bar"},
+		{"line", []string{"auto", "bar", "lines", "off"}, "lines"},
+		{"of", []string{"auto", "bar", "lines", "off"}, "off"},
+		{"xyz", []string{"auto", "bar", "lines", "off"}, ""},
+		{"ycbs", []string{"ycsb", "social", "logs"}, "ycsb"},
+		{"sqlit", []string{"sqlite", "postgres", "null"}, "sqlite"},
+		{"ycsb.workloud", []string{"ycsb.workload", "ycsb.records"}, "ycsb.workload"},
+		{"workload", []string{"ycsb.workload", "ycsb.records"}, "ycsb.workload"},
+		{"poisson", []string{"uniform", "poisson", "exp"}, "poisson"},
+		{"posson", []string{"uniform", "poisson", "exp"}, "poisson"},
+		{"normal", []string{"uniform", "poisson", "exp"}, ""},
+	} {
+		if got := Nearest(c.name, c.candidates); got != c.want {
+			t.Errorf("Nearest(%q, %v) = %q, want %q", c.name, c.candidates, got, c.want)
+		}
+	}
+}
+
+// An enum value with no near one lists the allowed values without a
+// guess; a near one gets it.
+func TestEnumSuggestion(t *testing.T) {
+	t.Parallel()
+	s := Spec{Key: "ycsb.workload", Kind: Enum, Default: "a", Allowed: []string{"a", "b", "c", "d", "e", "f"}}
+	_, err := s.Parse("g")
+	if err == nil || strings.Contains(err.Error(), "did you mean") || !strings.Contains(err.Error(), "a|b|c|d|e|f") {
+		t.Errorf("g: %v", err)
+	}
+	m := Spec{Key: "x.mode", Kind: Enum, Default: "strict", Allowed: []string{"strict", "loose"}}
+	if _, err := m.Parse("stric"); err == nil || !strings.Contains(err.Error(), `did you mean "strict"?`) {
+		t.Errorf("stric: %v", err)
+	}
+}

@@ -17,6 +17,7 @@ type row struct {
 	cores, user, sys    float64
 	rss                 int64
 	readPerS, writePerS float64
+	readB, writeB       int64 // the bytes behind the rates
 	threads             int
 	throttled           float64 // share of CFS periods throttled
 	thrNs               uint64  // throttled time in the interval
@@ -77,13 +78,7 @@ func (ns *nodeState) read(s *Sampler, snap *snapshot, now time.Time) (row, bool)
 		}
 		return row{}, false
 	}
-	var pids []int
-	if ns.selfOnly {
-		pids = []int{ns.PID}
-	} else {
-		pids = snap.tree(ns.PID, ns.skip)
-	}
-	u := snap.usage(s.cfg.ProcDir, pids, true)
+	u := snap.usage(s.cfg.ProcDir, ns.pids(snap), true)
 	if ns.selfOnly {
 		// cutime and cstime of scalelab are its finished children's (a
 		// cluster an experiment started), not its own
@@ -117,8 +112,8 @@ func (ns *nodeState) read(s *Sampler, snap *snapshot, now time.Time) (row, bool)
 	r.user = float64(u.user-min(u.user, prev.user)) / clockTicks / dt
 	r.sys = float64(u.sys-min(u.sys, prev.sys)) / clockTicks / dt
 	r.cores = r.user + r.sys
-	r.readPerS = float64(max(0, u.read-prev.rdB)) / dt
-	r.writePerS = float64(max(0, u.write-prev.wrB)) / dt
+	r.readB, r.writeB = max(0, u.read-prev.rdB), max(0, u.write-prev.wrB)
+	r.readPerS, r.writePerS = float64(r.readB)/dt, float64(r.writeB)/dt
 	if cgOK {
 		r.cores = float64(cu.CPUNanos-min(cu.CPUNanos, prev.cgCPU)) / 1e9 / dt
 		r.rss = cu.MemoryBytes
@@ -128,6 +123,34 @@ func (ns *nodeState) read(s *Sampler, snap *snapshot, now time.Time) (row, bool)
 		r.thrNs = cu.ThrottledNanos - min(cu.ThrottledNanos, prev.throttledN)
 	}
 	return r, true
+}
+
+// pids is the node's processes in snap: its tree, or scalelab alone.
+func (ns *nodeState) pids(snap *snapshot) []int {
+	if ns.selfOnly {
+		return []int{ns.PID}
+	}
+	return snap.tree(ns.PID, ns.skip)
+}
+
+// ioEdge re-reads the node's I/O counters at an edge of the measured
+// window, so that its bytes read and written are those of the window
+// alone: at the start they become the base of the next sample (the bytes
+// since the sample before belong to the data load or the warm-up); at the
+// end the bytes since the last sample are added to the window's.
+func (ns *nodeState) ioEdge(procDir string, snap *snapshot, end bool) {
+	if !ns.have || ns.external {
+		return
+	}
+	if _, alive := snap.stats[ns.PID]; !alive {
+		return
+	}
+	u := snap.usage(procDir, ns.pids(snap), true)
+	if end {
+		ns.readB += max(0, u.read-ns.rdB)
+		ns.writeB += max(0, u.write-ns.wrB)
+	}
+	ns.rdB, ns.wrB = u.read, u.write
 }
 
 // account adds an interval to the node's measured window.
@@ -160,8 +183,8 @@ func (ns *nodeState) account(r row, measured bool, limit, ts float64, keep bool)
 		ns.userS += r.cores * r.dt * r.user / t
 		ns.sysS += r.cores * r.dt * r.sys / t
 	}
-	ns.readB += int64(r.readPerS * r.dt)
-	ns.writeB += int64(r.writePerS * r.dt)
+	ns.readB += r.readB
+	ns.writeB += r.writeB
 }
 
 // usage is the node's summary over the measured window.

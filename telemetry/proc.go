@@ -120,7 +120,7 @@ type treeUsage struct {
 	user, sys   uint64 // clock ticks
 	rssBytes    int64
 	threads     int
-	read, write int64 // bytes, from /proc/PID/io
+	read, write int64 // bytes, from /proc/PID/io (parseIO)
 }
 
 // usage sums the tree's figures; withIO reads /proc/PID/io of each.
@@ -145,8 +145,14 @@ func (s *snapshot) usage(procDir string, pids []int, withIO bool) treeUsage {
 	return u
 }
 
-// parseIO returns read_bytes and write_bytes of /proc/PID/io: the bytes
-// that reached the storage layer.
+// parseIO returns what a node read and wrote from /proc/PID/io: read is
+// read_bytes, the bytes fetched from storage (not from the page cache);
+// write is wchar, the bytes the process passed to write calls. Not
+// write_bytes: that one counts a whole page (a whole folio, up to
+// megabytes, on kernels that cache files in large folios) each time a
+// page is dirtied again after being written back, so a server that
+// appends a few hundred bytes to its log and syncs at every commit reads
+// as writing gigabytes it never wrote.
 func parseIO(b []byte) (read, write int64) {
 	for _, line := range strings.Split(string(b), "\n") {
 		k, v, ok := strings.Cut(line, ": ")
@@ -157,7 +163,7 @@ func parseIO(b []byte) (read, write int64) {
 		switch k {
 		case "read_bytes":
 			read = n
-		case "write_bytes":
+		case "wchar":
 			write = n
 		}
 	}

@@ -161,9 +161,23 @@ const Header = "t_s,tier,node,pid,cpu_cores,user_cores,sys_cores,rss_bytes,read_
 // summary.
 func (s *Sampler) Measure() {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.meas = true
 	s.measAt = time.Now()
-	s.mu.Unlock()
+	s.ioEdges(false)
+}
+
+// ioEdges reads every node's I/O counters at the start (end false) or the
+// end of the measured window (nodeState.ioEdge); s.mu is held.
+func (s *Sampler) ioEdges(end bool) {
+	snap, err := takeSnapshot(s.cfg.ProcDir)
+	if err != nil {
+		s.addErr(err.Error())
+		return
+	}
+	for _, ns := range append(s.nodes, s.self) {
+		ns.ioEdge(s.cfg.ProcDir, snap, end)
+	}
 }
 
 func (s *Sampler) loop() {
@@ -313,6 +327,9 @@ func (s *Sampler) Stop() {
 	<-s.done
 	s.mu.Lock()
 	s.stopAt = time.Now()
+	if s.meas {
+		s.ioEdges(true)
+	}
 	s.mu.Unlock()
 	if s.stats != nil {
 		s.statsSum = s.stats.stop()

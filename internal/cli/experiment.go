@@ -196,8 +196,10 @@ func searchFlags(f *experimentFlags) (*experiment.Search, error) {
 		}
 		sr.Precision = p / 100
 	}
-	if f.on != "" && f.on != "users" && f.on != "rate" {
-		return nil, usageErr("experiment knee: --on %q; allowed: users|rate", f.on)
+	if f.on != "" {
+		if err := enumFlag("experiment knee", "on", f.on, []string{"users", "rate"}); err != nil {
+			return nil, err
+		}
 	}
 	return sr, nil
 }

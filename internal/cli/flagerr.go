@@ -10,6 +10,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/runner"
+	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -210,4 +213,71 @@ func badFlagValue(c *cobra.Command, f *pflag.Flag, value string) error {
 		return usageErr("%s: --%s=%s: want true or false (--%s alone is true)", p, f.Name, value, f.Name)
 	}
 	return usageErr("%s: --%s %q: %s", p, f.Name, value, f.Usage)
+}
+
+// enumFlag checks the value of an enum-like flag (--progress, --model,
+// --arrivals): one of allowed, else exit 2 listing them, with the nearest
+// when it is near enough to be a typo (setting.Nearest, the rule of every
+// "did you mean").
+func enumFlag(cmd, flag, value string, allowed []string) error {
+	for _, a := range allowed {
+		if value == a {
+			return nil
+		}
+	}
+	mean := ""
+	if n := setting.Nearest(value, allowed); n != "" {
+		mean = fmt.Sprintf(" (did you mean %q?)", n)
+	}
+	return usageErr("%s: --%s %q is not one of the allowed values%s; allowed: %s", cmd, flag, value, mean, strings.Join(allowed, "|"))
+}
+
+// setWithoutEquals finds, in the arguments being parsed, a --set whose
+// value is a known setting key with no "=" followed by a word that is not
+// a flag (`--set ycsb.workload b`): when that word is a stray positional
+// argument, it was meant as the value. It returns the error that says so,
+// or nil.
+func setWithoutEquals(c *cobra.Command) error {
+	args := strings.Split(c.Root().Annotations[argsKey], "\x00")
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--" {
+			return nil
+		}
+		key, next := "", ""
+		switch {
+		case args[i] == "--set" && i+2 < len(args):
+			key, next = args[i+1], args[i+2]
+		case strings.HasPrefix(args[i], "--set="):
+			key, next = strings.TrimPrefix(args[i], "--set="), args[i+1]
+		default:
+			continue
+		}
+		if key == "" || strings.Contains(key, "=") || strings.HasPrefix(next, "-") || next == "" || !knownSettingKey(key) {
+			continue
+		}
+		return usageErr("%s: --set takes KEY=VALUE: did you mean --set %s=%s?", path(c), key, next)
+	}
+	return nil
+}
+
+// knownSettingKey reports whether key is a setting of some engine,
+// scenario or load model (cache.ENGINE.KEY for a cache tier's).
+func knownSettingKey(key string) bool {
+	var specs []setting.Spec
+	for _, n := range engine.Names() {
+		e, _ := engine.Lookup(n)
+		specs = append(specs, e.Settings()...)
+	}
+	for _, n := range scenario.Names() {
+		s, _ := scenario.Lookup(n)
+		specs = append(specs, s.Settings()...)
+	}
+	specs = append(specs, runner.BreakSettings()...)
+	key = strings.TrimPrefix(key, "cache.")
+	for _, sp := range specs {
+		if sp.Key == key {
+			return true
+		}
+	}
+	return false
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/scalelab/scalelab/load"
 	"github.com/scalelab/scalelab/runner"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/segment"
@@ -145,11 +146,14 @@ func newRunCmd(f *runFlags) *cobra.Command {
 }
 
 // runPositional wants one SCENARIO.
-func runPositional(_ *cobra.Command, args []string) error {
+func runPositional(c *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return usageErr("run: no scenario given; usage: scalelab run SCENARIO [flags] (see `scalelab list`)")
 	}
 	if len(args) > 1 {
+		if err := setWithoutEquals(c); err != nil {
+			return err // the stray word is a setting's value
+		}
 		return usageErr("run: one scenario expected, got %q; flags go before or after it (--engine null)", args)
 	}
 	return nil
@@ -233,14 +237,30 @@ func (f *runFlags) plan(scen string, given map[string]bool, seg *segment.Segment
 	if seg != nil {
 		opts.Segment = *seg
 	}
-	if !contains(progressModes, f.progress) {
-		return nil, usageErr("run: --progress %q; allowed: %s", f.progress, strings.Join(progressModes, "|"))
+	if err := f.checkEnums(); err != nil {
+		return nil, err
 	}
 	return runner.NewPlan(opts)
 }
 
 // progressModes are the values of --progress.
 var progressModes = []string{"auto", "bar", "lines", "off"}
+
+// arrivalKinds are the values of --arrivals.
+var arrivalKinds = []string{"constant", "poisson"}
+
+// checkEnums checks the flags that take one of a few words.
+func (f *runFlags) checkEnums() error {
+	if err := enumFlag("run", "progress", f.progress, progressModes); err != nil {
+		return err
+	}
+	if f.model != "" {
+		if err := enumFlag("run", "model", f.model, load.ModelNames()); err != nil {
+			return err
+		}
+	}
+	return enumFlag("run", "arrivals", f.arrivals, arrivalKinds)
+}
 
 // segmentOptions parses --segment and --start-at into opts.
 func (f *runFlags) segmentOptions(opts *runner.Options) error {
