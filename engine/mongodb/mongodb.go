@@ -63,6 +63,9 @@ var _ engine.TargetChecker = (*Engine)(nil)
 // Name returns "mongodb".
 func (*Engine) Name() string { return Name }
 
+// TargetForm is how a target names the server.
+func (*Engine) TargetForm() (form, env string) { return "mongodb://host:port/db", "" }
+
 // Description is one line for `scalelab list`.
 func (*Engine) Description() string {
 	return "MongoDB (or a MongoDB-wire server such as FerretDB) through the official driver; target: mongodb://[user@]host:port[,host:port...]/db (several hosts: a sharded cluster's routers; password from MONGODB_PASSWORD or mongodb.password_file), or --cluster NAME"
@@ -290,6 +293,9 @@ func Connect(ctx context.Context, t Target, password string, o Options) (*Conn, 
 	srv, err := describe(pctx, c.clients[0])
 	if err != nil {
 		c.Close()
+		if isAuthFailure(err) {
+			return nil, engine.AuthError("mongodb at "+strings.Join(t.Hosts, ","), t.User, engine.PasswordSources{Env: PasswordEnv, File: KeyPasswordFile}, err)
+		}
 		return nil, fmt.Errorf("%w: mongodb at %s: %w", engine.ErrUnreachable, strings.Join(t.Hosts, ","), err)
 	}
 	if assumeRouters {
@@ -466,3 +472,18 @@ func (c *Conn) AfterRun(ctx context.Context) map[string]string {
 	}
 	return out
 }
+
+// isAuthFailure reports whether err is the server refusing the login (a
+// wrong or missing password: AuthenticationFailed, code 18) or the
+// driver's authentication handshake failing.
+func isAuthFailure(err error) bool {
+	var se mongo.ServerError
+	if errors.As(err, &se) && se.HasErrorCode(codeAuthenticationFailed) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "AuthenticationFailed") || strings.Contains(msg, "auth error") || strings.Contains(msg, "unable to authenticate")
+}
+
+// codeAuthenticationFailed is the server's error code of a refused login.
+const codeAuthenticationFailed = 18
