@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -37,14 +39,17 @@ type Plan struct {
 	model    load.Model
 	opts     load.Options
 	dir      string
-	cluster  *cluster.State      // --cluster, or the store of an app cluster
-	app      *cluster.State      // --cluster naming an app cluster (app.go)
-	faults   []fault.Spec        // --fault (fault.go)
-	tiers    []planTier          // connections beside the store (tiers.go)
-	autoDir  bool                // dir is the default name: take the next free one
-	prom     *promsource.Mapping // --telemetry-source and --observe (prom.go)
-	stderr   io.Writer
-	warnings []string // dead nodes the run can do without (running.go)
+	cluster  *cluster.State // --cluster, or the store of an app cluster
+	app      *cluster.State // --cluster naming an app cluster (app.go)
+	faults   []fault.Spec   // --fault (fault.go)
+	tiers    []planTier     // connections beside the store (tiers.go)
+	autoDir  bool           // dir is the default name: take the next free one
+	// madeParent is the parent of dir when createDir made it
+	// (discardUnstarted removes it again when it is left empty)
+	madeParent string
+	prom       *promsource.Mapping // --telemetry-source and --observe (prom.go)
+	stderr     io.Writer
+	warnings   []string // dead nodes the run can do without (running.go)
 	// auditCounts reads the audit's counts for the live figures (live.go)
 	auditCounts func() audit.LiveCounts
 }
@@ -84,6 +89,9 @@ func NewPlan(f *Options) (*Plan, error) {
 		if err := tc.CheckTarget(f.Target); err != nil {
 			return nil, results.WithCode(results.ExitUsage, fmt.Errorf("--target: %w", err))
 		}
+	}
+	if err := engine.CheckServerNamed(eng.Name(), f.Target, cl != nil); err != nil {
+		return nil, results.WithCode(results.ExitUsage, fmt.Errorf("run: %w", err))
 	}
 	if pl, ok := eng.(engine.ProcessLocal); ok && f.Segment.Split() && pl.ProcessLocal(f.Target) {
 		return nil, results.UsageErr("--segment %s: the %s engine keeps its data inside each scalelab process (or its results directory), so the segments of a divided test cannot share it; use a server engine, or sqlite with a --target file", f.Segment, eng.Name())
@@ -335,6 +343,9 @@ func (s *runState) finish(status string, err error) (*results.Run, error) {
 // createDir creates the results directory: a new one beside the name
 // when scalelab chose it, else the one given, which must not exist.
 func (p *Plan) createDir() error {
+	if _, err := os.Stat(filepath.Dir(p.dir)); errors.Is(err, fs.ErrNotExist) {
+		p.madeParent = filepath.Dir(p.dir)
+	}
 	if !p.autoDir {
 		if err := results.Create(p.dir); err != nil {
 			return results.WithCode(results.ExitUsage, err)
@@ -347,6 +358,46 @@ func (p *Plan) createDir() error {
 	}
 	p.dir = dir
 	return nil
+}
+
+// discardUnstarted removes the results directory of a run refused as a
+// configuration error (exit 2: a refused login, a setting, an object
+// scalelab did not create) when it holds only what the run put there at
+// the start: run.json, and the store file of an engine that keeps it in
+// the directory (SQLite without --target) with its journals. It reports
+// whether it removed the directory, saying so on stderr.
+func (p *Plan) discardUnstarted(err error, stderr io.Writer) bool {
+	if results.ExitCode(err) != results.ExitUsage {
+		return false
+	}
+	entries, rerr := os.ReadDir(p.dir)
+	if rerr != nil {
+		return false
+	}
+	ours := map[string]bool{results.RunFile: true}
+	if f, ok := engine.StoreFile(p.eng.Name(), engine.Config{Target: p.flags.Target, Dir: p.dir}); ok && filepath.Dir(f) == filepath.Clean(p.dir) {
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			ours[filepath.Base(f)+suffix] = true
+		}
+	}
+	for _, e := range entries {
+		if !ours[e.Name()] || e.IsDir() {
+			return false
+		}
+	}
+	for _, e := range entries {
+		if os.Remove(filepath.Join(p.dir, e.Name())) != nil {
+			return false
+		}
+	}
+	if os.Remove(p.dir) != nil {
+		return false
+	}
+	if p.madeParent != "" {
+		_ = os.Remove(p.madeParent) // only when empty: other runs' directories stay
+	}
+	fmt.Fprintf(stderr, "scalelab: the run did not start; its results directory %s is removed\n", p.dir)
+	return true
 }
 
 // newDoc is run.json as it is written at the start: status running.
@@ -417,7 +468,9 @@ func (p *Plan) engineConfig(doc *results.Run) engine.Config {
 // data, measures, and writes run.json (with its final status and exit code
 // whatever happens), report.html and the terminal summary to stdout;
 // progress goes to obs. The returned document is nil only when the results
-// directory could not be created or a node the run needs is not running.
+// directory could not be created, a node the run needs is not running, or
+// the run was refused as a configuration error (exit 2) before it measured
+// anything, in which case its results directory is removed.
 // The error carries the exit code.
 func (p *Plan) Execute(ctx context.Context, obs Observer, stdout, stderr io.Writer) (*results.Run, error) {
 	// a node may have died since the plan was made
@@ -445,7 +498,14 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	p.stderr = stderr
 	p.warnDeadNodes(doc, stderr)
 	p.announce(stderr)
-	finish := st.finish
+	// a run refused before it measured anything leaves no directory
+	finish := func(status string, err error) (*results.Run, error) {
+		doc, err := st.finish(status, err)
+		if p.discardUnstarted(err, stderr) {
+			return nil, err
+		}
+		return doc, err
+	}
 
 	cfg := p.engineConfig(doc)
 	conn, err := p.eng.Open(ctx, cfg)
