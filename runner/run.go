@@ -39,19 +39,19 @@ type Plan struct {
 	model    load.Model
 	opts     load.Options
 	dir      string
-	cluster  *cluster.State // --cluster, or the store of an app cluster
-	app      *cluster.State // --cluster naming an app cluster (app.go)
-	faults   []fault.Spec   // --fault (fault.go)
-	tiers    []planTier     // connections beside the store (tiers.go)
-	autoDir  bool           // dir is the default name: take the next free one
+	cluster  *cluster.State      // --cluster, or the store of an app cluster
+	app      *cluster.State      // --cluster naming an app cluster (app.go)
+	faults   []fault.Spec        // --fault (fault.go)
+	tiers    []planTier          // connections beside the store (tiers.go)
+	autoDir  bool                // dir is the default name: take the next free one
+	prom     *promsource.Mapping // --telemetry-source and --observe (prom.go)
+	stderr   io.Writer
+	warnings []string // dead nodes the run can do without (running.go)
+	// auditCounts reads the audit's counts for the live figures (live.go)
+	auditCounts func() audit.LiveCounts
 	// madeParent is the parent of dir when createDir made it
 	// (discardUnstarted removes it again when it is left empty)
 	madeParent string
-	prom       *promsource.Mapping // --telemetry-source and --observe (prom.go)
-	stderr     io.Writer
-	warnings   []string // dead nodes the run can do without (running.go)
-	// auditCounts reads the audit's counts for the live figures (live.go)
-	auditCounts func() audit.LiveCounts
 }
 
 // DefaultEngine is the engine of a run that names neither --engine nor
