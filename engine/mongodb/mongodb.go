@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo/readconcern"
@@ -291,6 +292,14 @@ func Connect(ctx context.Context, t Target, password string, o Options) (*Conn, 
 	pctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	srv, err := describe(pctx, c.clients[0])
+	if err == nil {
+		// FerretDB checks a login only when it first reaches its
+		// backend: a listing of the database does, and fails then
+		_, lerr := c.primary.ListCollectionNames(pctx, bson.D{})
+		if lerr != nil && isAuthFailure(lerr) {
+			err = lerr
+		}
+	}
 	if err != nil {
 		c.Close()
 		if isAuthFailure(err) {
@@ -482,7 +491,13 @@ func isAuthFailure(err error) bool {
 		return true
 	}
 	msg := err.Error()
-	return strings.Contains(msg, "AuthenticationFailed") || strings.Contains(msg, "auth error") || strings.Contains(msg, "unable to authenticate")
+	for _, m := range []string{"AuthenticationFailed", "auth error", "unable to authenticate",
+		"password authentication failed", "failed SASL auth"} { // the last two: FerretDB's PostgreSQL backend
+		if strings.Contains(msg, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // codeAuthenticationFailed is the server's error code of a refused login.

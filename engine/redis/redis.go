@@ -246,7 +246,7 @@ func Connect(ctx context.Context, t Target, o Options) (*Conn, error) {
 	if err := c.client.Ping(ctx).Err(); err != nil {
 		c.client.Close()
 		if isAuthFailure(err) {
-			return nil, engine.AuthError("redis "+t.Addr, ro.Username, engine.PasswordSources{Env: PasswordEnv, File: KeyPasswordFile}, err)
+			return nil, engine.AuthError("redis "+t.Addr, ro.Username, engine.PasswordSources{Env: PasswordEnv, File: KeyPasswordFile}, Classify(ctx, wrap(err)))
 		}
 		return nil, fmt.Errorf("redis %s: %w: %w", t.Addr, engine.ErrUnreachable, Classify(ctx, wrap(err)))
 	}
