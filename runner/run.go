@@ -90,9 +90,6 @@ func NewPlan(f *Options) (*Plan, error) {
 			return nil, results.WithCode(results.ExitUsage, fmt.Errorf("--target: %w", err))
 		}
 	}
-	if err := engine.CheckServerNamed(eng.Name(), f.Target, cl != nil); err != nil {
-		return nil, results.WithCode(results.ExitUsage, fmt.Errorf("run: %w", err))
-	}
 	if pl, ok := eng.(engine.ProcessLocal); ok && f.Segment.Split() && pl.ProcessLocal(f.Target) {
 		return nil, results.UsageErr("--segment %s: the %s engine keeps its data inside each scalelab process (or its results directory), so the segments of a divided test cannot share it; use a server engine, or sqlite with a --target file", f.Segment, eng.Name())
 	}
@@ -484,6 +481,11 @@ func (p *Plan) Execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writer) (*results.Run, error) {
 	f := p.flags
 	ctx = wait.WithOutput(ctx, stderr) // the engines' waits (indexes, replicas) announce themselves there
+	// here rather than in NewPlan: an experiment's plans are checked
+	// before their clusters exist
+	if err := engine.CheckServerNamed(p.eng.Name(), f.Target, p.cluster != nil); err != nil {
+		return nil, results.WithCode(results.ExitUsage, fmt.Errorf("run: %w", err))
+	}
 	if err := p.createDir(); err != nil {
 		return nil, err
 	}
