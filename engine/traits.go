@@ -1,5 +1,10 @@
 package engine
 
+import (
+	"fmt"
+	"os"
+)
+
 // Default is the engine of a run that names neither an engine nor a
 // cluster, and of an app tier without a store cluster: the embedded
 // SQLite, whose store is a file (FileTarget).
@@ -82,4 +87,39 @@ func trait[T any](name string, says func(T) bool) bool {
 	}
 	t, ok := e.(T)
 	return ok && says(t)
+}
+
+// ServerTarget is an optional capability of an Engine whose store is a
+// server that a run must name: with a target, a cluster, or the
+// environment variable the engine reads instead.
+type ServerTarget interface {
+	// TargetForm is how a target names the server
+	// (postgres://user@host:port/db) and the environment variable that
+	// may name it instead ("" when there is none).
+	TargetForm() (form, env string)
+}
+
+// CheckServerNamed refuses a run or serve of the registered engine name
+// that names no server: neither a target nor a cluster (hasCluster), nor
+// the engine's environment variable. The error wraps ErrConfig and names
+// both flags.
+func CheckServerNamed(name, target string, hasCluster bool) error {
+	e, err := Lookup(name)
+	if err != nil || target != "" || hasCluster {
+		return nil
+	}
+	st, ok := e.(ServerTarget)
+	if !ok {
+		return nil
+	}
+	form, env := st.TargetForm()
+	if env != "" && os.Getenv(env) != "" {
+		return nil
+	}
+	also := ""
+	if env != "" {
+		also = " (or set " + env + ")"
+	}
+	return fmt.Errorf("%w: the %s engine's store is a server, and none was named: give --target %s, or --cluster NAME for a local cluster (`scalelab cluster up --help`)%s",
+		ErrConfig, name, form, also)
 }

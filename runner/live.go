@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/audit"
+	"github.com/scalelab/scalelab/bindcheck"
 	"github.com/scalelab/scalelab/liveexport"
 	"github.com/scalelab/scalelab/results"
 )
@@ -27,6 +28,9 @@ func checkLive(f *Options) error {
 			if _, err := net.LookupHost(host); err != nil {
 				return results.UsageErr("--metrics-listen %q: unknown host %s", f.MetricsListen, host)
 			}
+		}
+		if err := bindcheck.Check(f.MetricsListen); err != nil {
+			return results.UsageErr("--metrics-listen %s: %v; give a free port (or stop what holds it)", f.MetricsListen, err)
 		}
 	}
 	if f.MetricsPush != "" {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -47,6 +49,9 @@ type Plan struct {
 	warnings []string // dead nodes the run can do without (running.go)
 	// auditCounts reads the audit's counts for the live figures (live.go)
 	auditCounts func() audit.LiveCounts
+	// madeParent is the parent of dir when createDir made it
+	// (discardUnstarted removes it again when it is left empty)
+	madeParent string
 }
 
 // DefaultEngine is the engine of a run that names neither --engine nor
@@ -340,6 +345,9 @@ func (s *runState) finish(status string, err error) (*results.Run, error) {
 // createDir creates the results directory: a new one beside the name
 // when scalelab chose it, else the one given, which must not exist.
 func (p *Plan) createDir() error {
+	if _, err := os.Stat(filepath.Dir(p.dir)); errors.Is(err, fs.ErrNotExist) {
+		p.madeParent = filepath.Dir(p.dir)
+	}
 	if !p.autoDir {
 		if err := results.Create(p.dir); err != nil {
 			return results.WithCode(results.ExitUsage, err)
@@ -352,6 +360,46 @@ func (p *Plan) createDir() error {
 	}
 	p.dir = dir
 	return nil
+}
+
+// discardUnstarted removes the results directory of a run refused as a
+// configuration error (exit 2: a refused login, a setting, an object
+// scalelab did not create) when it holds only what the run put there at
+// the start: run.json, and the store file of an engine that keeps it in
+// the directory (SQLite without --target) with its journals. It reports
+// whether it removed the directory, saying so on stderr.
+func (p *Plan) discardUnstarted(err error, stderr io.Writer) bool {
+	if results.ExitCode(err) != results.ExitUsage {
+		return false
+	}
+	entries, rerr := os.ReadDir(p.dir)
+	if rerr != nil {
+		return false
+	}
+	ours := map[string]bool{results.RunFile: true}
+	if f, ok := engine.StoreFile(p.eng.Name(), engine.Config{Target: p.flags.Target, Dir: p.dir}); ok && filepath.Dir(f) == filepath.Clean(p.dir) {
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			ours[filepath.Base(f)+suffix] = true
+		}
+	}
+	for _, e := range entries {
+		if !ours[e.Name()] || e.IsDir() {
+			return false
+		}
+	}
+	for _, e := range entries {
+		if os.Remove(filepath.Join(p.dir, e.Name())) != nil {
+			return false
+		}
+	}
+	if os.Remove(p.dir) != nil {
+		return false
+	}
+	if p.madeParent != "" {
+		_ = os.Remove(p.madeParent) // only when empty: other runs' directories stay
+	}
+	fmt.Fprintf(stderr, "scalelab: the run did not start; its results directory %s is removed\n", p.dir)
+	return true
 }
 
 // newDoc is run.json as it is written at the start: status running.
@@ -422,7 +470,9 @@ func (p *Plan) engineConfig(doc *results.Run) engine.Config {
 // data, measures, and writes run.json (with its final status and exit code
 // whatever happens), report.html and the terminal summary to stdout;
 // progress goes to obs. The returned document is nil only when the results
-// directory could not be created or a node the run needs is not running.
+// directory could not be created, a node the run needs is not running, or
+// the run was refused as a configuration error (exit 2) before it measured
+// anything, in which case its results directory is removed.
 // The error carries the exit code.
 func (p *Plan) Execute(ctx context.Context, obs Observer, stdout, stderr io.Writer) (*results.Run, error) {
 	// a node may have died since the plan was made
@@ -436,6 +486,11 @@ func (p *Plan) Execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writer) (*results.Run, error) {
 	f := p.flags
 	ctx = wait.WithOutput(ctx, stderr) // the engines' waits (indexes, replicas) announce themselves there
+	// here rather than in NewPlan: an experiment's plans are checked
+	// before their clusters exist
+	if err := engine.CheckServerNamed(p.eng.Name(), f.Target, p.cluster != nil); err != nil {
+		return nil, results.WithCode(results.ExitUsage, fmt.Errorf("run: %w", err))
+	}
 	if err := p.createDir(); err != nil {
 		return nil, err
 	}
@@ -450,7 +505,14 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	p.stderr = stderr
 	p.warnDeadNodes(doc, stderr)
 	p.announce(stderr)
-	finish := st.finish
+	// a run refused before it measured anything leaves no directory
+	finish := func(status string, err error) (*results.Run, error) {
+		doc, err := st.finish(status, err)
+		if p.discardUnstarted(err, stderr) {
+			return nil, err
+		}
+		return doc, err
+	}
 
 	cfg := p.engineConfig(doc)
 	conn, err := p.eng.Open(ctx, cfg)

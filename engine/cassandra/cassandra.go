@@ -102,6 +102,12 @@ type Engine struct{}
 // Name returns "cassandra".
 func (*Engine) Name() string { return Name }
 
+// TargetForm is how a target names the nodes; SCALELAB_CASSANDRA_TARGET
+// may name them instead.
+func (*Engine) TargetForm() (form, env string) {
+	return "host[:port][,host[:port]...]", "SCALELAB_CASSANDRA_TARGET"
+}
+
 // FollowsAnnouncedAddresses reports that the driver reaches the nodes at
 // the addresses the ring announces, which a proxy cannot route.
 func (*Engine) FollowsAnnouncedAddresses() bool { return true }
@@ -365,6 +371,10 @@ func Dial(ctx context.Context, hosts []string, opts Options, password string) (*
 		cc.Authenticator = gocql.PasswordAuthenticator{Username: opts.User, Password: password}
 	}
 	dc, nodes, err := probe(ctx, cc)
+	if err != nil && isAuthFailure(err) {
+		return nil, engine.AuthError("open cassandra at "+strings.Join(hosts, ","), opts.User,
+			engine.PasswordSources{Env: PasswordEnv}, fmt.Errorf("%w (a role is set by --set %s)", err, KeyUser))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open cassandra at %s: %w: %w", strings.Join(hosts, ","), engine.ErrUnreachable, err)
 	}
@@ -678,4 +688,15 @@ func replicas(c gocql.Consistency, rf int) int {
 func (c *Conn) Strong() bool {
 	rf := c.opts.Replication
 	return replicas(c.opts.ReadConsistency, rf)+replicas(c.opts.WriteConsistency, rf) > rf
+}
+
+// isAuthFailure reports whether err is the cluster refusing the login: a
+// wrong password or role, or no role given to a cluster that wants one.
+func isAuthFailure(err error) bool {
+	var re gocql.RequestError
+	if errors.As(err, &re) && re.Code() == gocql.ErrCodeCredentials {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "authentication required") || strings.Contains(msg, "password are incorrect") || strings.Contains(msg, "Bad credentials")
 }

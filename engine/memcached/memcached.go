@@ -44,6 +44,9 @@ var _ engine.TargetChecker = (*Engine)(nil)
 // Name returns "memcached".
 func (*Engine) Name() string { return Name }
 
+// TargetForm is how a target names the servers.
+func (*Engine) TargetForm() (form, env string) { return "memcached://host:port[,host:port...]", "" }
+
 // Description is one line for `scalelab list`.
 func (*Engine) Description() string {
 	return "memcached servers through gomemcache, one item per record (no scans or counts: ycsb a-d and f, social d2, a cache tier); target: memcached://host:port[,host:port...] (no authentication), or --cluster NAME"

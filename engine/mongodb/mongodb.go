@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo/readconcern"
@@ -62,6 +63,9 @@ var _ engine.TargetChecker = (*Engine)(nil)
 
 // Name returns "mongodb".
 func (*Engine) Name() string { return Name }
+
+// TargetForm is how a target names the server.
+func (*Engine) TargetForm() (form, env string) { return "mongodb://host:port/db", "" }
 
 // Description is one line for `scalelab list`.
 func (*Engine) Description() string {
@@ -288,8 +292,19 @@ func Connect(ctx context.Context, t Target, password string, o Options) (*Conn, 
 	pctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	srv, err := describe(pctx, c.clients[0])
+	if err == nil {
+		// FerretDB checks a login only when it first reaches its
+		// backend: a listing of the database does, and fails then
+		_, lerr := c.primary.ListCollectionNames(pctx, bson.D{})
+		if lerr != nil && isAuthFailure(lerr) {
+			err = lerr
+		}
+	}
 	if err != nil {
 		c.Close()
+		if isAuthFailure(err) {
+			return nil, engine.AuthError("mongodb at "+strings.Join(t.Hosts, ","), t.User, engine.PasswordSources{Env: PasswordEnv, File: KeyPasswordFile}, err)
+		}
 		return nil, fmt.Errorf("%w: mongodb at %s: %w", engine.ErrUnreachable, strings.Join(t.Hosts, ","), err)
 	}
 	if assumeRouters {
@@ -466,3 +481,24 @@ func (c *Conn) AfterRun(ctx context.Context) map[string]string {
 	}
 	return out
 }
+
+// isAuthFailure reports whether err is the server refusing the login (a
+// wrong or missing password: AuthenticationFailed, code 18) or the
+// driver's authentication handshake failing.
+func isAuthFailure(err error) bool {
+	var se mongo.ServerError
+	if errors.As(err, &se) && se.HasErrorCode(codeAuthenticationFailed) {
+		return true
+	}
+	msg := err.Error()
+	for _, m := range []string{"AuthenticationFailed", "auth error", "unable to authenticate",
+		"password authentication failed", "failed SASL auth"} { // the last two: FerretDB's PostgreSQL backend
+		if strings.Contains(msg, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// codeAuthenticationFailed is the server's error code of a refused login.
+const codeAuthenticationFailed = 18

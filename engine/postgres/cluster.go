@@ -119,8 +119,8 @@ func (Provisioner) Options() cluster.Options {
 			{Key: cluster.OptReplicas, Kind: setting.Int, Default: "0", Min: 0, Max: MaxReplicas, Description: "streaming replicas of the primary, each readable"},
 			{Key: OptTLS, Kind: setting.Bool, Default: "false", Description: "TLS with a certificate of a CA the cluster generates (its file is the cluster param " + ParamCAFile + ")"},
 		},
-		Free: cluster.ConfigFree("postgresql.conf settings (fsync=off, shared_buffers=256MB)", settingName.MatchString, reservedKeys,
-			"clusters listen on loopback only, with passwords"),
+		Free: withServerParams(cluster.ConfigFree("postgresql.conf settings (fsync=off, shared_buffers=256MB)", settingName.MatchString, reservedKeys,
+			"clusters listen on loopback only, with passwords")),
 	}
 }
 

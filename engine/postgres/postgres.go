@@ -61,6 +61,9 @@ type Engine struct{}
 // Name returns "postgres".
 func (*Engine) Name() string { return Name }
 
+// TargetForm is how a target names the server; PGHOST may name it instead.
+func (*Engine) TargetForm() (form, env string) { return "postgres://user@host:port/db", "PGHOST" }
+
 // Description is one line for `scalelab list`.
 func (*Engine) Description() string {
 	return "PostgreSQL server through a pgx pool, with optional read replicas; target: postgres://user@host:port/db (password from PGPASSWORD or postgres.password_file), or --cluster NAME"
@@ -266,9 +269,29 @@ func openPool(ctx context.Context, pc *pgxpool.Config) (*pgxpool.Pool, error) {
 	}
 	if err := p.Ping(ctx); err != nil {
 		p.Close()
+		if isAuthFailure(err) {
+			return nil, engine.AuthError("postgres "+addr, pc.ConnConfig.User, engine.PasswordSources{Env: PasswordEnv, File: KeyPasswordFile}, err)
+		}
 		return nil, fmt.Errorf("postgres %s: %w: %w", addr, engine.ErrUnreachable, Classify(ctx, err))
 	}
 	return p, nil
+}
+
+// SQLSTATE codes of a refused login: a wrong or missing password, or no
+// pg_hba.conf entry for the user.
+const (
+	codeInvalidPassword      = "28P01"
+	codeInvalidAuthorization = "28000"
+)
+
+// isAuthFailure reports whether err is the server refusing the login, or
+// pgx's SCRAM exchange failing (no password to answer with).
+func isAuthFailure(err error) bool {
+	switch SQLState(err) {
+	case codeInvalidPassword, codeInvalidAuthorization:
+		return true
+	}
+	return strings.Contains(err.Error(), "failed SASL auth")
 }
 
 // hasPassword reports whether a URL or keyword/value target carries a

@@ -62,6 +62,9 @@ var _ engine.TargetChecker = (*Engine)(nil)
 // Name returns "redis".
 func (*Engine) Name() string { return Name }
 
+// TargetForm is how a target names the server.
+func (*Engine) TargetForm() (form, env string) { return "redis://host:port[/db]", "" }
+
 // Description is one line for `scalelab list`.
 func (*Engine) Description() string {
 	return "Redis server through a go-redis pool, records as hashes with a sorted set of keys; target: redis://[user@]host:port[/db] (the password from REDISCLI_AUTH or redis.password_file, never in the target), or --cluster NAME"
@@ -242,6 +245,9 @@ func Connect(ctx context.Context, t Target, o Options) (*Conn, error) {
 	c := &Conn{client: goredis.NewClient(ro), opts: o, target: t.Redacted()}
 	if err := c.client.Ping(ctx).Err(); err != nil {
 		c.client.Close()
+		if isAuthFailure(err) {
+			return nil, engine.AuthError("redis "+t.Addr, ro.Username, engine.PasswordSources{Env: PasswordEnv, File: KeyPasswordFile}, Classify(ctx, wrap(err)))
+		}
 		return nil, fmt.Errorf("redis %s: %w: %w", t.Addr, engine.ErrUnreachable, Classify(ctx, wrap(err)))
 	}
 	return c, nil
@@ -307,4 +313,12 @@ func ParseInfo(s string) map[string]string {
 		}
 	}
 	return out
+}
+
+// isAuthFailure reports whether err is the server refusing the client:
+// a wrong password (WRONGPASS) or none given to a server that wants one
+// (NOAUTH).
+func isAuthFailure(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "WRONGPASS") || strings.HasPrefix(msg, "NOAUTH") || strings.Contains(msg, "ERR AUTH")
 }

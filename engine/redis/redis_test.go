@@ -177,7 +177,7 @@ func TestClassify(t *testing.T) {
 		return err
 	})
 	_, err := redis.Connect(ctx, redis.Target{Addr: st.Nodes[0].ClientAddress(), Password: "not-the-password"}, o)
-	if !errors.Is(err, engine.ErrUnreachable) || metrics.ClassOf(err) != metrics.Refused || strings.Contains(err.Error(), "not-the-password") {
+	if !errors.Is(err, engine.ErrConfig) || metrics.ClassOf(err) != metrics.Refused || strings.Contains(err.Error(), "not-the-password") {
 		t.Errorf("wrong password: %v (class %v)", err, metrics.ClassOf(err))
 	}
 
@@ -244,8 +244,8 @@ func TestPasswordSources(t *testing.T) {
 	}
 	set = enginetest.Settings(t, redis.Name, nil, redis.KeyPasswordFile+"="+file)
 	_, err = e.Open(ctx, engine.Config{Target: st.Target, Settings: set})
-	if metrics.ClassOf(err) != metrics.Refused {
-		t.Errorf("another password from a file: %v, want refused", err)
+	if metrics.ClassOf(err) != metrics.Refused || !errors.Is(err, engine.ErrConfig) || !strings.Contains(err.Error(), redis.PasswordEnv) || !strings.Contains(err.Error(), redis.KeyPasswordFile) {
+		t.Errorf("another password from a file: %v, want refused, a configuration error naming %s and %s", err, redis.PasswordEnv, redis.KeyPasswordFile)
 	}
 	if err := syscall.Chmod(file, 0o644); err != nil {
 		t.Fatal(err)

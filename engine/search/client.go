@@ -253,6 +253,11 @@ func (c *Conn) identify(ctx context.Context) error {
 		} `json:"version"`
 	}
 	if err := c.call(ctx, http.MethodGet, "/", "", nil, &root); err != nil {
+		var he *HTTPError
+		if errors.As(err, &he) && (he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden) {
+			return engine.AuthError(fmt.Sprintf("open %s at %s", c.engine, strings.Join(c.nodes, ",")), c.opts.User,
+				engine.PasswordSources{Env: PasswordEnv(c.engine)}, err)
+		}
 		if metrics.ClassOf(err) == metrics.Other {
 			return fmt.Errorf("open %s at %s: %w", c.engine, strings.Join(c.nodes, ","), err)
 		}

@@ -70,6 +70,18 @@ type Engine struct {
 // Name returns "opensearch" or "elasticsearch".
 func (e *Engine) Name() string { return e.name }
 
+// PasswordEnv is the environment variable holding the password of the
+// engine's user: SCALELAB_OPENSEARCH_PASSWORD, SCALELAB_ELASTICSEARCH_PASSWORD.
+func PasswordEnv(engineName string) string {
+	return "SCALELAB_" + strings.ToUpper(engineName) + "_PASSWORD"
+}
+
+// TargetForm is how a target names the nodes; SCALELAB_<ENGINE>_URL may
+// name them instead.
+func (e *Engine) TargetForm() (form, env string) {
+	return "http://host:port[,host:port...]", "SCALELAB_" + strings.ToUpper(e.name) + "_URL"
+}
+
 // Description is one line for `scalelab list`.
 func (e *Engine) Description() string {
 	if e.name == Elasticsearch {
@@ -299,7 +311,7 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 		}
 		nodes = nodes[:opts.ClientNodes]
 	}
-	password := os.Getenv("SCALELAB_" + strings.ToUpper(e.name) + "_PASSWORD")
+	password := os.Getenv(PasswordEnv(e.name))
 	if cfg.Cluster != nil && password == "" {
 		if password, err = cfg.Cluster.Password(); err != nil {
 			return nil, fmt.Errorf("open %s: %w", e.name, err)

@@ -9,7 +9,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -141,13 +143,23 @@ func (*Engine) StoreFile(cfg engine.Config) string {
 
 var _ engine.TargetChecker = (*Engine)(nil)
 
-// CheckTarget refuses a target that is not a plain file path.
+// CheckTarget refuses a target that is not a plain file path, or whose
+// directory does not exist.
 func (*Engine) CheckTarget(path string) error {
 	if strings.ContainsRune(path, '?') {
 		return fmt.Errorf("open sqlite %s: %w: the file path must not contain '?'", path, engine.ErrConfig)
 	}
 	if strings.HasPrefix(path, "file:") {
 		return fmt.Errorf("open sqlite %s: %w: give a plain file path, not a file: URI", path, engine.ErrConfig)
+	}
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("open sqlite %s: %w: its directory %s does not exist; create it (mkdir -p %s) or name a file in a directory that exists", path, engine.ErrConfig, dir, dir)
+		}
+		return fmt.Errorf("open sqlite %s: %w: its directory: %w", path, engine.ErrConfig, err)
+	} else if !fi.IsDir() {
+		return fmt.Errorf("open sqlite %s: %w: %s is not a directory", path, engine.ErrConfig, dir)
 	}
 	return nil
 }

@@ -98,11 +98,11 @@ func TestBadTarget(t *testing.T) {
 	e := &sqlite.Engine{}
 	for _, c := range []struct {
 		target string
-		want   error // a malformed target is a usage error; a missing directory is not
+		want   error // a malformed target or a missing directory is a usage error
 	}{
 		{filepath.Join(t.TempDir(), "what?.db"), engine.ErrConfig},
 		{"file:x.db", engine.ErrConfig},
-		{filepath.Join(t.TempDir(), "no", "such", "dir", "x.db"), engine.ErrUnreachable},
+		{filepath.Join(t.TempDir(), "no", "such", "dir", "x.db"), engine.ErrConfig},
 	} {
 		_, err := e.Open(ctx, engine.Config{Target: c.target})
 		if err == nil {

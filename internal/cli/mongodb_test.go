@@ -114,7 +114,11 @@ func TestFerretDBPostgresBackend(t *testing.T) {
 	}
 	t.Setenv(mongodb.PasswordEnv, "not-the-password")
 	code, out, errs = run(t, ctx, "run", "ycsb", "--engine", "mongodb", "--target", st.Target, "--duration", "1s", "--out", dir+"-bad", "--progress", "off")
-	if code == 0 || !strings.Contains(errs, "authentication failed") || strings.Contains(out+errs, "not-the-password") {
+	if code != ExitUsage || !strings.Contains(errs, "authentication failed") || !strings.Contains(errs, mongodb.PasswordEnv) || !strings.Contains(errs, mongodb.KeyPasswordFile) ||
+		strings.Contains(out+errs, "not-the-password") {
 		t.Fatalf("wrong password: %d %s %s", code, out, errs)
+	}
+	if _, err := os.Stat(dir + "-bad"); !os.IsNotExist(err) {
+		t.Fatalf("a refused password left its results directory: %v", err)
 	}
 }

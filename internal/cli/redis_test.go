@@ -159,10 +159,15 @@ func TestRedisCluster(t *testing.T) {
 	}
 	noSecret(t, dir, pw)
 	t.Setenv(redis.PasswordEnv, "not-the-password")
+	parent := t.TempDir()
 	code, out, errs = run(t, ctx, "run", "ycsb", "--engine", "redis", "--target", "redis://"+addr,
-		"--duration", "1s", "--out", filepath.Join(t.TempDir(), "bad"), "--progress", "off")
-	if code != ExitUnfinished || !strings.Contains(errs, "WRONGPASS") || strings.Contains(out+errs, "not-the-password") {
+		"--duration", "1s", "--out", filepath.Join(parent, "bad"), "--progress", "off")
+	if code != ExitUsage || !strings.Contains(errs, "WRONGPASS") || !strings.Contains(errs, redis.PasswordEnv) || !strings.Contains(errs, redis.KeyPasswordFile) ||
+		strings.Contains(out+errs, "not-the-password") {
 		t.Fatalf("wrong password: %d %s %s", code, out, errs)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Fatalf("a refused password left a results directory: %v", entries)
 	}
 
 	code, out, _ = run(t, ctx, "cluster", "down", "r1")

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/scalelab/scalelab/app"
+	"github.com/scalelab/scalelab/bindcheck"
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/results"
@@ -120,6 +121,9 @@ func serve(ctx context.Context, name string, f *serveFlags, stdout io.Writer) er
 	if _, _, err := net.SplitHostPort(*listen); err != nil {
 		return usageErr("serve: --listen %s: HOST:PORT expected (127.0.0.1:8080, :8080): %v", *listen, err)
 	}
+	if err := bindcheck.Check(*listen); err != nil { // before the store is opened (a new database file)
+		return usageErr("serve: --listen %s: %v; give a free port (or stop what holds it)", *listen, err)
+	}
 	eng, set, conn, err := openServeStore(ctx, f, scen, routes)
 	if err != nil {
 		return err
@@ -204,6 +208,9 @@ func openServeStore(ctx context.Context, f *serveFlags, scen scenario.Scenario, 
 		if err := tc.CheckTarget(*target); err != nil {
 			return nil, nil, nil, usageErr("serve: --target: %v", err)
 		}
+	}
+	if err := engine.CheckServerNamed(eng.Name(), *target, st != nil); err != nil {
+		return nil, nil, nil, usageErr("serve: %v", err)
 	}
 	conn, err = eng.Open(ctx, engine.Config{Target: *target, Settings: set, Cluster: st, Dir: "."})
 	if err != nil {
