@@ -165,19 +165,25 @@ func TestRunLeavesUsersTablesAlone(t *testing.T) {
 				t.Errorf("the user's row after the refused run: %q", got)
 			}
 		})
+		t.Run(tc.scenario+" on sqlite refuses a user's "+tc.table, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "user.db")
+			db := sqliteExec(t, file, userTable(tc.table)...)
+			code, out, stderr := run(t, ctx, "run", tc.scenario, "--engine", "sqlite", "--target", file, "--duration", "1s",
+				"--out", filepath.Join(t.TempDir(), "r"), "--progress", "off")
+			if code != 2 || !strings.Contains(stderr, "table "+tc.table+" in "+file+" exists") {
+				t.Fatalf("exit %d, want 2 naming %s in the file\n%s\n%s", code, tc.table, out, stderr)
+			}
+			var note string
+			_ = db.QueryRow("SELECT note FROM " + tc.table + " WHERE id = 1").Scan(&note)
+			if note != userRow {
+				t.Errorf("the user's row after the refused run: %q", note)
+			}
+		})
 	}
 
 	t.Run("sqlite: the user's file", func(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "user.db")
-		db, err := sql.Open("sqlite", file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range userTable("usertable") {
-			if _, err := db.Exec(s); err != nil {
-				t.Fatal(err)
-			}
-		}
+		db := sqliteExec(t, file, userTable("usertable")...)
 		note := func() string {
 			var n string
 			_ = db.QueryRow("SELECT note FROM usertable WHERE id = 1").Scan(&n)
@@ -195,6 +201,22 @@ func TestRunLeavesUsersTablesAlone(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("sqlite.replace_existing=true: exit %d\n%s\n%s", code, out, stderr)
 		}
-		db.Close()
 	})
+}
+
+// sqliteExec runs statements on the SQLite file as the user would, and
+// returns the handle (closed when t ends).
+func sqliteExec(t *testing.T, file string, stmts ...string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	return db
 }
