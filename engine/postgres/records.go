@@ -57,7 +57,7 @@ func (c *Conn) Collection(ctx context.Context, spec engine.CollectionSpec) (engi
 	}
 	p := c.Primary()
 	if err := c.Claim(ctx, s.table); err != nil {
-		return nil, fmt.Errorf("postgres collection: %w", err)
+		return nil, err // names the engine and the table
 	}
 	if spec.Recreate {
 		if _, err := p.Exec(ctx, "DROP TABLE IF EXISTS "+s.table); err != nil {

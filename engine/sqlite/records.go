@@ -55,6 +55,9 @@ func (c *Conn) Classify(ctx context.Context, err error) error { return Classify(
 // spec.Recreate) after Claim has found the name free or scalelab's, marks
 // it, and prepares its statements.
 func (c *Conn) Collection(ctx context.Context, spec engine.CollectionSpec) (engine.Collection, error) {
+	if err := c.Claim(ctx, spec.Name); err != nil {
+		return nil, err // names the engine, the table and the file
+	}
 	s := &collection{db: c.db, table: spec.Name, cols: spec.Fields, updates: map[uint64]*sql.Stmt{}}
 	if err := s.prepare(ctx, c, spec.Recreate); err != nil {
 		s.Close()
@@ -67,9 +70,6 @@ func (s *collection) prepare(ctx context.Context, c *Conn, recreate bool) error 
 	defs := make([]string, len(s.cols))
 	for f, c := range s.cols {
 		defs[f] = c + " TEXT"
-	}
-	if err := c.Claim(ctx, s.table); err != nil {
-		return err
 	}
 	if recreate {
 		if _, err := s.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+s.table); err != nil {
