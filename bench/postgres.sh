@@ -57,7 +57,7 @@ for r in $(seq "$rounds"); do
   cpu_max=$(python3 -c "print(max($cpu_max, $cpu))")
 done
 python3 -c "print('mean over rounds: pgbench -S %.0f tps, scalelab %.0f ops/s = %.1f%% (target >= 90%%); pgbench -S -M prepared %.0f tps (scalelab %.1f%% of it); scalelab CPU at most %.1f us/op (target <= 25)' % ($pg_sum/$rounds, $sl_sum/$rounds, 100*$sl_sum/$pg_sum, $pgp_sum/$rounds, 100*$sl_sum/$pgp_sum, $cpu_max))"
-psql -c "DROP TABLE usertable" -c "DROP TABLE pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers" >/dev/null
+psql -c "DROP TABLE scalelab.usertable" -c "DROP TABLE pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers" >/dev/null
 
 echo
 echo "== 2. loading $records logs records: scalelab bulk writes (COPY via pgx, logs.indexes=off) vs psql \\copy from a CSV file"
@@ -66,8 +66,8 @@ for r in $(seq "$rounds"); do
   psql -c "CHECKPOINT" >/dev/null
   sl_run logs --engine postgres --cluster "$name" --set logs.records=$records --set logs.indexes=off --load-only --out "$out/logs-$r"
   sl=$(field "$out/logs-$r/run.json" "r['load_phase']['seconds']")
-  [ -f "$out/logs.csv" ] || psql -c "\\copy logs TO '$out/logs.csv' CSV"
-  psql -c "DROP TABLE IF EXISTS logs_copy" -c "CREATE TABLE logs_copy (LIKE logs INCLUDING ALL)" -c "CHECKPOINT" >/dev/null
+  [ -f "$out/logs.csv" ] || psql -c "\\copy scalelab.logs TO '$out/logs.csv' CSV"
+  psql -c "DROP TABLE IF EXISTS logs_copy" -c "CREATE TABLE logs_copy (LIKE scalelab.logs INCLUDING ALL)" -c "CHECKPOINT" >/dev/null
   start=$(date +%s.%N)
   psql -c "\\copy logs_copy FROM '$out/logs.csv' CSV"
   end=$(date +%s.%N)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/engine/postgres"
 	"github.com/scalelab/scalelab/internal/cli"
 	"github.com/scalelab/scalelab/results"
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("SCALELAB_TEST_CLI") == "1" {
 		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	os.Exit(enginetest.Run(m)) // stops the shared test server (pgtest.Shared)
 }
 
 // scalelab runs the command line in a child process.

@@ -47,6 +47,8 @@ const (
 	KeyPasswordFile      = "postgres.password_file"
 	KeyConnectTimeout    = "postgres.connect_timeout"
 	KeyReplicaWait       = "postgres.replica_wait"
+	KeySchema            = "postgres.schema"
+	KeyReplaceExisting   = "postgres." + engine.ReplaceExistingKey
 )
 
 // PasswordEnv is the environment variable holding the password, as libpq
@@ -96,6 +98,9 @@ func (*Engine) Settings() []setting.Spec {
 			Description: "how long to wait for a new connection"},
 		{Key: KeyReplicaWait, Kind: setting.Duration, Default: "2m", Min: 0.001, Max: 86400,
 			Description: "how long to wait for a replica to replay the primary's writes (before checks that read replicas) before failing, naming the replica"},
+		{Key: KeySchema, Kind: setting.String, Default: DefaultSchema, Check: checkSchema,
+			Description: "the schema every table of a run lives in (created when missing; every connection's search_path is that schema alone, so tables in other schemas, public among them, are never touched)"},
+		engine.ReplaceExistingSpec(Name),
 	}
 }
 
@@ -113,6 +118,8 @@ type Options struct {
 	PasswordFile      string
 	ConnectTimeout    time.Duration
 	ReplicaWait       time.Duration // bound of WaitReplicas per replica
+	Schema            string        // the schema of the run's tables, every connection's search_path
+	ReplaceExisting   bool          // Claim drops a table of a scenario's name scalelab did not create
 }
 
 // DefaultPoolSize is the pool size used when postgres.pool_size is 0.
@@ -134,6 +141,8 @@ func OptionsFrom(set *setting.Set) Options {
 		PasswordFile:      get(KeyPasswordFile).String(),
 		ConnectTimeout:    get(KeyConnectTimeout).Duration(),
 		ReplicaWait:       get(KeyReplicaWait).Duration(),
+		Schema:            get(KeySchema).String(),
+		ReplaceExisting:   get(KeyReplaceExisting).Bool(),
 	}
 	if o.PoolSize <= 0 {
 		o.PoolSize = DefaultPoolSize()
@@ -171,7 +180,12 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 			o.TLSCAFile = cfg.Cluster.Params[ParamCAFile]
 		}
 	}
-	return Connect(ctx, target, password, o)
+	c, err := Connect(ctx, target, password, o)
+	if err != nil {
+		return nil, err
+	}
+	c.scenario, c.run = cfg.Scenario, cfg.Run
+	return c, nil
 }
 
 var _ engine.TargetChecker = (*Engine)(nil)
@@ -208,6 +222,12 @@ func Connect(ctx context.Context, target, password string, o Options) (*Conn, er
 		cc.RuntimeParams = map[string]string{}
 	}
 	cc.RuntimeParams["application_name"] = "scalelab"
+	if o.Schema == "" {
+		o.Schema = DefaultSchema
+	}
+	// the schema alone (pg_catalog is always searched first): unqualified
+	// names, COPY's and prepared statements' among them, resolve there
+	cc.RuntimeParams["search_path"] = o.Schema
 	if o.SynchronousCommit != "server" {
 		cc.RuntimeParams["synchronous_commit"] = o.SynchronousCommit
 	}
@@ -256,6 +276,10 @@ func Connect(ctx context.Context, target, password string, o Options) (*Conn, er
 	if err := c.primary.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&c.version); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("postgres %s: %w: %w", c.target, engine.ErrUnreachable, err)
+	}
+	if err := c.ensureSchema(ctx); err != nil {
+		c.Close()
+		return nil, err
 	}
 	return c, nil
 }
@@ -397,6 +421,8 @@ type Conn struct {
 	target   string
 	version  int // server_version_num
 	next     atomic.Uint64
+	scenario string // the scenario and run named in the marks (MarkTables)
+	run      string
 }
 
 // Primary returns the primary's pool: every write goes there.
@@ -434,6 +460,7 @@ func (c *Conn) Info(ctx context.Context) (engine.Info, error) {
 		"ryw_window": c.opts.RYWWindow.String(),
 		"replicas":   strconv.Itoa(len(c.replicas)),
 		"tls":        c.opts.TLS,
+		"schema":     c.opts.Schema,
 	}}
 	if err := c.primary.QueryRow(ctx, "SELECT version()").Scan(&info.Version); err != nil {
 		return info, fmt.Errorf("postgres info: %w", err)

@@ -47,7 +47,8 @@ type collection struct {
 }
 
 // Collection creates the table of spec on the primary (dropping it first
-// with spec.Recreate).
+// with spec.Recreate) in the schema and marks it, after Claim has found
+// the name free or scalelab's.
 func (c *Conn) Collection(ctx context.Context, spec engine.CollectionSpec) (engine.Collection, error) {
 	s := &collection{c: c, table: spec.Name, cols: spec.Fields, prepared: c.Options().Prepared}
 	defs := make([]string, len(s.cols))
@@ -55,6 +56,9 @@ func (c *Conn) Collection(ctx context.Context, spec engine.CollectionSpec) (engi
 		defs[f] = col + " text"
 	}
 	p := c.Primary()
+	if err := c.Claim(ctx, s.table); err != nil {
+		return nil, err // names the engine and the table
+	}
 	if spec.Recreate {
 		if _, err := p.Exec(ctx, "DROP TABLE IF EXISTS "+s.table); err != nil {
 			return nil, fmt.Errorf("postgres collection: drop %s: %w", s.table, err)
@@ -63,6 +67,9 @@ func (c *Conn) Collection(ctx context.Context, spec engine.CollectionSpec) (engi
 	create := fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (id varchar(255) COLLATE "C" PRIMARY KEY, %s)`, s.table, strings.Join(defs, ", "))
 	if _, err := p.Exec(ctx, create); err != nil {
 		return nil, fmt.Errorf("postgres collection: create %s: %w", s.table, err)
+	}
+	if err := c.MarkTables(ctx, s.table); err != nil {
+		return nil, fmt.Errorf("postgres collection: %w", err)
 	}
 	all := strings.Join(s.cols, ", ")
 	s.readAll = "SELECT " + all + " FROM " + s.table + " WHERE id = $1"

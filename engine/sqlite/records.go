@@ -52,17 +52,21 @@ type collection struct {
 func (c *Conn) Classify(ctx context.Context, err error) error { return Classify(ctx, err) }
 
 // Collection creates the table of spec (dropping it first with
-// spec.Recreate) and prepares its statements.
+// spec.Recreate) after Claim has found the name free or scalelab's, marks
+// it, and prepares its statements.
 func (c *Conn) Collection(ctx context.Context, spec engine.CollectionSpec) (engine.Collection, error) {
+	if err := c.Claim(ctx, spec.Name); err != nil {
+		return nil, err // names the engine, the table and the file
+	}
 	s := &collection{db: c.db, table: spec.Name, cols: spec.Fields, updates: map[uint64]*sql.Stmt{}}
-	if err := s.prepare(ctx, spec.Recreate); err != nil {
+	if err := s.prepare(ctx, c, spec.Recreate); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("sqlite collection %s: %w", spec.Name, err)
 	}
 	return s, nil
 }
 
-func (s *collection) prepare(ctx context.Context, recreate bool) error {
+func (s *collection) prepare(ctx context.Context, c *Conn, recreate bool) error {
 	defs := make([]string, len(s.cols))
 	for f, c := range s.cols {
 		defs[f] = c + " TEXT"
@@ -75,6 +79,9 @@ func (s *collection) prepare(ctx context.Context, recreate bool) error {
 	create := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (id TEXT PRIMARY KEY, %s)", s.table, strings.Join(defs, ", "))
 	if _, err := s.db.ExecContext(ctx, create); err != nil {
 		return fmt.Errorf("create %s: %w", s.table, err)
+	}
+	if err := c.MarkTables(ctx, s.table); err != nil {
+		return err
 	}
 	var err error
 	prep := func(query string) *sql.Stmt {

@@ -79,6 +79,7 @@ func (*Engine) Settings() []setting.Spec {
 			Description: "PRAGMA cache_size, per connection (page cache limit)"},
 		{Key: KeyMaxConns, Kind: setting.Int, Default: "0", Min: 0, Max: 4096,
 			Description: "connection pool size; 0 means 4 x GOMAXPROCS (at least 4): SQLite reads in parallel but writes one at a time"},
+		engine.ReplaceExistingSpec(Name),
 	}
 }
 
@@ -89,6 +90,9 @@ type Options struct {
 	BusyTimeout time.Duration // PRAGMA busy_timeout
 	CacheSize   int64         // bytes, per connection
 	MaxConns    int           // pool size; 0 means DefaultMaxConns()
+	// ReplaceExisting lets Claim drop a table of a scenario's name that
+	// scalelab did not create.
+	ReplaceExisting bool
 }
 
 // DefaultOptions returns the settings' defaults.
@@ -108,6 +112,8 @@ func optionsFrom(set *setting.Set) Options {
 		BusyTimeout: get(KeyBusyTimeout).Duration(),
 		CacheSize:   get(KeyCacheSize).Int(),
 		MaxConns:    int(get(KeyMaxConns).Int()),
+
+		ReplaceExisting: get(KeyReplaceExisting).Bool(),
 	}
 }
 
@@ -127,7 +133,12 @@ func (o Options) DSN(path string) string {
 // sqlite.db in cfg.Dir when the target is empty, and checks that it is
 // usable. Failures wrap engine.ErrUnreachable.
 func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, error) {
-	return OpenFile(ctx, e.StoreFile(cfg), optionsFrom(cfg.Settings))
+	c, err := OpenFile(ctx, e.StoreFile(cfg), optionsFrom(cfg.Settings))
+	if err != nil {
+		return nil, err
+	}
+	c.scenario, c.run = cfg.Scenario, cfg.Run
+	return c, nil
 }
 
 var _ engine.StoreFiler = (*Engine)(nil)
@@ -185,7 +196,7 @@ func OpenFile(ctx context.Context, path string, o Options) (*Conn, error) {
 		db.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w: %w", path, engine.ErrUnreachable, err)
 	}
-	return &Conn{db: db, path: path, maxConns: n}, nil
+	return &Conn{db: db, path: path, maxConns: n, replace: o.ReplaceExisting}, nil
 }
 
 // Conn is an open SQLite database: a database/sql pool whose connections
@@ -194,6 +205,9 @@ type Conn struct {
 	db       *sql.DB
 	path     string
 	maxConns int
+	replace  bool   // sqlite.replace_existing (Claim)
+	scenario string // the scenario and run named in the marks (MarkTables)
+	run      string
 }
 
 // DB returns the connection pool. Scenarios prepare their statements on it.

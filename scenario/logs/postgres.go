@@ -51,6 +51,9 @@ func openPostgres(ctx context.Context, env scenario.Env, recreate bool) (store, 
 		return nil, err
 	}
 	p := c.Primary()
+	if err := c.Claim(ctx, table); err != nil { // before anything is written
+		return nil, err
+	}
 	if recreate {
 		if _, err := p.Exec(ctx, "DROP TABLE IF EXISTS logs"); err != nil {
 			return nil, fmt.Errorf("drop logs: %w", err)
@@ -61,6 +64,9 @@ func openPostgres(ctx context.Context, env scenario.Env, recreate bool) (store, 
 		MaxMachineLen, MaxServiceLen, MessageLen)
 	if _, err := p.Exec(ctx, create); err != nil {
 		return nil, fmt.Errorf("create logs: %w", err)
+	}
+	if err := c.MarkTables(ctx, table); err != nil {
+		return nil, err
 	}
 	return &pgStore{c: c, copy: c.Options().Copy}, nil
 }

@@ -47,8 +47,15 @@ func openSQLite(ctx context.Context, env scenario.Env, recreate bool) (store, er
 	if err != nil {
 		return nil, err
 	}
+	if err := c.Claim(ctx, table); err != nil { // before anything is written
+		return nil, err
+	}
 	s := &sqliteStore{db: c.DB()}
 	if err := s.prepare(ctx, recreate); err != nil {
+		s.close()
+		return nil, err
+	}
+	if err := c.MarkTables(ctx, table); err != nil {
 		s.close()
 		return nil, err
 	}

@@ -36,8 +36,14 @@ func openPostgres(ctx context.Context, env scenario.Env, _ *config) (store, erro
 	if err != nil {
 		return nil, err
 	}
+	if err := c.Claim(ctx, sqlTables...); err != nil { // before anything is written
+		return nil, err
+	}
 	if _, err := c.Primary().Exec(ctx, pgSchema); err != nil {
 		return nil, fmt.Errorf("create tables: %w", err)
+	}
+	if err := c.MarkTables(ctx, sqlTables...); err != nil {
+		return nil, err
 	}
 	return &pgStore{c: c, router: c.NewRouter()}, nil
 }

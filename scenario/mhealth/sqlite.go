@@ -34,9 +34,15 @@ func openSQLite(ctx context.Context, env scenario.Env, _ *config) (store, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := c.Claim(ctx, sqlTables...); err != nil { // before anything is written
+		return nil, err
+	}
 	s := &sqliteStore{db: c.DB()}
 	if _, err := s.db.ExecContext(ctx, sqliteSchema); err != nil {
 		return nil, fmt.Errorf("create tables: %w", err)
+	}
+	if err := c.MarkTables(ctx, sqlTables...); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -44,7 +50,7 @@ func openSQLite(ctx context.Context, env scenario.Env, _ *config) (store, error)
 func (s *sqliteStore) stores() bool { return true }
 
 func (s *sqliteStore) reset(ctx context.Context) error {
-	for _, t := range []string{"mh_patient", "mh_activity", "mh_achievements", "mh_totals", "mh_plan"} {
+	for _, t := range sqlTables {
 		if _, err := s.db.ExecContext(ctx, "DELETE FROM "+t); err != nil {
 			return fmt.Errorf("empty %s: %w", t, err)
 		}

@@ -49,6 +49,10 @@ type refresher interface {
 	refreshAll(ctx context.Context) error
 }
 
+// sqlTables are the SQL stores' tables: the store claims them (the
+// engine's Claim) before it writes anything and marks them once created.
+var sqlTables = []string{"mh_patient", "mh_activity", "mh_achievements", "mh_totals", "mh_plan"}
+
 // sqlSchemaTemplate is the tables of the SQL stores (PostgreSQL, SQLite),
 // with {big} and {int} for the engine's 64- and 32-bit integer types.
 const sqlSchemaTemplate = `

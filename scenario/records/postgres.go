@@ -20,9 +20,15 @@ func init() { openers[postgres.Name] = openPostgres }
 
 type pgDB struct{ c *postgres.Conn }
 
-func openPostgres(_ context.Context, env scenario.Env, _ struct{}) (db, error) {
+// openPostgres opens the store after the engine's Claim of the tables:
+// tables of their names scalelab did not create are refused before the
+// run writes anything.
+func openPostgres(ctx context.Context, env scenario.Env, _ struct{}) (db, error) {
 	c, err := kit.AsConn[*postgres.Conn](env)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.Claim(ctx, tables...); err != nil {
 		return nil, err
 	}
 	return &pgDB{c: c}, nil
@@ -80,7 +86,7 @@ func (d *pgDB) schema(ctx context.Context, stmts []string) error {
 			return err
 		}
 	}
-	return nil
+	return d.c.MarkTables(ctx, tables...)
 }
 
 type pgRows struct{ pgx.Rows }

@@ -15,14 +15,23 @@ import (
 func init() { openers[sqlite.Name] = openSQLite }
 
 // sqliteDB runs the site's SQL on the embedded SQLite file.
-type sqliteDB struct{ db *sql.DB }
+type sqliteDB struct {
+	c  *sqlite.Conn
+	db *sql.DB
+}
 
-func openSQLite(_ context.Context, env scenario.Env, _ struct{}) (db, error) {
+// openSQLite opens the store after the engine's Claim of the tables:
+// tables of their names scalelab did not create are refused before the
+// run writes anything.
+func openSQLite(ctx context.Context, env scenario.Env, _ struct{}) (db, error) {
 	c, err := kit.AsConn[*sqlite.Conn](env)
 	if err != nil {
 		return nil, err
 	}
-	return &sqliteDB{db: c.DB()}, nil
+	if err := c.Claim(ctx, tables...); err != nil {
+		return nil, err
+	}
+	return &sqliteDB{c: c, db: c.DB()}, nil
 }
 
 func (d *sqliteDB) dialect() string    { return "sqlite" }
@@ -68,7 +77,7 @@ func (d *sqliteDB) schema(ctx context.Context, stmts []string) error {
 			return err
 		}
 	}
-	return nil
+	return d.c.MarkTables(ctx, tables...)
 }
 
 type sqlRows struct{ *sql.Rows }

@@ -96,6 +96,10 @@ type Grant struct {
 	AKey     int64  // the audit's register of the grant (0: not audited)
 }
 
+// tables are the site's tables: the store claims them (the engine's Claim)
+// before the run writes anything and marks them once created.
+var tables = []string{"rc_users", "rc_grants"}
+
 // schemaStmts is the DDL for a dialect, column type and index choice.
 func schemaStmts(dialect, text string, indexes bool) []string {
 	// never reuse a deleted user's id (SQLite's rowid would: the next

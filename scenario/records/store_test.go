@@ -21,7 +21,7 @@ func TestDeletedIDNotReused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	st := &store{db: &sqliteDB{db: conn.(*sqlite.Conn).DB()}}
+	st := &store{db: &sqliteDB{c: conn.(*sqlite.Conn), db: conn.(*sqlite.Conn).DB()}}
 	if err := st.db.schema(ctx, schemaStmts("sqlite", "text", true)); err != nil {
 		t.Fatal(err)
 	}
