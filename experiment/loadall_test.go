@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/scalelab/scalelab/runner"
 )
 
 // loadErrors writes src to a file x.yaml and loads it, returning its
@@ -70,5 +72,36 @@ func TestLoadReportsEverything(t *testing.T) {
 		if strings.Contains(msg, "found character") {
 			t.Errorf("%s: the parser's message: %s", tc.name, msg)
 		}
+	}
+}
+
+// TestCheckServer checks the runner's rule the combinations are checked
+// with: an engine that needs a server, given neither a target nor a
+// cluster, is refused; one that finds its store without them is not.
+func TestCheckServer(t *testing.T) {
+	t.Setenv("PGHOST", "")
+	for _, tc := range []struct {
+		engine, target string
+		cluster        bool
+		refused        bool
+	}{
+		{"postgres", "", false, true},
+		{"postgres", "postgres://u@127.0.0.1:1/db", false, false},
+		{"postgres", "", true, false},
+		{"mongodb", "", false, true},
+		{"opensearch", "", false, false}, // its default node
+		{"cassandra", "", false, false},  // its default node
+		{"sqlite", "", false, false},
+		{"memory", "", false, false},
+		{"nosuch", "", false, false}, // refused as an engine this build lacks
+	} {
+		err := runner.CheckServer(tc.engine, tc.target, tc.cluster)
+		if (err != nil) != tc.refused || err != nil && !strings.Contains(err.Error(), "no server given") {
+			t.Errorf("%s target %q cluster %v: %v, want refused %v", tc.engine, tc.target, tc.cluster, err, tc.refused)
+		}
+	}
+	t.Setenv("PGHOST", "127.0.0.1")
+	if err := runner.CheckServer("postgres", "", false); err != nil {
+		t.Errorf("postgres with PGHOST: %v", err)
 	}
 }
