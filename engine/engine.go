@@ -57,7 +57,11 @@ type Conn interface {
 // its target checked only when Open connects.
 type TargetChecker interface {
 	// CheckTarget returns an error wrapping ErrConfig for a target that
-	// Open would refuse as malformed; the error never echoes a secret.
+	// Open would refuse as malformed; the error never echoes a secret. An
+	// empty target is a run given neither a target nor a cluster: refused
+	// ("no server given") when Open would refuse it, accepted when the
+	// engine finds its store without one (a default address, the
+	// environment, an embedded store).
 	CheckTarget(target string) error
 }
 

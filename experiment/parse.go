@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -12,21 +11,25 @@ import (
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/setting"
 	"github.com/scalelab/scalelab/slo"
+	"github.com/scalelab/scalelab/yamlerr"
 )
 
 // Load reads, parses and validates an experiment file, applying a profile
-// when profile is not empty.
+// when profile is not empty. Every problem of the file is in the one
+// error (an Errors): what Parse finds and what Validate finds, so that a
+// file is fixed in one round.
 func Load(path, profile string) (*Spec, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read experiment file: %w", err)
 	}
-	s, err := Parse(path, b, profile)
-	if err != nil {
-		return nil, err
+	s, errs := parse(path, b, profile)
+	if s == nil {
+		return nil, errs
 	}
-	if err := s.Validate(); err != nil {
-		return nil, err
+	errs = append(errs, s.validate(len(errs) > 0)...)
+	if len(errs) > 0 {
+		return nil, errs.sorted()
 	}
 	return s, nil
 }
@@ -46,6 +49,17 @@ func isResults(root *yaml.Node) bool {
 // needs no registry: Validate does the checks that depend on the build.
 // The error is an Errors listing everything wrong.
 func Parse(file string, data []byte, profile string) (*Spec, error) {
+	s, errs := parse(file, data, profile)
+	if len(errs) > 0 {
+		return nil, errs.sorted()
+	}
+	return s, nil
+}
+
+// parse decodes what it can of the file: the spec without the parts in
+// error, and the errors. The spec is nil when the file is not a mapping
+// of keys at all (a YAML syntax error, an empty file, results).
+func parse(file string, data []byte, profile string) (*Spec, Errors) {
 	d := &decoder{file: file}
 	if len(data) > MaxFileSize {
 		d.errAt(Pos{}, "", "the file is %d bytes; the limit is %d", len(data), MaxFileSize)
@@ -53,7 +67,11 @@ func Parse(file string, data []byte, profile string) (*Spec, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		d.errAt(yamlErrPos(err), "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		if te := yamlerr.Tab(file, data, err); te != nil {
+			d.errAt(Pos{Line: te.Line, Col: te.Col}, "", "%s", yamlerr.TabMessage)
+		} else {
+			d.errAt(Pos{Line: yamlerr.Line(err), Col: 1}, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		}
 		return nil, d.errs
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
@@ -79,10 +97,7 @@ func Parse(file string, data []byte, profile string) (*Spec, error) {
 	if !s.Scenario.Set {
 		d.errorf(root, "scenario", "missing: the scenario to run, e.g. `scenario: ycsb` (see `scalelab list`)")
 	}
-	if len(d.errs) > 0 {
-		return nil, d.errs.sorted()
-	}
-	return s, nil
+	return s, d.errs
 }
 
 // top decodes one top-level key of the file into s.
@@ -158,22 +173,6 @@ func (d *decoder) top(s *Spec, e entry) {
 	case "profiles":
 		// applied before the keys (applyProfile)
 	}
-}
-
-// yamlErrPos finds "line N" in a yaml.v3 syntax error.
-func yamlErrPos(err error) Pos {
-	msg := err.Error()
-	if i := strings.Index(msg, "line "); i >= 0 {
-		rest := msg[i+5:]
-		j := 0
-		for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
-			j++
-		}
-		if n, err := strconv.Atoi(rest[:j]); err == nil {
-			return Pos{Line: n, Col: 1}
-		}
-	}
-	return Pos{}
 }
 
 // applyProfile merges profiles.NAME over the root mapping.

@@ -379,6 +379,9 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("profiles: {p: {load: {users: 3}}}\nscenario: ycsb\n"), "p")
 	f.Fuzz(func(t *testing.T, data []byte, profile string) {
+		if ps, perrs := parse("f.yaml", data, profile); ps != nil && len(perrs) > 0 {
+			_ = ps.validate(true) // what Load checks of a file with errors: no panic
+		}
 		s, err := Parse("f.yaml", data, profile)
 		if err != nil {
 			var errs Errors

@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/scalelab/scalelab/cluster"
@@ -15,40 +14,46 @@ import (
 func registeredEngines() []string { return engine.Names() }
 
 // validator holds what Validate learns while it checks a spec: the
-// scenario (nil when unavailable) and the engines the runs use, with
-// where the file names them.
+// scenario (nil when unavailable), the engines the runs use, with where
+// the file names them, and what was refused already (so that a
+// combination's plan does not report it again).
 type validator struct {
 	s         *Spec
 	d         *decoder
 	scen      scenario.Scenario
 	used      map[string]Pos
 	usedOrder []string
+	badEngine map[string]bool // unavailable, or no storage for the scenario
+	badSet    map[string]bool // key=value settings refused
 }
 
 // Validate checks the spec against this build: the scenario and engines
 // must be available, settings must exist and parse, clusters need an engine
-// that can provision them, and every combination must make a valid run. It
-// reports every problem at once (an Errors).
+// that can provision them, SLOs name operations the scenario has, and
+// every combination must make a valid run, with a server for each engine
+// that needs one. It reports every problem at once (an Errors).
 func (s *Spec) Validate() error {
-	v := &validator{s: s, d: &decoder{file: s.File}, used: map[string]Pos{}}
+	if errs := s.validate(false); len(errs) > 0 {
+		return errs.sorted()
+	}
+	return nil
+}
+
+// validate returns every problem Validate finds. partial says the spec
+// lacks parts of the file Parse refused: the runner is then not asked to
+// plan the combinations, whose load and levels are incomplete.
+func (s *Spec) validate(partial bool) Errors {
+	v := &validator{s: s, d: &decoder{file: s.File}, used: map[string]Pos{}, badEngine: map[string]bool{}, badSet: map[string]bool{}}
 	v.scenario()
 	v.engines()
 	v.settings()
 	v.clusters()
 	v.app()
 	v.search()
-	if len(v.d.errs) > 0 {
-		return v.d.errs.sorted()
-	}
+	v.slos()
 	combos := s.matrix(v.d)
-	if len(v.d.errs) > 0 {
-		return v.d.errs.sorted()
-	}
-	v.combinations(combos)
-	if len(v.d.errs) > 0 {
-		return v.d.errs.sorted()
-	}
-	return nil
+	v.combinations(combos, partial)
+	return v.d.errs
 }
 
 // notAvailable is the error for a name this build lacks, with the
@@ -66,6 +71,9 @@ func available(name string) bool { _, err := engine.Lookup(name); return err == 
 
 // scenario looks the spec's scenario up.
 func (v *validator) scenario() {
+	if !v.s.Scenario.Set {
+		return // missing: Parse says so
+	}
 	scen, err := scenario.Lookup(v.s.Scenario.Text)
 	if err != nil {
 		v.d.errAt(v.s.Scenario.Pos, "scenario", "%s", notAvailable("scenario", v.s.Scenario.Text, scenario.Names()))
@@ -83,10 +91,12 @@ func (v *validator) use(name string, pos Pos, field string) {
 	v.used[name] = pos
 	v.usedOrder = append(v.usedOrder, name)
 	if !available(name) {
+		v.badEngine[name] = true
 		v.d.errAt(pos, field, "%s", notAvailable("engine", name, engine.Names()))
 		return
 	}
 	if v.scen != nil && !scenario.Supports(v.scen, name) {
+		v.badEngine[name] = true
 		v.d.errAt(pos, field, "scenario %s has no storage for engine %s; it supports: %s", v.scen.Name(), name, strings.Join(v.scen.Engines(), ", "))
 	}
 }
@@ -150,6 +160,7 @@ func (v *validator) setting(a Assign, field string) {
 	default:
 		e, err := engine.Lookup(prefix)
 		if err != nil {
+			v.badSet[a.Key+"="+a.Value] = true
 			if _, ok := v.used[prefix]; !ok {
 				v.d.errAt(a.Pos, field, "%s", v.unknownSetting(a.Key))
 			} // else the engine is unavailable: reported already
@@ -161,6 +172,7 @@ func (v *validator) setting(a Assign, field string) {
 	}
 	set := setting.NewSet(specs...)
 	if err := set.SetValue(a.Key, a.Value); err != nil {
+		v.badSet[a.Key+"="+a.Value] = true
 		v.d.errAt(a.Pos, field, "%v", err)
 	}
 }
@@ -247,38 +259,6 @@ func (v *validator) search() {
 	for _, f := range s.Factors {
 		if f.Name == s.Search.On {
 			v.d.errAt(f.Pos, "factors."+f.Name, "the knee search varies %s itself; it cannot be a factor too", f.Name)
-		}
-	}
-}
-
-// combinations checks that every combination makes a valid run; the
-// runner says why not.
-func (v *validator) combinations(combos []*Combination) {
-	s := v.s
-	for _, c := range combos {
-		if c.Cluster != nil && available(c.Engine) {
-			prov, err := cluster.ForEngine(c.Engine)
-			if err == nil { // the cluster's options, as its provisioner declares them
-				_, err = cluster.Resolve(prov, cluster.Spec{Nodes: c.Cluster.Nodes, Replicas: c.Cluster.Replicas, Heap: c.Cluster.Heap, Roles: c.Cluster.Roles, Options: c.Cluster.Options})
-			}
-			if err != nil {
-				v.d.errAt(c.pos, "combination "+c.Label, "%v", err)
-				continue
-			}
-		}
-		if c.App != nil && s.App == nil && !v.serves() {
-			v.d.errAt(c.pos, "combination "+c.Label, "app.* factors: scenario %s is not a web application: an app tier serves records or mhealth", v.scen.Name())
-			continue
-		}
-		o := s.RunOptions(c, 1, filepath.Join("validate", c.ID), ClusterNames{})
-		if c.Cluster != nil || c.App != nil {
-			o.Faults = nil // node names exist once the cluster is up; the run checks them
-		}
-		if s.Search != nil {
-			applySearchLoad(o, s.Search.On, max(s.Search.Start, 1))
-		}
-		if _, err := runner.NewPlan(o); err != nil {
-			v.d.errAt(v.planErrPos(c, err), fmt.Sprintf("combination %s (%s)", c.ID, c.Label), "%v", err)
 		}
 	}
 }

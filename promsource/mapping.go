@@ -20,6 +20,7 @@ import (
 
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/setting"
+	"github.com/scalelab/scalelab/yamlerr"
 )
 
 // Tiers a mapping may name: those a run's verdict speaks of.
@@ -214,6 +215,9 @@ func loadFile(m *Mapping, path string) error {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
+		if te := yamlerr.Tab(path, b, err); te != nil {
+			return fmt.Errorf("--observe %w", te)
+		}
 		return fmt.Errorf("--observe %s: %v (allowed keys: prometheus, token_file, tiers: TIER: cpu, exporter, cpus)", path, err)
 	}
 	if f.Prometheus != "" {

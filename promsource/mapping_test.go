@@ -45,6 +45,8 @@ func TestPlanErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("prometheus: http://p:9090\ntiers:\n  store: {cpux: 'job=\"a\"'}\n"), 0o644)
+	tab := filepath.Join(dir, "tab.yaml")
+	os.WriteFile(tab, []byte("prometheus: http://p:9090\ntiers:\n\tstore: {cpu: 'job=\"a\"'}\n"), 0o644)
 	tok := filepath.Join(dir, "token")
 	os.WriteFile(tok, []byte("secret-value\n"), 0o644)
 	for _, c := range []struct {
@@ -60,6 +62,7 @@ func TestPlanErrors(t *testing.T) {
 		{"prometheus=http://p:9090", []string{"store.cpus=-1"}, "", "above 0"},
 		{"prometheus=http://p:9090", []string{"store.cpus=1"}, "", "has cpus but no series"},
 		{"", []string{bad}, "", "field cpux not found"},
+		{"", []string{tab}, "", tab + ":3:1: a tab character; YAML indents with spaces only"},
 		{"prometheus=http://p:9090", []string{filepath.Join(dir, "missing.yaml")}, "", "no such file"},
 		{"prometheus=http://p:9090", []string{`store=job="a"`}, tok, "readable by others"},
 	} {

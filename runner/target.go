@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -43,4 +44,25 @@ func CheckDefaultTarget(target string) error {
 	}
 	return results.UsageErr("--target %s is a server's URL, but no --engine was given and the default engine, %s, takes a file; name the engine: %s",
 		redactTarget(target), DefaultEngine, name)
+}
+
+// CheckServer refuses a run on an engine whose store is a server that it
+// is not told of: neither a target nor a cluster (one the run names or
+// one started for it). The engine's CheckTarget decides, without
+// connecting, whether it refuses an empty target (an engine that finds
+// its server from the environment or a default address does not).
+func CheckServer(engineName, target string, cluster bool) error {
+	if target != "" || cluster {
+		return nil
+	}
+	eng, err := engine.Lookup(engineName)
+	if err != nil {
+		return nil // an engine this build lacks is refused as such
+	}
+	if tc, ok := eng.(engine.TargetChecker); ok {
+		if err := tc.CheckTarget(""); err != nil {
+			return results.WithCode(results.ExitUsage, fmt.Errorf("engine %s: %w", engineName, err))
+		}
+	}
+	return nil
 }

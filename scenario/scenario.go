@@ -90,6 +90,14 @@ type TierUser interface {
 	Tiers() []TierSpec
 }
 
+// Operator is an optional capability of a Scenario: the names of the
+// operations its workloads run (what Workload.Operations returns), known
+// without opening one, so that an SLO on an operation the scenario does
+// not have is refused before anything runs.
+type Operator interface {
+	Operations() []string
+}
+
 // Workload is an opened scenario, ready to load data and start sessions.
 type Workload interface {
 	// Operations names the operations, `area.verb` style; an operation's

@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/scalelab/scalelab/studies"
+	"github.com/scalelab/scalelab/yamlerr"
 )
 
 // Study is one study file: what the study asked, its setup, the
@@ -145,6 +146,9 @@ func Parse(file string, data []byte) (*Study, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil {
+		if te := yamlerr.Tab(file, data, err); te != nil {
+			return nil, fmt.Errorf("study file %w", te)
+		}
 		return nil, fmt.Errorf("study file %s: %w", file, err)
 	}
 	s.File = file

@@ -1,6 +1,7 @@
 package study
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -112,6 +113,7 @@ findings:
 		{"unknown field", "about: a / b", "about: a / b\n    ratio: 2", "field ratio not found"},
 		{"missing profile", "profiles: {quick: \"\", full: study}", "profiles: {quick: \"\"}", "no entry for \"full\""},
 		{"unit missing", "unit: ms}", "unit: \"\"}", "needs a label and a unit"},
+		{"a tab", "\n    about: a / b", "\n\tabout: a / b", "study file bad.yaml:%d:1: a tab character; YAML indents with spaces only (replace the tab with spaces)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -120,6 +122,9 @@ findings:
 				t.Fatalf("case does not change the file")
 			}
 			_, err := Parse("bad.yaml", []byte(bad))
+			if strings.Contains(c.want, "%d") { // the line of the change
+				c.want = fmt.Sprintf(c.want, strings.Count(good[:strings.Index(good, c.from)+1], "\n")+1)
+			}
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want one containing %q", err, c.want)
 			}

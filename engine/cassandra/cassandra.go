@@ -217,6 +217,9 @@ var _ engine.TargetChecker = (*Engine)(nil)
 // CheckTarget checks a target's form (host[:port] nodes, no credentials)
 // without connecting.
 func (*Engine) CheckTarget(target string) error {
+	if target == "" {
+		return nil // the default node, as Open finds it
+	}
 	if _, err := ParseTarget(target); err != nil {
 		return fmt.Errorf("%w: cassandra target: %w", engine.ErrConfig, err)
 	}

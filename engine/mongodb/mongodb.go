@@ -223,10 +223,16 @@ func redact(target string) string {
 	return target
 }
 
-// CheckTarget refuses a malformed target or one that holds a password.
+// errNoServer is the error for a run given neither a target nor a cluster.
+func errNoServer() error {
+	return fmt.Errorf("%w: no server given: use --target mongodb://host:port/db or --cluster NAME (see `scalelab cluster up ferretdb`)", ErrConfig)
+}
+
+// CheckTarget refuses a malformed target or one that holds a password,
+// and no target at all.
 func (e *Engine) CheckTarget(target string) error {
 	if target == "" {
-		return nil
+		return errNoServer()
 	}
 	_, err := ParseTarget(target)
 	return err
@@ -243,7 +249,7 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 		return nil, fmt.Errorf("mongodb: %w", err)
 	}
 	if target == "" {
-		return nil, fmt.Errorf("%w: no server given: use --target mongodb://host:port/db or --cluster NAME (see `scalelab cluster up ferretdb`)", ErrConfig)
+		return nil, errNoServer()
 	}
 	t, err := ParseTarget(target)
 	if err != nil {

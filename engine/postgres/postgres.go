@@ -193,6 +193,9 @@ var _ engine.TargetChecker = (*Engine)(nil)
 // CheckTarget refuses a target that holds a password or that is not a
 // PostgreSQL URL or keyword/value string, without connecting.
 func (e *Engine) CheckTarget(target string) error {
+	if target == "" && os.Getenv("PGHOST") == "" {
+		return errNoServer()
+	}
 	if hasPassword(target) {
 		return fmt.Errorf("%w: the target holds a password; give it in PGPASSWORD or a 0600 file named by %s instead, so that it never shows in the process list, shell history or results", ErrConfig, KeyPasswordFile)
 	}
@@ -202,10 +205,16 @@ func (e *Engine) CheckTarget(target string) error {
 	return nil
 }
 
+// errNoServer is the error for a run given no server (no target, no
+// cluster, no PGHOST).
+func errNoServer() error {
+	return fmt.Errorf("%w: no server given: use --target postgres://user@host:port/db (password in PGPASSWORD or postgres.password_file) or --cluster NAME (see `scalelab cluster up postgres`)", ErrConfig)
+}
+
 // Connect opens the pools for target with the given password and options.
 func Connect(ctx context.Context, target, password string, o Options) (*Conn, error) {
 	if target == "" && os.Getenv("PGHOST") == "" {
-		return nil, fmt.Errorf("%w: no server given: use --target postgres://user@host:port/db (password in PGPASSWORD or postgres.password_file) or --cluster NAME (see `scalelab cluster up postgres`)", ErrConfig)
+		return nil, errNoServer()
 	}
 	if hasPassword(target) {
 		return nil, fmt.Errorf("%w: the target holds a password; give it in PGPASSWORD or a 0600 file named by %s instead, so that it never shows in the process list, shell history or results", ErrConfig, KeyPasswordFile)

@@ -233,6 +233,9 @@ var _ engine.TargetChecker = (*Engine)(nil)
 // CheckTarget checks a target's form (http[s]://host:port nodes, no
 // credentials) without connecting.
 func (e *Engine) CheckTarget(target string) error {
+	if target == "" {
+		return nil // the default node, as Open finds it
+	}
 	if _, err := ParseTarget(target); err != nil {
 		return fmt.Errorf("%w: %s target: %w", engine.ErrConfig, e.name, err)
 	}

@@ -149,3 +149,39 @@ func TestExperimentKneePlanRepeats(t *testing.T) {
 		t.Errorf("--repeats 2: %d\n%s", code, out)
 	}
 }
+
+// TestExperimentUnrunnableCombination checks that a file with a
+// combination that cannot run (PostgreSQL without a server) and an SLO
+// on an operation the scenario lacks is refused by validate with both
+// problems, and by run the same way before any run starts: no results
+// directory, not even the SQLite half run.
+func TestExperimentUnrunnableCombination(t *testing.T) {
+	t.Setenv("PGHOST", "") // postgres then needs a target or a cluster
+	ctx := context.Background()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "xp.yaml")
+	src := "scenario: ycsb\nsettings: {ycsb.records: 100}\nload: {users: 1, duration: 1s}\nfactors:\n  engine: [sqlite, postgres]\nslo: [p95 < 1s for reads]\n"
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	wants := []string{"2 errors in the experiment file", "xp.yaml:5:20: combination c02 (engine=postgres): ", "no server given",
+		`xp.yaml:6:7: slo: "p95 < 1s for reads": scenario ycsb has no operation "reads"`, `(did you mean "read"?)`}
+	for _, args := range [][]string{{"experiment", "validate", file}, {"experiment", "run", file, "--out", out}} {
+		code, stdout, stderr := run(t, ctx, args...)
+		if code != ExitUsage {
+			t.Errorf("%v: exit %d, want 2; %s", args[:2], code, stderr)
+		}
+		for _, w := range wants {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%v: stderr lacks %q:\n%s", args[:2], w, stderr)
+			}
+		}
+		if strings.Contains(stderr, "[1/") || strings.Contains(stdout, "ops/s") {
+			t.Errorf("%v: a run started:\n%s\n%s", args[:2], stdout, stderr)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("experiment run made %s (%v)", out, err)
+	}
+}

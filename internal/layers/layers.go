@@ -18,7 +18,7 @@ type Layer struct {
 var Table = []Layer{
 	{"foundation", []string{"setting", "metrics", "segment", "registry", "results", "results/resultstest", "slo", "audit", "report", "merge",
 		"internal/testenv", "internal/testproc", "internal/layers", "internal/interrupt", "load/modelname", "wait", "termtable",
-		"studies", "examples"}},
+		"studies", "examples", "yamlerr"}},
 	{"machinery", []string{"cluster/...", "fault", "kube"}},
 	{"engine", []string{"engine/...", "cache/lru"}},
 	{"tier", []string{"cache", "app", "httpload", "apptier"}},

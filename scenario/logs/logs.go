@@ -63,6 +63,9 @@ var _ scenario.Scenario = (*Scenario)(nil)
 // Name returns "logs".
 func (*Scenario) Name() string { return Name }
 
+// Operations names the operations its workloads run (scenario.Operator).
+func (*Scenario) Operations() []string { return slices.Clone(operationNames[:]) }
+
 // Description is one line for `scalelab list`.
 func (*Scenario) Description() string {
 	return "log analytics (the study \"When Logs Become Big Data\"): writes, reads by id, exact counts checked against a known ground truth, errors per host, word search, freshness probe"

@@ -89,6 +89,9 @@ var _ scenario.Scenario = (*Scenario)(nil)
 // Name returns "mhealth".
 func (*Scenario) Name() string { return Name }
 
+// Operations names the operations its workloads run (scenario.Operator).
+func (*Scenario) Operations() []string { return append([]string(nil), operationNames...) }
+
 // Description is one line for `scalelab list`.
 func (*Scenario) Description() string {
 	return "patient self-management backend (selfBACK): hourly step posts, achievements, totals, weekly plans, on a simulated clock"

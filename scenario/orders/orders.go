@@ -80,6 +80,9 @@ var _ scenario.Scenario = (*Scenario)(nil)
 // Name returns "search".
 func (*Scenario) Name() string { return Name }
 
+// Operations names the operations its workloads run (scenario.Operator).
+func (*Scenario) Operations() []string { return append([]string(nil), operationNames...) }
+
 // Description is one line for `scalelab list`.
 func (*Scenario) Description() string {
 	return "search cluster under load: e-commerce orders in one index, match_all searches (optionally category queries and reads by id), hit counts checked"

@@ -75,6 +75,9 @@ var _ scenario.Scenario = (*Scenario)(nil)
 // Name is "records".
 func (*Scenario) Name() string { return Name }
 
+// Operations names the operations its workloads run (scenario.Operator).
+func (*Scenario) Operations() []string { return append([]string(nil), opNames...) }
+
 // Description is one line for `scalelab list`.
 func (*Scenario) Description() string {
 	return "patient-records web site (Whispr) over HTTP: sign-up, medical record, provider search, access grants, account deletion"

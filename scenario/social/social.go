@@ -87,6 +87,9 @@ var _ scenario.Scenario = (*Scenario)(nil)
 // Name returns "social".
 func (*Scenario) Name() string { return Name }
 
+// Operations names the operations its workloads run (scenario.Operator).
+func (*Scenario) Operations() []string { return slices.Clone(operationNames) }
+
 // Description is one line for `scalelab list`.
 func (*Scenario) Description() string {
 	return "social photo app: users collection, mixes d1/d2, uniform, zipfian or friend-walk keys over a Klemm-Eguiluz graph"

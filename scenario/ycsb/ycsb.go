@@ -79,6 +79,9 @@ var _ scenario.Scenario = (*Scenario)(nil)
 // Name returns "ycsb".
 func (*Scenario) Name() string { return Name }
 
+// Operations names the operations its workloads run (scenario.Operator).
+func (*Scenario) Operations() []string { return slices.Clone(operationNames) }
+
 // Description is one line for `scalelab list`.
 func (*Scenario) Description() string {
 	return "YCSB core workloads a-f (read/update/insert/scan/read-modify-write on usertable)"
