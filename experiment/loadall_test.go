@@ -43,12 +43,12 @@ func TestLoadReportsEverything(t *testing.T) {
 		want []string // in the message
 	}{
 		{"unreachable combination and SLO operation", unreachable, 2, []string{
-			`x.yaml:5:20: combination c02 (engine=postgres): engine postgres: `, "no server given", "`clusters: {postgres: {}}`",
+			`x.yaml:5:20: combination c02 (engine=postgres): engine postgres: `, "none was named", "`clusters: {postgres: {}}`",
 			`x.yaml:6:7: slo: "p95 < 1s for reads": scenario ycsb has no operation "reads"`, `(did you mean "read"?)`}},
 		{"a target serves postgres", "target: postgres://u@127.0.0.1:1/db\n" + strings.NewReplacer("reads", "read", "sqlite", "memory").Replace(unreachable), 0, nil},
 		{"a cluster serves postgres", "clusters: {postgres: {}}\n" + strings.Replace(unreachable, "reads", "read", 1), 0, nil},
 		{"a problem several combinations share", "scenario: ycsb\nload: {duration: 1s}\nfactors:\n  engine: [memory, postgres]\n  users: [1, 2]\n", 1, []string{
-			"x.yaml:4:20: combinations c03 (engine=postgres users=1), c04 (engine=postgres users=2): ", "no server given"}},
+			"x.yaml:4:20: combinations c03 (engine=postgres users=1), c04 (engine=postgres users=2): ", "none was named"}},
 		{"three YAML mistakes and a setting", "scenario: ycsb\nengine: memory\nsetings: {ycsb.records: 100}\nload:\n  users: [1, 2]\n  duration: 3x\nfactors:\n  ycsb.workload: [a, q]\n", 4, []string{
 			`x.yaml:3:1: unknown key "setings"`, `(did you mean "settings"?)`,
 			"x.yaml:5:10: load.users: expected a value, got a list",
@@ -80,6 +80,8 @@ func TestLoadReportsEverything(t *testing.T) {
 // cluster, is refused; one that finds its store without them is not.
 func TestCheckServer(t *testing.T) {
 	t.Setenv("PGHOST", "")
+	t.Setenv("SCALELAB_OPENSEARCH_URL", "")
+	t.Setenv("SCALELAB_CASSANDRA_TARGET", "")
 	for _, tc := range []struct {
 		engine, target string
 		cluster        bool
@@ -89,14 +91,14 @@ func TestCheckServer(t *testing.T) {
 		{"postgres", "postgres://u@127.0.0.1:1/db", false, false},
 		{"postgres", "", true, false},
 		{"mongodb", "", false, true},
-		{"opensearch", "", false, false}, // its default node
-		{"cassandra", "", false, false},  // its default node
+		{"opensearch", "", false, true},
+		{"cassandra", "", false, true},
 		{"sqlite", "", false, false},
 		{"memory", "", false, false},
 		{"nosuch", "", false, false}, // refused as an engine this build lacks
 	} {
 		err := runner.CheckServer(tc.engine, tc.target, tc.cluster)
-		if (err != nil) != tc.refused || err != nil && !strings.Contains(err.Error(), "no server given") {
+		if (err != nil) != tc.refused || err != nil && !strings.Contains(err.Error(), "none was named") {
 			t.Errorf("%s target %q cluster %v: %v, want refused %v", tc.engine, tc.target, tc.cluster, err, tc.refused)
 		}
 	}

@@ -488,8 +488,8 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	ctx = wait.WithOutput(ctx, stderr) // the engines' waits (indexes, replicas) announce themselves there
 	// here rather than in NewPlan: an experiment's plans are checked
 	// before their clusters exist
-	if err := engine.CheckServerNamed(p.eng.Name(), f.Target, p.cluster != nil); err != nil {
-		return nil, results.WithCode(results.ExitUsage, fmt.Errorf("run: %w", err))
+	if err := CheckServer(p.eng.Name(), f.Target, p.cluster != nil); err != nil {
+		return nil, err
 	}
 	if err := p.createDir(); err != nil {
 		return nil, err

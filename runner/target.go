@@ -48,21 +48,12 @@ func CheckDefaultTarget(target string) error {
 
 // CheckServer refuses a run on an engine whose store is a server that it
 // is not told of: neither a target nor a cluster (one the run names or
-// one started for it). The engine's CheckTarget decides, without
-// connecting, whether it refuses an empty target (an engine that finds
-// its server from the environment or a default address does not).
+// one started for it), nor the environment variable the engine reads
+// instead (engine.CheckServerNamed, the one rule of run, serve and
+// experiment validate). The error is exit 2.
 func CheckServer(engineName, target string, cluster bool) error {
-	if target != "" || cluster {
-		return nil
-	}
-	eng, err := engine.Lookup(engineName)
-	if err != nil {
-		return nil // an engine this build lacks is refused as such
-	}
-	if tc, ok := eng.(engine.TargetChecker); ok {
-		if err := tc.CheckTarget(""); err != nil {
-			return results.WithCode(results.ExitUsage, fmt.Errorf("engine %s: %w", engineName, err))
-		}
+	if err := engine.CheckServerNamed(engineName, target, cluster); err != nil {
+		return results.WithCode(results.ExitUsage, fmt.Errorf("engine %s: %w", engineName, err))
 	}
 	return nil
 }

@@ -165,7 +165,7 @@ func TestExperimentUnrunnableCombination(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	wants := []string{"2 errors in the experiment file", "xp.yaml:5:20: combination c02 (engine=postgres): ", "no server given",
+	wants := []string{"2 errors in the experiment file", "xp.yaml:5:20: combination c02 (engine=postgres): ", "none was named",
 		`xp.yaml:6:7: slo: "p95 < 1s for reads": scenario ycsb has no operation "reads"`, `(did you mean "read"?)`}
 	for _, args := range [][]string{{"experiment", "validate", file}, {"experiment", "run", file, "--out", out}} {
 		code, stdout, stderr := run(t, ctx, args...)
