@@ -32,7 +32,7 @@ func cqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") 
 // without scalelab's mark in their comment.
 func (c *Conn) Unowned(ctx context.Context, names ...string) ([]string, error) {
 	iter := c.s.Query("SELECT table_name, comment FROM system_schema.tables WHERE keyspace_name = ?", c.opts.Keyspace).
-		WithContext(ctx).Iter()
+		IterContext(ctx)
 	comments := map[string]string{}
 	var name, comment string
 	for iter.Scan(&name, &comment) {
