@@ -15,7 +15,9 @@
 //   - creates its tables idempotently with CreateTable(ctx, "users",
 //     "id bigint PRIMARY KEY, name text"), which adds the keyspace, the
 //     compaction strategy (cassandra.compaction) and waits for schema
-//     agreement; DropTable and Truncate reset them; CreateIndex/DropIndex
+//     agreement and marks them as scalelab's (their comment); Claim(ctx,
+//     "users", ...) checks them all first, refusing a table of the name
+//     that scalelab did not create; DropTable and Truncate reset them; CreateIndex/DropIndex
 //     manage storage-attached (SAI) secondary indexes and wait until they
 //     are queryable on every node;
 //   - names tables in statements through Table("users") (keyspace-qualified);
@@ -71,6 +73,7 @@ const (
 	KeyConns            = "cassandra.conns"
 	KeyIndexWait        = "cassandra.index_wait"
 	KeySchemaWait       = "cassandra.schema_wait"
+	KeyReplaceExisting  = "cassandra." + engine.ReplaceExistingKey
 )
 
 // PasswordEnv is the environment variable holding the password for
@@ -135,7 +138,7 @@ func (*Engine) Settings() []setting.Spec {
 		{Key: KeyTimeout, Kind: setting.Duration, Default: "30s", Min: 0.001, Max: 3600,
 			Description: "client timeout of each request (class timeout); above the server's own timeouts on local rings (10 s reads, 5 s writes, 20 s scans)"},
 		{Key: KeyKeyspace, Kind: setting.String, Default: "scalelab", Check: checkKeyspace,
-			Description: "keyspace of the scenario's tables (created when missing), so that several runs can share a ring"},
+			Description: "keyspace of the scenario's tables (created when missing, never dropped), so that several runs can share a ring; a table of the scenario's name there that scalelab did not create is refused"},
 		{Key: KeyUser, Kind: setting.String, Default: "",
 			Description: "login role (PasswordAuthenticator); the password comes from $" + PasswordEnv + " or the cluster's 0600 secret file, never from a flag"},
 		{Key: KeyConns, Kind: setting.Int, Default: "2", Min: 1, Max: 64,
@@ -144,6 +147,7 @@ func (*Engine) Settings() []setting.Spec {
 			Description: "how long to wait for a storage-attached index to be built and queryable on every node before failing, naming the node"},
 		{Key: KeySchemaWait, Kind: setting.Duration, Default: "1m", Min: 1, Max: 3600,
 			Description: "how long to wait for every node to agree on the schema after a CREATE or DROP before failing"},
+		engine.ReplaceExistingSpec(Name),
 	}
 }
 
@@ -167,6 +171,10 @@ type Options struct {
 	Conns            int
 	IndexWait        time.Duration // bound of the wait for an index on every node
 	SchemaWait       time.Duration // bound of the wait for schema agreement
+	ReplaceExisting  bool          // cassandra.replace_existing: Claim drops a table scalelab did not create
+	// Mark is the comment of the tables the connection creates
+	// (engine.Mark of the run; "" for a mark naming no scenario).
+	Mark string
 	// NodeNames maps a node's address to its name in a --cluster
 	// ("127.0.0.2" to "node2"), for messages.
 	NodeNames map[string]string
@@ -199,6 +207,7 @@ func OptionsFrom(set *setting.Set) (Options, error) {
 		Conns:            int(get(KeyConns).Int()),
 		IndexWait:        get(KeyIndexWait).Duration(),
 		SchemaWait:       get(KeySchemaWait).Duration(),
+		ReplaceExisting:  get(KeyReplaceExisting).Bool(),
 	}, nil
 }
 
@@ -269,6 +278,7 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 	if err != nil {
 		return nil, err
 	}
+	opts.Mark = engine.Mark(cfg.Scenario, cfg.Run)
 	target := cfg.Target
 	password := os.Getenv(PasswordEnv)
 	if cfg.Cluster != nil {
@@ -550,26 +560,44 @@ func (c *Conn) Compaction() string {
 }
 
 // CreateTable creates keyspace.name with the column and key definition
-// (e.g. "id bigint PRIMARY KEY, name text") and the configured compaction,
-// when missing, then waits for schema agreement.
+// (e.g. "id bigint PRIMARY KEY, name text"), the configured compaction and
+// scalelab's mark as its comment, when missing, then waits for schema
+// agreement. The caller has claimed the table (Claim): CREATE IF NOT
+// EXISTS leaves an existing table as it is.
 func (c *Conn) CreateTable(ctx context.Context, name, definition string) error {
-	q := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s) WITH compaction = %s", c.Table(name), definition, c.Compaction())
+	q := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s) WITH compaction = %s AND comment = %s",
+		c.Table(name), definition, c.Compaction(), cqlString(c.ownerComment()))
 	if err := c.s.Query(q).ExecContext(ctx); err != nil {
 		return fmt.Errorf("create table %s: %w", name, c.Classify(ctx, err))
 	}
 	return c.AwaitSchema(ctx)
 }
 
-// DropTable drops keyspace.name if it exists.
+// DropTable drops keyspace.name if it exists and scalelab created it (or
+// cassandra.replace_existing is set); a table without the mark is refused
+// (Claim).
 func (c *Conn) DropTable(ctx context.Context, name string) error {
+	if err := c.Claim(ctx, name); err != nil {
+		return err
+	}
+	return c.drop(ctx, name)
+}
+
+// drop drops keyspace.name if it exists, whoever created it.
+func (c *Conn) drop(ctx context.Context, name string) error {
 	if err := c.s.Query("DROP TABLE IF EXISTS " + c.Table(name)).ExecContext(ctx); err != nil {
 		return fmt.Errorf("drop table %s: %w", name, c.Classify(ctx, err))
 	}
 	return c.AwaitSchema(ctx)
 }
 
-// Truncate empties keyspace.name on every replica.
+// Truncate empties keyspace.name on every replica, if scalelab created it
+// (or cassandra.replace_existing is set, which drops a table without the
+// mark instead: Claim).
 func (c *Conn) Truncate(ctx context.Context, name string) error {
+	if err := c.Claim(ctx, name); err != nil {
+		return err
+	}
 	if err := c.s.Query("TRUNCATE " + c.Table(name)).Consistency(gocql.All).ExecContext(ctx); err != nil {
 		return fmt.Errorf("truncate %s: %w", name, c.Classify(ctx, err))
 	}

@@ -47,7 +47,8 @@ type collection struct {
 }
 
 // Collection creates the table of spec (dropping it first with
-// spec.Recreate).
+// spec.Recreate), once it has checked that a table of its name, if any,
+// is scalelab's (Claim).
 func (c *Conn) Collection(ctx context.Context, spec engine.CollectionSpec) (engine.Collection, error) {
 	s := &collection{c: c, table: c.Table(spec.Name), cols: spec.Fields}
 	defs := make([]string, len(s.cols))
@@ -56,8 +57,11 @@ func (c *Conn) Collection(ctx context.Context, spec engine.CollectionSpec) (engi
 		defs[f] = col + " blob"
 		marks[f] = "?"
 	}
+	if err := c.Claim(ctx, spec.Name); err != nil {
+		return nil, err
+	}
 	if spec.Recreate {
-		if err := c.DropTable(ctx, spec.Name); err != nil {
+		if err := c.drop(ctx, spec.Name); err != nil {
 			return nil, fmt.Errorf("cassandra collection %s: %w", spec.Name, err)
 		}
 	}

@@ -43,6 +43,10 @@ const (
 	KeyShardKey     = "mongodb.shard_key"
 	KeyChunkSize    = "mongodb.chunk_size_mb"
 	KeyPasswordFile = "mongodb.password_file"
+	KeyDatabase     = "mongodb.database"
+	// KeyReplaceExisting lets a run drop a collection scalelab did not
+	// create (Claim).
+	KeyReplaceExisting = "mongodb." + engine.ReplaceExistingKey
 )
 
 // PasswordEnv is the environment variable holding the password.
@@ -102,6 +106,9 @@ func (*Engine) Settings() []setting.Spec {
 			Description: "chunk size in MB of a sharded cluster (0 keeps the cluster's); only against a sharded cluster"},
 		{Key: KeyPasswordFile, Kind: setting.String, Default: "",
 			Description: "file holding the password (mode 0600); without it, MONGODB_PASSWORD or the --cluster's secret file"},
+		{Key: KeyDatabase, Kind: setting.String, Default: "", Check: checkDatabase,
+			Description: "database of the scenario's collections; empty: the target's (its path), else scalelab. A collection of the scenario's name there that scalelab did not create is refused"},
+		engine.ReplaceExistingSpec(Name),
 	}
 }
 
@@ -119,6 +126,13 @@ type Options struct {
 	ShardKey     string
 	ChunkSizeMB  int
 	PasswordFile string
+	Database     string // mongodb.database; "": the target's
+	// ReplaceExisting (mongodb.replace_existing): Claim drops a collection
+	// scalelab did not create instead of refusing it.
+	ReplaceExisting bool
+	// Mark is what the registry records for the collections the
+	// connection creates (engine.Mark of the run; "": naming no scenario).
+	Mark string
 }
 
 // OptionsFrom reads the engine settings from set (defaults for keys it
@@ -132,6 +146,7 @@ func OptionsFrom(set *setting.Set) Options {
 		Layout: get(KeyLayout).String(), NaturalIDs: get(KeyNaturalIDs).Bool(),
 		Routers: get(KeyRouters).String(), ShardKey: get(KeyShardKey).String(),
 		ChunkSizeMB: int(get(KeyChunkSize).Int()), PasswordFile: get(KeyPasswordFile).String(),
+		Database: get(KeyDatabase).String(), ReplaceExisting: get(KeyReplaceExisting).Bool(),
 	}
 }
 
@@ -191,11 +206,21 @@ func ParseTarget(target string) (Target, error) {
 	if t.Database == "" {
 		t.Database = "scalelab"
 	}
-	if strings.ContainsAny(t.Database, `/\. "$`) {
-		return Target{}, fmt.Errorf("%w: database name %q: no '/', '\\', '.', ' ', '\"' or '$'", ErrConfig, t.Database)
+	if err := validDatabase(t.Database); err != nil {
+		return Target{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return t, nil
 }
+
+// validDatabase refuses a database name MongoDB cannot hold.
+func validDatabase(name string) error {
+	if strings.ContainsAny(name, `/\. "$`) || len(name) > 63 {
+		return fmt.Errorf("database name %q: at most 63 characters, no '/', '\\', '.', ' ', '\"' or '$'", name)
+	}
+	return nil
+}
+
+func checkDatabase(v setting.Value) error { return validDatabase(v.String()) }
 
 // URI returns the target with the given hosts and no password, for the
 // driver.
@@ -255,6 +280,10 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 	if err != nil {
 		return nil, err
 	}
+	if o.Database != "" {
+		t.Database = o.Database
+	}
+	o.Mark = engine.Mark(cfg.Scenario, cfg.Run)
 	return Connect(ctx, t, password, o)
 }
 

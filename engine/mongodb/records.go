@@ -31,7 +31,9 @@ type collection struct {
 }
 
 // Collection creates the collection of spec (dropping it first with
-// spec.Recreate) and shards it on a sharded cluster with a shard key set.
+// spec.Recreate) and shards it on a sharded cluster with a shard key set,
+// once it has checked that a collection of its name, if any, is
+// scalelab's (Claim); it records the collection as scalelab's (Own).
 func (c *Conn) Collection(ctx context.Context, spec engine.CollectionSpec) (engine.Collection, error) {
 	ctx, cancel := Unmeasured(ctx)
 	defer cancel()
@@ -42,6 +44,12 @@ func (c *Conn) Collection(ctx context.Context, spec engine.CollectionSpec) (engi
 	}
 	for _, db := range c.dbs {
 		s.colls = append(s.colls, db.Collection(spec.Name))
+	}
+	if err := c.Claim(ctx, Named(spec.Name)); err != nil {
+		return nil, err
+	}
+	if err := c.Own(ctx, spec.Name); err != nil {
+		return nil, err
 	}
 	if spec.Recreate {
 		if err := s.primary.Drop(ctx); err != nil {

@@ -43,10 +43,15 @@ return 1`)
 )
 
 // Collection returns the collection of spec, deleting its records and
-// its set of keys first with spec.Recreate.
+// its set of keys first with spec.Recreate, once it has checked that the
+// keys under PREFIX + name + ":", if any, are scalelab's (claim, which
+// marks the collection as scalelab's).
 func (c *Conn) Collection(ctx context.Context, spec engine.CollectionSpec) (engine.Collection, error) {
 	base := c.opts.Prefix + spec.Name
 	col := &collection{c: c, rec: base + ":r:", index: base + ":keys", fields: spec.Fields}
+	if err := c.claim(ctx, base); err != nil {
+		return nil, fmt.Errorf("redis collection %s: %w", spec.Name, err)
+	}
 	if spec.Recreate {
 		if err := col.drop(ctx); err != nil {
 			return nil, fmt.Errorf("redis collection %s: drop: %w", spec.Name, err)

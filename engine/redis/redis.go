@@ -34,6 +34,9 @@ const (
 	KeyConnectTimeout = "redis.connect_timeout"
 	KeyPrefix         = "redis.prefix"
 	KeyPasswordFile   = "redis.password_file"
+	// KeyReplaceExisting lets a run delete the keys of a collection that
+	// scalelab did not create (Collection).
+	KeyReplaceExisting = "redis." + engine.ReplaceExistingKey
 )
 
 // PasswordEnv is the environment variable holding the password, as
@@ -92,9 +95,10 @@ func (*Engine) Settings() []setting.Spec {
 				}
 				return nil
 			},
-			Description: "prefix of every key the engine writes (a collection's records are PREFIX + name + \":r:\" + key, its sorted set of keys PREFIX + name + \":keys\")"},
+			Description: "prefix of every key the engine writes (a collection's records are PREFIX + name + \":r:\" + key, its sorted set of keys PREFIX + name + \":keys\", its owner mark PREFIX + name + \":owner\"); keys under PREFIX + name + \":\" without that mark are a user's, and the run is refused"},
 		{Key: KeyPasswordFile, Kind: setting.String, Default: "",
 			Description: "file holding the password (mode 0600), when the target holds none; without it, the --cluster's secret file or REDISCLI_AUTH"},
+		engine.ReplaceExistingSpec(Name),
 	}
 }
 
@@ -105,6 +109,13 @@ type Options struct {
 	ConnectTimeout time.Duration
 	Prefix         string
 	PasswordFile   string
+	// ReplaceExisting (redis.replace_existing): Collection deletes the keys
+	// under a collection's prefix that carry no owner mark instead of
+	// refusing them.
+	ReplaceExisting bool
+	// Mark is the value of the owner key of the collections the
+	// connection creates (engine.Mark of the run; "": naming no scenario).
+	Mark string
 }
 
 // DefaultPoolSize is the pool size used when redis.pool_size is 0.
@@ -120,6 +131,8 @@ func OptionsFrom(set *setting.Set) Options {
 		ConnectTimeout: get(KeyConnectTimeout).Duration(),
 		Prefix:         get(KeyPrefix).String(),
 		PasswordFile:   get(KeyPasswordFile).String(),
+
+		ReplaceExisting: get(KeyReplaceExisting).Bool(),
 	}
 	if o.PoolSize <= 0 {
 		o.PoolSize = DefaultPoolSize()
@@ -209,6 +222,7 @@ func (*Engine) CheckTarget(target string) error {
 // engine.ErrUnreachable.
 func (*Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, error) {
 	o := OptionsFrom(cfg.Settings)
+	o.Mark = engine.Mark(cfg.Scenario, cfg.Run)
 	target, password, err := engine.Credentials(cfg, KeyPasswordFile, o.PasswordFile, PasswordEnv)
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", err)

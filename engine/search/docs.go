@@ -59,18 +59,24 @@ func (c *Conn) IndexSettings(extra map[string]any) map[string]any {
 // enough data nodes for the replicas, else yellow with no shard still
 // initializing): a replica recovering during the run would skew it. An
 // existing index of that name is deleted first, once no write to it is
-// running on the cluster (waitWritesDone says why).
+// running on the cluster (waitWritesDone says why); an existing index
+// without scalelab's mark is refused first (DeleteIndex). The new index's
+// mappings carry the mark (_meta.created_by).
 func (c *Conn) CreateIndex(ctx context.Context, index string, mappings json.RawMessage, extra map[string]any) error {
+	if err := c.Claim(ctx, index); err != nil {
+		return err
+	}
+	mappings, err := c.markMappings(mappings)
+	if err != nil {
+		return fmt.Errorf("create index %s: %w", index, err)
+	}
 	if err := c.waitWritesDone(ctx, index); err != nil {
 		return fmt.Errorf("create index %s: %w", index, err)
 	}
 	if err := c.DeleteIndex(ctx, index); err != nil {
 		return err
 	}
-	body := map[string]any{"settings": c.IndexSettings(extra)}
-	if len(mappings) > 0 {
-		body["mappings"] = mappings
-	}
+	body := map[string]any{"settings": c.IndexSettings(extra), "mappings": mappings}
 	b, err := json.Marshal(body)
 	if err != nil {
 		return fmt.Errorf("create index %s: %w", index, err)
@@ -151,7 +157,8 @@ func (c *Conn) indexWait(what string, every time.Duration, hint string) wait.For
 	return wait.For{What: what, Bound: c.opts.IndexWait, Setting: c.engine + "." + SetIndexWait, Every: every, Hint: hint}
 }
 
-// EnsureIndex creates index as CreateIndex does unless it exists.
+// EnsureIndex creates index as CreateIndex does unless it exists; an
+// existing index without scalelab's mark is refused (Claim).
 func (c *Conn) EnsureIndex(ctx context.Context, index string, mappings json.RawMessage, extra map[string]any) error {
 	status, data, err := c.Do(ctx, http.MethodHead, "/"+url.PathEscape(index), "", nil)
 	if err != nil {
@@ -159,21 +166,14 @@ func (c *Conn) EnsureIndex(ctx context.Context, index string, mappings json.RawM
 	}
 	switch status {
 	case http.StatusOK:
-		return nil
+		if _, foreign, err := c.Indices(ctx, index); err != nil || len(foreign) == 0 {
+			return err
+		}
+		return c.CreateIndex(ctx, index, mappings, extra) // refused, or replaced with replace_existing
 	case http.StatusNotFound:
 		return c.CreateIndex(ctx, index, mappings, extra)
 	}
 	return fmt.Errorf("check index %s: %w", index, newHTTPError(http.MethodHead, "/"+index, status, data))
-}
-
-// DeleteIndex deletes the indices matching pattern (a name, a
-// comma-separated list or a wildcard); none existing is not an error.
-func (c *Conn) DeleteIndex(ctx context.Context, pattern string) error {
-	err := c.call(ctx, http.MethodDelete, "/"+pattern, "ignore_unavailable=true&allow_no_indices=true&expand_wildcards=open,closed", nil, nil)
-	if err != nil && metrics.ClassOf(err) != metrics.NotFound {
-		return fmt.Errorf("delete index %s: %w", pattern, err)
-	}
-	return nil
 }
 
 // Refresh makes every write to the indices matching pattern searchable.

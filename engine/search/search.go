@@ -46,7 +46,10 @@ const (
 	SetTimeout     = "timeout"
 	SetUser        = "user"
 	SetIndexPrefix = "index_prefix"
-	SetIndexWait   = "index_wait"
+	// DefaultIndexPrefix is the default of <engine>.index_prefix: the
+	// namespace of the indices scalelab creates.
+	DefaultIndexPrefix = "scalelab-"
+	SetIndexWait       = "index_wait"
 )
 
 // Routing and layout values.
@@ -118,12 +121,13 @@ func (e *Engine) Settings() []setting.Spec {
 			Description: "the nodes every request enters the cluster through, comma-separated: node names (node1: of the --cluster, dedicated cluster managers included, or as the server names them) or host:port; empty: the target's nodes in round robin"},
 		{Key: k(SetTimeout), Kind: setting.Duration, Default: "30s", Min: 0.001, Max: 3600,
 			Description: "timeout of each request (class timeout)"},
-		{Key: k(SetIndexPrefix), Kind: setting.String, Default: "", Check: checkPrefix,
-			Description: "prefix of every index a scenario creates (lower case), so that several runs can share a cluster"},
+		{Key: k(SetIndexPrefix), Kind: setting.String, Default: DefaultIndexPrefix, Check: checkPrefix,
+			Description: "prefix of every index a scenario creates (lower case; empty: the bare names), so that several runs can share a cluster; an index of the scenario's name that scalelab did not create is refused"},
 		{Key: k(SetUser), Kind: setting.String, Default: "",
 			Description: "HTTP basic-auth user; the password comes from $SCALELAB_" + strings.ToUpper(e.name) + "_PASSWORD or the cluster's 0600 secret file, never from a flag"},
 		{Key: k(SetIndexWait), Kind: setting.Duration, Default: "2m", Min: 1, Max: 86400,
 			Description: "how long to wait, before failing, for the writes to an index still running on the cluster to end before it is recreated, and for a new index to have all its shard copies (health green, or yellow when replicas cannot be placed)"},
+		engine.ReplaceExistingSpec(e.name),
 	}
 }
 
@@ -182,6 +186,12 @@ type Options struct {
 	User        string
 	IndexPrefix string
 	IndexWait   time.Duration // bound of the wait for a new index's shards
+	// ReplaceExisting (<engine>.replace_existing): Claim and DeleteIndex
+	// delete an index scalelab did not create instead of refusing it.
+	ReplaceExisting bool
+	// Mark is the _meta.created_by of the indices the connection creates
+	// (engine.Mark of the run; "": a mark naming no scenario).
+	Mark string
 }
 
 // OptionsFrom reads an engine's settings from set; missing keys take their
@@ -211,6 +221,8 @@ func (e *Engine) OptionsFrom(set *setting.Set) (Options, error) {
 		User:        get(SetUser).String(),
 		IndexPrefix: get(SetIndexPrefix).String(),
 		IndexWait:   get(SetIndexWait).Duration(),
+
+		ReplaceExisting: get(engine.ReplaceExistingKey).Bool(),
 	}, nil
 }
 
@@ -292,6 +304,7 @@ func (e *Engine) Open(ctx context.Context, cfg engine.Config) (engine.Conn, erro
 	if err != nil {
 		return nil, err
 	}
+	opts.Mark = engine.Mark(cfg.Scenario, cfg.Run)
 	target := cfg.Target
 	if cfg.Cluster != nil {
 		target = cfg.Cluster.Target

@@ -83,6 +83,13 @@ func openCassandra(ctx context.Context, env scenario.Env, recreate bool) (store,
 		{"logs_fresh", "b int, id bigint, ts bigint, PRIMARY KEY ((b), id)"},
 		{"logs_meta", "k text PRIMARY KEY, v text"},
 	}
+	names := make([]string, len(tables))
+	for i, t := range tables {
+		names[i] = t[0]
+	}
+	if err := c.Claim(ctx, names...); err != nil {
+		return nil, err
+	}
 	for _, t := range tables {
 		if recreate {
 			if err := c.DropTable(ctx, t[0]); err != nil {

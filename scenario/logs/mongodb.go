@@ -66,18 +66,19 @@ type mongoStore struct {
 	primary bool
 }
 
-// openMongo opens the store on the engine connection. With recreate the
-// engine drops and creates the collection, and shards it on a sharded
+// openMongo opens the store on the engine connection, once the engine has
+// checked that the collection, if it exists, is scalelab's. With recreate
+// the engine drops and creates the collection, and shards it on a sharded
 // cluster with mongodb.shard_key set.
 func openMongo(ctx context.Context, env scenario.Env, recreate bool) (store, error) {
 	c, err := kit.AsConn[*mongodb.Conn](env)
 	if err != nil {
 		return nil, err
 	}
-	if recreate {
-		if _, err := c.Collection(ctx, engine.CollectionSpec{Name: mongoCollection, Recreate: true}); err != nil {
-			return nil, fmt.Errorf("logs mongodb: recreate %s: %w", mongoCollection, err)
-		}
+	// checks the collection is scalelab's (whether it is recreated or
+	// written into) and records it so
+	if _, err := c.Collection(ctx, engine.CollectionSpec{Name: mongoCollection, Recreate: recreate}); err != nil {
+		return nil, fmt.Errorf("logs mongodb: open %s: %w", mongoCollection, err)
 	}
 	return &mongoStore{c: c, primary: c.Options().ReadPref == "primary"}, nil
 }

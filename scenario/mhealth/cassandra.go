@@ -43,6 +43,13 @@ func openCassandra(ctx context.Context, env scenario.Env, _ *config) (store, err
 		return nil, err
 	}
 	s := &casStore{c: c, t: map[string]string{}}
+	names := make([]string, len(casTables))
+	for i, t := range casTables {
+		names[i] = t[0]
+	}
+	if err := c.Claim(ctx, names...); err != nil {
+		return nil, err
+	}
 	for _, t := range casTables {
 		if err := c.CreateTable(ctx, t[0], t[1]); err != nil {
 			return nil, err

@@ -52,6 +52,15 @@ func openMongo(ctx context.Context, env scenario.Env, _ *config) (store, error) 
 	}
 	o := c.Options()
 	s := &mongoStore{c: c, perUser: o.Layout == mongodb.LayoutPerUser, natural: o.NaturalIDs}
+	// every collection of the scenario (mh_*) is checked before any is
+	// written, then recorded as scalelab's: the per-user activities as a
+	// family, created as patients post
+	if err := c.Claim(ctx, mongodb.Prefixed(mongoPrefix)); err != nil {
+		return nil, err
+	}
+	if err := c.Own(ctx, mongoPatients, mongoActivity, mongoAchievements, mongoPlans, mongoActivityUser+"*"); err != nil {
+		return nil, err
+	}
 	return s, s.index(ctx)
 }
 

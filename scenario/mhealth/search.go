@@ -52,12 +52,18 @@ type searchStore struct {
 	all string // the pattern of every mhealth index
 }
 
-func openSearchStore(_ context.Context, env scenario.Env, _ *config) (store, error) {
+func openSearchStore(ctx context.Context, env scenario.Env, _ *config) (store, error) {
 	c, err := kit.AsConn[*search.Conn](env)
 	if err != nil {
 		return nil, err
 	}
-	return &searchStore{c: c, all: c.IndexName("mh-*", "")}, nil
+	s := &searchStore{c: c, all: c.IndexName("mh-*", "")}
+	// every index the scenario uses matches s.all: checked before any is
+	// created, written or deleted
+	if err := c.Claim(ctx, s.all); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func (s *searchStore) stores() bool { return true }
