@@ -451,6 +451,14 @@ func (c *Conn) ensureKeyspace(ctx context.Context) error {
 		return fmt.Errorf("read keyspace %s: %w", c.opts.Keyspace, c.Classify(ctx, err))
 	}
 	if r[c.dc] != strconv.Itoa(c.opts.Replication) || !strings.HasSuffix(r["class"], "NetworkTopologyStrategy") {
+		// a keyspace that holds a table scalelab did not create is the
+		// user's: its replication is theirs, and stays as it is
+		if foreign, err := c.foreignTables(ctx); err != nil {
+			return err
+		} else if foreign != "" {
+			c.rfNote = fmt.Sprintf("keyspace %s kept at its own replication %v: it holds %s, which scalelab did not create", c.opts.Keyspace, r, foreign)
+			return c.AwaitSchema(ctx)
+		}
 		q := fmt.Sprintf("ALTER KEYSPACE %s WITH replication = %s", c.opts.Keyspace, repl)
 		if err := c.s.Query(q).ExecContext(ctx); err != nil {
 			return fmt.Errorf("alter keyspace %s: %w", c.opts.Keyspace, c.Classify(ctx, err))

@@ -3,6 +3,7 @@ package cassandra
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/scalelab/scalelab/engine"
@@ -31,15 +32,9 @@ func cqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") 
 // Unowned returns those of names (tables of the keyspace) that exist
 // without scalelab's mark in their comment.
 func (c *Conn) Unowned(ctx context.Context, names ...string) ([]string, error) {
-	iter := c.s.Query("SELECT table_name, comment FROM system_schema.tables WHERE keyspace_name = ?", c.opts.Keyspace).
-		IterContext(ctx)
-	comments := map[string]string{}
-	var name, comment string
-	for iter.Scan(&name, &comment) {
-		comments[name] = comment
-	}
-	if err := iter.Close(); err != nil {
-		return nil, fmt.Errorf("read the tables of keyspace %s: %w", c.opts.Keyspace, c.Classify(ctx, err))
+	comments, err := c.tableComments(ctx)
+	if err != nil {
+		return nil, err
 	}
 	var out []string
 	for _, n := range names {
@@ -70,4 +65,40 @@ func (c *Conn) Claim(ctx context.Context, names ...string) error {
 		}
 	}
 	return nil
+}
+
+// foreignTables names a table of the keyspace that has no scalelab mark
+// ("" when every table has one, or there are none): such a keyspace is a
+// user's, whose replication a run leaves alone.
+func (c *Conn) foreignTables(ctx context.Context) (string, error) {
+	comments, err := c.tableComments(ctx)
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, 0, len(comments))
+	for n, cm := range comments {
+		if !engine.IsMark(cm) {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return "", nil
+	}
+	sort.Strings(names)
+	return c.Table(names[0]), nil
+}
+
+// tableComments reads the keyspace's tables with their comments.
+func (c *Conn) tableComments(ctx context.Context) (map[string]string, error) {
+	iter := c.s.Query("SELECT table_name, comment FROM system_schema.tables WHERE keyspace_name = ?", c.opts.Keyspace).
+		IterContext(ctx)
+	comments := map[string]string{}
+	var name, comment string
+	for iter.Scan(&name, &comment) {
+		comments[name] = comment
+	}
+	if err := iter.Close(); err != nil {
+		return nil, fmt.Errorf("read the tables of keyspace %s: %w", c.opts.Keyspace, c.Classify(ctx, err))
+	}
+	return comments, nil
 }

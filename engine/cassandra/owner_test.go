@@ -3,6 +3,7 @@ package cassandra_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
@@ -84,5 +85,40 @@ func TestOwnership(t *testing.T) {
 	}
 	if err := admin.Truncate(ctx, "ours"); err != nil {
 		t.Errorf("truncate of a table scalelab created: %v", err)
+	}
+}
+
+// TestUsersKeyspaceKeepsItsReplication: a run in a keyspace that holds a
+// table scalelab did not create leaves the keyspace's replication as the
+// user set it (no ALTER KEYSPACE), and run.json's server info says so.
+func TestUsersKeyspaceKeepsItsReplication(t *testing.T) {
+	cassandratest.Require(t)
+	ks := enginetest.Name()
+	ctx := context.Background()
+	admin := openKeyspace(t, enginetest.Name())
+	for _, q := range []string{
+		"CREATE KEYSPACE " + ks + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+		"CREATE TABLE " + ks + ".accounts (id text PRIMARY KEY)",
+	} {
+		if err := admin.Session().Query(q).Consistency(gocql.All).ExecContext(ctx); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	t.Cleanup(func() { _ = admin.Session().Query("DROP KEYSPACE IF EXISTS " + ks).ExecContext(context.Background()) })
+	c := openKeyspace(t, ks)
+	var r map[string]string
+	if err := admin.Session().Query("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?", ks).
+		Consistency(gocql.One).ScanContext(ctx, &r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(r["class"], "SimpleStrategy") {
+		t.Errorf("the user's keyspace was altered to %v", r)
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rf := info.Extra["replication"]; !strings.Contains(rf, "kept at its own replication") || !strings.Contains(rf, ks+".accounts") {
+		t.Errorf("server info's replication %q does not say the user's keyspace was kept", rf)
 	}
 }
