@@ -28,16 +28,21 @@ const MarkPrefix = "created by scalelab"
 // names the object and the two ways on: another namespace, or replacing
 // it explicitly.
 type NotOwnedError struct {
-	Engine    string // the engine's name: postgres
-	Kind      string // table, index, collection, keyspace, keys
-	Name      string // the object as the store names it, qualified: scalelab.usertable
-	Namespace string // the setting that chooses the namespace (postgres.schema); "" when the engine has none
+	Engine    string   // the engine's name: postgres
+	Kind      string   // table, index, collection, keyspace, keys
+	Name      string   // the object as the store names it, qualified: scalelab.usertable
+	Namespace string   // the setting that chooses the namespace (postgres.schema); "" when the engine has none
+	Also      []string // the other objects of the run's names that scalelab did not create, named as Name is
 }
 
 // Error says what exists, that a run leaves it alone, and how to go on.
 func (e *NotOwnedError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s %s exists and was not created by scalelab; a run never drops, truncates or writes into what it did not create. ", e.Engine, e.Kind, e.Name)
+	fmt.Fprintf(&b, "%s: %s %s exists and was not created by scalelab", e.Engine, e.Kind, e.Name)
+	if len(e.Also) > 0 {
+		fmt.Fprintf(&b, " (nor %s)", strings.Join(e.Also, ", "))
+	}
+	b.WriteString("; a run never drops, truncates or writes into what it did not create. ")
 	if e.Namespace != "" {
 		fmt.Fprintf(&b, "Run in another namespace (--set %s=NAME), or replace it: --set %s.%s=true (its data is lost)", e.Namespace, e.Engine, ReplaceExistingKey)
 	} else {
@@ -72,4 +77,16 @@ func IsMark(text string) bool { return strings.HasPrefix(strings.TrimSpace(text)
 func ReplaceExistingSpec(engineName string) setting.Spec {
 	return setting.Spec{Key: engineName + "." + ReplaceExistingKey, Kind: setting.Bool, Default: "false",
 		Description: "drop and replace a table, index, collection or keys of the name a scenario uses that scalelab did not create (its data is lost); without it such a run is refused, exit 2"}
+}
+
+// ObjectNames maps objects to the names a NotOwnedError's Also lists.
+func ObjectNames[T any](objs []T, name func(T) string) []string {
+	if len(objs) == 0 {
+		return nil
+	}
+	out := make([]string, len(objs))
+	for i, o := range objs {
+		out[i] = name(o)
+	}
+	return out
 }

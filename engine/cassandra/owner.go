@@ -57,7 +57,8 @@ func (c *Conn) Claim(ctx context.Context, names ...string) error {
 		return err
 	}
 	if !c.opts.ReplaceExisting {
-		return &engine.NotOwnedError{Engine: Name, Kind: "table", Name: c.Table(foreign[0]), Namespace: KeyKeyspace}
+		return &engine.NotOwnedError{Engine: Name, Kind: "table", Name: c.Table(foreign[0]), Namespace: KeyKeyspace,
+			Also: engine.ObjectNames(foreign[1:], c.Table)}
 	}
 	for _, n := range foreign {
 		if err := c.drop(ctx, n); err != nil {

@@ -101,7 +101,8 @@ func (c *Conn) Claim(ctx context.Context, match func(string) bool) error {
 		return err
 	}
 	if !c.opts.ReplaceExisting {
-		return &engine.NotOwnedError{Engine: Name, Kind: "collection", Name: c.t.Database + "." + foreign[0], Namespace: KeyDatabase}
+		return &engine.NotOwnedError{Engine: Name, Kind: "collection", Name: c.t.Database + "." + foreign[0], Namespace: KeyDatabase,
+			Also: engine.ObjectNames(foreign[1:], func(n string) string { return c.t.Database + "." + n })}
 	}
 	ctx, cancel := Unmeasured(ctx)
 	defer cancel()

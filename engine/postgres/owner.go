@@ -142,7 +142,8 @@ func (c *Conn) Claim(ctx context.Context, tables ...string) error {
 		if kind == "" {
 			kind = "relation"
 		}
-		return &engine.NotOwnedError{Engine: Name, Kind: kind, Name: c.opts.Schema + "." + foreign[0].name, Namespace: KeySchema}
+		return &engine.NotOwnedError{Engine: Name, Kind: kind, Name: c.opts.Schema + "." + foreign[0].name, Namespace: KeySchema,
+			Also: engine.ObjectNames(foreign[1:], func(r relation) string { return c.opts.Schema + "." + r.name })}
 	}
 	for _, r := range foreign {
 		what := relKinds[r.kind][1]

@@ -98,7 +98,7 @@ func (c *Conn) Claim(ctx context.Context, patterns ...string) error {
 		return nil
 	}
 	if !c.opts.ReplaceExisting {
-		return &engine.NotOwnedError{Engine: c.engine, Kind: "index", Name: foreign[0], Namespace: c.engine + "." + SetIndexPrefix}
+		return &engine.NotOwnedError{Engine: c.engine, Kind: "index", Name: foreign[0], Namespace: c.engine + "." + SetIndexPrefix, Also: foreign[1:]}
 	}
 	return c.deleteIndices(ctx, foreign)
 }
@@ -114,7 +114,7 @@ func (c *Conn) DeleteIndex(ctx context.Context, pattern string) error {
 		return err
 	}
 	if len(foreign) > 0 && !c.opts.ReplaceExisting {
-		return &engine.NotOwnedError{Engine: c.engine, Kind: "index", Name: foreign[0], Namespace: c.engine + "." + SetIndexPrefix}
+		return &engine.NotOwnedError{Engine: c.engine, Kind: "index", Name: foreign[0], Namespace: c.engine + "." + SetIndexPrefix, Also: foreign[1:]}
 	}
 	return c.deleteIndices(ctx, names)
 }

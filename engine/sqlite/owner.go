@@ -91,7 +91,8 @@ func (c *Conn) Claim(ctx context.Context, tables ...string) error {
 		return nil
 	}
 	if !c.replace {
-		return &engine.NotOwnedError{Engine: Name, Kind: foreign[0].kind, Name: foreign[0].name + " in " + c.path}
+		return &engine.NotOwnedError{Engine: Name, Kind: foreign[0].kind, Name: foreign[0].name + " in " + c.path,
+			Also: engine.ObjectNames(foreign[1:], func(o object) string { return o.name })}
 	}
 	for _, o := range foreign {
 		q := "DROP " + strings.ToUpper(o.kind) + " IF EXISTS " + quoteIdent(o.name)
