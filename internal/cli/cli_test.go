@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -191,9 +192,18 @@ func TestIntegrityFailureExit1(t *testing.T) {
 func TestUnreachableExit4(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "r")
-	code, _, stderr := run(t, context.Background(), "run", "ycsb", "--target", "/nonexistent/dir/x.db", "--out", dir, "--progress", "off")
+	// a server that is not there (nothing listens on the port): not a
+	// configuration error, so the run keeps its results directory
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	code, _, stderr := run(t, context.Background(), "run", "ycsb", "--engine", "postgres", "--target", "postgres://scalelab@"+addr+"/db",
+		"--set", "postgres.connect_timeout=2s", "--out", dir, "--progress", "off")
 	r := resultstest.Read(t, dir)
-	if code != ExitUnfinished || r.Status != "failed" || r.ExitCode != ExitUnfinished || !strings.Contains(stderr, "connect to sqlite") {
+	if code != ExitUnfinished || r.Status != "failed" || r.ExitCode != ExitUnfinished || !strings.Contains(stderr, "connect to postgres") {
 		t.Fatalf("exit %d status %s: %s", code, r.Status, stderr)
 	}
 }
