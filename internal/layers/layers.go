@@ -17,17 +17,17 @@ type Layer struct {
 // Table is the layers, lowest first.
 var Table = []Layer{
 	{"foundation", []string{"setting", "metrics", "segment", "registry", "results", "results/resultstest", "slo", "audit", "report", "merge",
-		"internal/testenv", "internal/testproc", "internal/layers", "internal/interrupt", "load/modelname", "wait", "bindcheck", "termtable",
+		"internal/testenv", "internal/testproc", "internal/layers", "internal/interrupt", "lru", "wait", "bindcheck", "termtable",
 		"studies", "examples", "yamlerr"}},
 	{"machinery", []string{"cluster/...", "fault", "kube"}},
-	{"engine", []string{"engine/...", "cache/lru"}},
+	{"engine", []string{"engine/..."}},
 	{"tier", []string{"cache", "app", "httpload", "apptier"}},
 	{"scenario", []string{"scenario/..."}},
 	{"load", []string{"load"}},
 	{"run", []string{"runner", "telemetry", "promsource/...", "liveexport"}},
 	{"experiment", []string{"experiment/..."}},
 	{"study", []string{"study"}},
-	{"command line", []string{"internal/cli", "cmd/..."}},
+	{"command line", []string{"cli", "cmd/..."}},
 }
 
 // Of returns the index in Table of the layer of pkg (a path relative to

@@ -163,9 +163,9 @@ func TestOf(t *testing.T) {
 	for _, c := range []struct {
 		pkg  string
 		want string
-	}{{"cache/lru", "engine"}, {"cache", "tier"}, {"engine/memory", "engine"}, {"scenario/ycsb", "scenario"},
+	}{{"lru", "foundation"}, {"cache", "tier"}, {"engine/memory", "engine"}, {"scenario/ycsb", "scenario"},
 		{"cluster/jvm", "machinery"}, {"cluster/cgroup", "machinery"}, {"cluster/netns", "machinery"},
-		{"cluster/linkemu", "machinery"}, {"cluster/sysuser", "machinery"}, {"cluster/clustertest", "machinery"}, {"internal/cli", "command line"}, {"cmd/scalelab", "command line"}} {
+		{"cluster/linkemu", "machinery"}, {"cluster/sysuser", "machinery"}, {"cluster/clustertest", "machinery"}, {"cli", "command line"}, {"cmd/scalelab", "command line"}} {
 		if l := Of(c.pkg); l < 0 || Table[l].Name != c.want {
 			t.Errorf("Of(%s) = %d, want layer %s", c.pkg, l, c.want)
 		}

@@ -24,9 +24,9 @@ import (
 
 	"github.com/scalelab/scalelab/app"
 	"github.com/scalelab/scalelab/cache"
-	"github.com/scalelab/scalelab/cache/lru"
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/httpload"
+	"github.com/scalelab/scalelab/lru"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/scenario/kit"
 	"github.com/scalelab/scalelab/setting"
