@@ -15,8 +15,8 @@ import (
 	_ "github.com/scalelab/scalelab/engine/sqlite"
 	_ "github.com/scalelab/scalelab/scenario/logs"
 	_ "github.com/scalelab/scalelab/scenario/mhealth"
-	_ "github.com/scalelab/scalelab/scenario/orders"
 	_ "github.com/scalelab/scalelab/scenario/records"
+	_ "github.com/scalelab/scalelab/scenario/search"
 	_ "github.com/scalelab/scalelab/scenario/social"
 	_ "github.com/scalelab/scalelab/scenario/ycsb"
 )
