@@ -21,6 +21,7 @@ var Table = []Layer{
 		"studies", "examples", "yamlerr"}},
 	{"machinery", []string{"cluster/...", "fault", "kube"}},
 	{"engine", []string{"engine/..."}},
+	{"stack", []string{"stack/..."}},
 	{"tier", []string{"cache", "app", "httpload", "apptier"}},
 	{"scenario", []string{"scenario/..."}},
 	{"load", []string{"load"}},
@@ -28,6 +29,27 @@ var Table = []Layer{
 	{"experiment", []string{"experiment/..."}},
 	{"study", []string{"study"}},
 	{"command line", []string{"cli", "cmd/..."}},
+}
+
+// EngineShared are the folders under engine/ that are no engine of their
+// own: what every engine's code and tests share. Every other folder under
+// engine/ is one engine (with its subpackages), which imports no other.
+var EngineShared = []string{"netdial", "recordstest", "kvtest", "enginetest"}
+
+// EngineOf returns the engine whose folder holds pkg (engine/postgres/pgtest:
+// postgres), or "" for a package of no single engine.
+func EngineOf(pkg string) string {
+	rest, ok := strings.CutPrefix(pkg, "engine/")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	for _, s := range EngineShared {
+		if name == s {
+			return ""
+		}
+	}
+	return name
 }
 
 // Of returns the index in Table of the layer of pkg (a path relative to
