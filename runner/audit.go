@@ -241,7 +241,7 @@ var (
 	_ scenario.WriteLog       = (*audit.Log)(nil)
 	_ scenario.Checker        = (*auditWorkload)(nil)
 	_ scenario.Reporter       = (*auditWorkload)(nil)
-	_ scenario.LoadStarter    = (*auditWorkload)(nil)
+	_ scenario.MeasureStarter = (*auditWorkload)(nil)
 	_ scenario.Limited        = (*auditWorkload)(nil)
 	_ scenario.ReadBacker     = (*auditWorkload)(nil)
 	_ scenario.RegisterReader = (*auditWorkload)(nil)
@@ -305,10 +305,10 @@ func (a *auditWorkload) Inflight() (int, bool) {
 	return 0, false
 }
 
-// LoadStarted forwards to the workload's LoadStarter, if any.
-func (a *auditWorkload) LoadStarted(t time.Time) {
-	if l, ok := a.Workload.(scenario.LoadStarter); ok {
-		l.LoadStarted(t)
+// MeasureStarted forwards to the workload's MeasureStarter, if any.
+func (a *auditWorkload) MeasureStarted(t time.Time) {
+	if l, ok := a.Workload.(scenario.MeasureStarter); ok {
+		l.MeasureStarted(t)
 	}
 }
 

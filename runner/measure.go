@@ -87,8 +87,8 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	defer stopProfile()
 
 	m.coll.Begin()
-	if ls, ok := wl.(scenario.LoadStarter); ok {
-		ls.LoadStarted(m.coll.StartTime())
+	if ls, ok := wl.(scenario.MeasureStarter); ok {
+		ls.MeasureStarted(m.coll.StartTime())
 	}
 	loadStart := m.coll.StartTime().UTC()
 	doc.LoadStart = &loadStart

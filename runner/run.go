@@ -641,10 +641,10 @@ func (p *Plan) loadData(ctx context.Context, wl scenario.Workload, obs Observer)
 		return nil, nil
 	}
 	start := time.Now()
-	obs.LoadStarted(n)
+	obs.DataLoadStarted(n)
 	var loaded atomic.Int64
-	err := wl.Load(ctx, runtime.GOMAXPROCS(0)*2, func(k int64) { loaded.Add(k); obs.Loaded(k) })
-	obs.LoadDone()
+	err := wl.Load(ctx, runtime.GOMAXPROCS(0)*2, func(k int64) { loaded.Add(k); obs.DataLoaded(k) })
+	obs.DataLoadDone()
 	secs := time.Since(start).Seconds()
 	lp := &results.LoadPhase{Items: loaded.Load(), Seconds: secs}
 	if secs > 0 {
