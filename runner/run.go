@@ -491,20 +491,13 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	if err := CheckServer(p.eng.Name(), f.Target, p.cluster != nil); err != nil {
 		return nil, err
 	}
-	if err := p.createDir(); err != nil {
-		return nil, err
-	}
-	doc := p.newDoc()
-	st := &runState{doc: doc, path: filepath.Join(p.dir, results.RunFile)}
-	if err := st.save(); err != nil {
+	doc, st, err := p.start(stderr)
+	if err != nil {
 		return doc, err
 	}
 	if obs == nil {
 		obs = Quiet{}
 	}
-	p.stderr = stderr
-	p.warnDeadNodes(doc, stderr)
-	p.announce(stderr)
 	// a run refused before it measured anything leaves no directory
 	finish := func(status string, err error) (*results.Run, error) {
 		doc, err := st.finish(status, err)
@@ -586,6 +579,23 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	doc.ExitCode = map[string]int{results.StatusOK: results.ExitOK, results.StatusFailed: results.ExitCheckFailed, results.StatusInterrupted: results.ExitInterrupted}[status]
 	p.writeReports(stdout, doc)
 	return finish(status, auditErr)
+}
+
+// start creates the results directory and its run.json (status
+// running), and says on stderr what runs where.
+func (p *Plan) start(stderr io.Writer) (*results.Run, *runState, error) {
+	if err := p.createDir(); err != nil {
+		return nil, nil, err
+	}
+	doc := p.newDoc()
+	st := &runState{doc: doc, path: filepath.Join(p.dir, results.RunFile)}
+	if err := st.save(); err != nil {
+		return doc, nil, err
+	}
+	p.stderr = stderr
+	p.warnDeadNodes(doc, stderr)
+	p.announce(stderr)
+	return doc, st, nil
 }
 
 // serverInfo records in run.json what the server says it is, or why it

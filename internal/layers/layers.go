@@ -17,7 +17,7 @@ type Layer struct {
 // Table is the layers, lowest first.
 var Table = []Layer{
 	{"foundation", []string{"setting", "metrics", "segment", "registry", "results", "results/resultstest", "slo", "audit", "report", "merge",
-		"internal/testenv", "internal/testproc", "internal/layers", "internal/interrupt", "lru", "wait", "bindcheck", "termtable",
+		"internal/testenv", "internal/testproc", "internal/layers", "internal/codeshape", "internal/interrupt", "lru", "wait", "bindcheck", "termtable",
 		"studies", "examples", "yamlerr"}},
 	{"machinery", []string{"cluster/...", "fault", "kube"}},
 	{"engine", []string{"engine/..."}},
