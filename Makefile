@@ -126,7 +126,7 @@ fuzz: setup
 	$(GO) test ./slo -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZ_N)
 	$(GO) test ./report -run '^$$' -fuzz FuzzIntervalLog -fuzztime $(FUZZ_N_SLOW)
 	$(GO) test ./audit -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZ_N_SLOW)
-	$(GO) test ./internal/cli -run '^$$' -fuzz FuzzParseArgs -fuzztime $(FUZZ_N_SLOW)
+	$(GO) test ./cli -run '^$$' -fuzz FuzzParseArgs -fuzztime $(FUZZ_N_SLOW)
 	$(GO) test ./scenario/records -run '^$$' -fuzz FuzzParseMix -fuzztime $(FUZZ_N)
 	$(GO) test ./promsource -run '^$$' -fuzz FuzzParseSelector -fuzztime $(FUZZ_N)
 	$(GO) test ./promsource -run '^$$' -fuzz FuzzParseObserve -fuzztime $(FUZZ_N)

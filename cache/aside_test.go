@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scalelab/scalelab/cache/lru"
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/lru"
 )
 
 var errDown = errors.New("cache down")
@@ -52,7 +52,7 @@ func read(t *testing.T, a *Aside, key, value string, whole bool, storeCalls *int
 // corrupt one fails the read; a store answer that is not whole is not
 // cached.
 func TestAsideReadThrough(t *testing.T) {
-	a := newTestAside(lru.New(1<<20), WriteInvalidate, OnErrorStore)
+	a := newTestAside(lru.New(1<<20, engine.ErrNotFound), WriteInvalidate, OnErrorStore)
 	n := 0
 	got, e, err := read(t, a, "k", "v1", true, &n)
 	if err != nil || got != "v1" || !e.Miss || e.Hit || n != 1 || e.StoreCalls != 1 || e.CacheCalls != 2 {
@@ -108,7 +108,7 @@ func TestAsideCacheDown(t *testing.T) {
 // the report show it.
 func TestAsideWrites(t *testing.T) {
 	ctx := context.Background()
-	a := newTestAside(lru.New(1<<20), WriteInvalidate, OnErrorStore)
+	a := newTestAside(lru.New(1<<20, engine.ErrNotFound), WriteInvalidate, OnErrorStore)
 	if a.Through() {
 		t.Fatal("invalidate policy reads as through")
 	}

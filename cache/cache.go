@@ -10,8 +10,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/scalelab/scalelab/cache/lru"
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/lru"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -114,7 +114,7 @@ func Open(ctx context.Context, cfg Config) (engine.KV, error) {
 	case Off, "":
 		return nil, nil
 	case Local:
-		return lru.New(cfg.LocalSize), nil
+		return lru.New(cfg.LocalSize, engine.ErrNotFound), nil
 	case Shared:
 		c, ok := cfg.Tier.(engine.Cacher)
 		if !ok {
@@ -128,3 +128,6 @@ func Open(ctx context.Context, cfg Config) (engine.KV, error) {
 	}
 	return nil, fmt.Errorf("%w: %s=%s", setting.ErrBadValue, KeyMode, cfg.Mode)
 }
+
+// the local cache is a key-value store of the engine contract
+var _ engine.KV = (*lru.Cache)(nil)

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scalelab/scalelab/cache/lru"
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/lru"
 	"github.com/scalelab/scalelab/setting"
 )
 

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalelab/scalelab/cli"
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine/postgres"
 	"github.com/scalelab/scalelab/engine/postgres/pgtest"
-	"github.com/scalelab/scalelab/internal/cli"
 	"github.com/scalelab/scalelab/internal/testenv"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/results/resultstest"

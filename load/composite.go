@@ -18,7 +18,7 @@ type composite struct {
 
 // newComposite starts following sess (a new session: nothing is open).
 func newComposite(sess scenario.Session) composite {
-	c, _ := sess.(scenario.Composer)
+	c, _ := scenario.SessionCapability[scenario.Composer](sess)
 	return composite{c: c}
 }
 

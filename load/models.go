@@ -3,14 +3,14 @@ package load
 import (
 	"fmt"
 
-	"github.com/scalelab/scalelab/load/modelname"
+	"github.com/scalelab/scalelab/results"
 )
 
-// Names of the load models (package modelname).
+// Names of the load models (as results records them).
 const (
-	ModelClosed = modelname.Closed
-	ModelRate   = modelname.Rate
-	ModelPhases = modelname.Phases
+	ModelClosed = results.ModelClosed
+	ModelRate   = results.ModelRate
+	ModelPhases = results.ModelPhases
 )
 
 // ModelInfo describes a load model for the command line: its name, whether

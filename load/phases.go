@@ -133,7 +133,7 @@ func (m *Phases) run(r *Run) {
 // at once (at least one), and the runtime gets one processor more than
 // it had, so that the sessions' wake-ups always find one.
 func (p *phasesRun) limit() (undo func()) {
-	l, ok := p.r.wl.(scenario.Limited)
+	l, ok := scenario.Capability[scenario.Limited](p.r.wl)
 	if !ok {
 		return func() {}
 	}
@@ -335,7 +335,7 @@ func (p *phasesRun) arrive(due int64) {
 		p.live.Add(1)
 		r.coll.SessionStarted()
 		s.sess = r.wl.NewSession(id, r.sessionSeed(id))
-		s.th, _ = s.sess.(scenario.Thinker)
+		s.th, _ = scenario.SessionCapability[scenario.Thinker](s.sess)
 		if comp := newComposite(s.sess); comp.c != nil {
 			s.comp = &comp
 		}

@@ -6,13 +6,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/scalelab/scalelab/load/modelname"
 	"github.com/scalelab/scalelab/metrics"
+	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/scenario"
 )
 
 // ModelThreads is the name of JMeter's thread-group model.
-const ModelThreads = modelname.Threads
+const ModelThreads = results.ModelThreads
 
 // Threads is JMeter's thread group: Users users started evenly over
 // RampUp (user u of the whole test starts u*RampUp/Users after the load

@@ -52,7 +52,7 @@ func (u *userLoop) run(global uint64) {
 	ctx := r.opCtx
 	sessID := global
 	sess := r.wl.NewSession(sessID, r.sessionSeed(sessID))
-	th, _ := sess.(scenario.Thinker)
+	th, _ := scenario.SessionCapability[scenario.Thinker](sess)
 	comp := newComposite(sess)
 	last := metrics.Now()
 	for !r.stopped.Load() {
@@ -68,7 +68,7 @@ func (u *userLoop) run(global uint64) {
 			}
 			sessID += u.stride
 			sess = r.wl.NewSession(sessID, r.sessionSeed(sessID))
-			th, _ = sess.(scenario.Thinker)
+			th, _ = scenario.SessionCapability[scenario.Thinker](sess)
 			comp = newComposite(sess)
 			continue
 		}

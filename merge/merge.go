@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scalelab/scalelab/load/modelname"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/report"
 	"github.com/scalelab/scalelab/results"
@@ -184,7 +183,7 @@ func build(use []*shard, out string, n int, missing, failed []int, failedWhy []s
 		return nil, err
 	}
 	doc := newDoc(use, t0, n)
-	if doc.Load.Model == modelname.Phases || doc.Load.Model == modelname.Threads {
+	if doc.Load.Model == results.ModelPhases || doc.Load.Model == results.ModelThreads {
 		doc.MaxSessions = maxSessions
 	}
 	if doc.Concurrency, err = writeConcurrency(use, warmup, filepath.Join(out, results.ConcurrencyFile)); err != nil {

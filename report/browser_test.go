@@ -1,13 +1,10 @@
 package report_test
 
 import (
-	"errors"
-
-	"github.com/scalelab/scalelab/internal/testenv"
-
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -24,7 +21,8 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/scalelab/scalelab/internal/cli"
+	"github.com/scalelab/scalelab/cli"
+	"github.com/scalelab/scalelab/internal/testenv"
 )
 
 const xss = `</script><img src=x onerror=alert(1)>`

@@ -12,7 +12,6 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/scalelab/scalelab/load/modelname"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
 )
@@ -77,7 +76,7 @@ func Rebuild(dir string) (*results.Run, bool, error) {
 	r.Totals = results.Sum(r.Summary)
 	r.MeasuredS = measured
 	r.Intervals = hl.All
-	if r.Load.Model == modelname.Phases {
+	if r.Load.Model == results.ModelPhases {
 		for _, rows := range ser.Rows {
 			for _, row := range rows {
 				r.MaxSessions = max(r.MaxSessions, row.Sessions)

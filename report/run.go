@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scalelab/scalelab/load/modelname"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/results"
 )
@@ -167,7 +166,7 @@ func (v *runView) addTimeCharts(r *results.Run, dir string, ser *series, ops []s
 // addConcurrency draws the sessions in progress of a phases run, or the
 // operations in flight from concurrency.csv where the run has them.
 func (v *runView) addConcurrency(r *results.Run, dir string, sops []string, rows map[string][]seriesRow, tl []tick, note string) {
-	if r.Load.Model == modelname.Phases {
+	if r.Load.Model == results.ModelPhases {
 		c := sessionsChart(sops, rows, tl, r.Load.WarmupS, note)
 		v.Concurrency = &c
 	}

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"time"
 
 	"github.com/scalelab/scalelab/audit"
 	"github.com/scalelab/scalelab/engine"
@@ -47,8 +46,8 @@ func (p *Plan) startAudit(wl scenario.Workload, doc *results.Run, stderr io.Writ
 	if p.flags.NoAudit && len(p.faults) == 0 {
 		return nil, nil
 	}
-	rb, okItems := wl.(scenario.ReadBacker)
-	rr, okRegs := wl.(scenario.RegisterReader)
+	rb, okItems := scenario.Capability[scenario.ReadBacker](wl)
+	rr, okRegs := scenario.Capability[scenario.RegisterReader](wl)
 	if !okItems && !okRegs {
 		return nil, nil
 	}
@@ -69,7 +68,7 @@ func (p *Plan) startAudit(wl scenario.Workload, doc *results.Run, stderr io.Writ
 		fmt.Fprintf(stderr, "audit: on (--audit=true), but engine %s cannot read writes back: they are logged, not checked\n", doc.Engine)
 	}
 	var keyOf func(int64) int64
-	if rk, ok := wl.(scenario.RegisterKeyer); ok {
+	if rk, ok := scenario.Capability[scenario.RegisterKeyer](wl); ok {
 		keyOf = rk.RegisterKey
 	}
 	path := filepath.Join(p.dir, results.HistoryFile)
@@ -229,8 +228,8 @@ func LostFailure(a *results.Audit) string {
 }
 
 // auditWorkload wraps a workload so that its audited sessions log their
-// writes. It forwards the Checker, Reporter and ReadBacker capabilities;
-// the runner also type-asserts the unwrapped workload.
+// writes. Its capabilities (Checker, Reporter, ReadBacker, ...) are the
+// wrapped workload's, found through Unwrap (scenario.Capability).
 type auditWorkload struct {
 	scenario.Workload
 	w  *audit.Writer       // nil: no audit
@@ -238,21 +237,19 @@ type auditWorkload struct {
 }
 
 var (
-	_ scenario.WriteLog       = (*audit.Log)(nil)
-	_ scenario.Checker        = (*auditWorkload)(nil)
-	_ scenario.Reporter       = (*auditWorkload)(nil)
-	_ scenario.LoadStarter    = (*auditWorkload)(nil)
-	_ scenario.Limited        = (*auditWorkload)(nil)
-	_ scenario.ReadBacker     = (*auditWorkload)(nil)
-	_ scenario.RegisterReader = (*auditWorkload)(nil)
-	_ scenario.RegisterLog    = (*audit.Log)(nil)
+	_ scenario.WriteLog    = (*audit.Log)(nil)
+	_ scenario.RegisterLog = (*audit.Log)(nil)
 )
 
-// NewSession wraps sessions that implement scenario.Audited, keeping their
-// Thinker and Composer capabilities.
+// Unwrap returns the workload the audit wraps.
+func (a *auditWorkload) Unwrap() scenario.Workload { return a.Workload }
+
+// NewSession wraps sessions that implement scenario.Audited (or that the
+// run classifies the errors of); their Thinker and Composer are found
+// through Unwrap.
 func (a *auditWorkload) NewSession(id uint64, seed uint64) scenario.Session {
 	s := a.Workload.NewSession(id, seed)
-	as := auditSession{Session: s, cl: a.cl}
+	as := &auditSession{Session: s, cl: a.cl}
 	if au, ok := s.(scenario.Audited); ok && a.w != nil {
 		as.l = a.w.Log(id)
 		au.SetWriteLog(as.l)
@@ -260,70 +257,7 @@ func (a *auditWorkload) NewSession(id uint64, seed uint64) scenario.Session {
 	if as.l == nil && len(as.cl) == 0 {
 		return s
 	}
-	th, think := s.(scenario.Thinker)
-	co, comp := s.(scenario.Composer)
-	switch {
-	case think && comp:
-		return &auditThinkComposer{auditThinker: auditThinker{auditSession: as, th: th}, co: co}
-	case think:
-		return &auditThinker{auditSession: as, th: th}
-	case comp:
-		return &auditComposer{auditSession: as, co: co}
-	}
-	return &as
-}
-
-// Composites forwards to the workload's Composites, if any.
-func (a *auditWorkload) Composites() map[string]string {
-	if c, ok := a.Workload.(scenario.Composites); ok {
-		return c.Composites()
-	}
-	return nil
-}
-
-// Check forwards to the workload's Checker, if any.
-func (a *auditWorkload) Check(ctx context.Context) error {
-	if c, ok := a.Workload.(scenario.Checker); ok {
-		return c.Check(ctx)
-	}
-	return nil
-}
-
-// Report forwards to the workload's Reporter, if any.
-func (a *auditWorkload) Report() map[string]any {
-	if r, ok := a.Workload.(scenario.Reporter); ok {
-		return r.Report()
-	}
-	return nil
-}
-
-// Inflight forwards to the workload's Limited, if any (0: no bound).
-func (a *auditWorkload) Inflight() (int, bool) {
-	if l, ok := a.Workload.(scenario.Limited); ok {
-		return l.Inflight()
-	}
-	return 0, false
-}
-
-// LoadStarted forwards to the workload's LoadStarter, if any.
-func (a *auditWorkload) LoadStarted(t time.Time) {
-	if l, ok := a.Workload.(scenario.LoadStarter); ok {
-		l.LoadStarted(t)
-	}
-}
-
-// ReadBack forwards to the workload's ReadBacker.
-func (a *auditWorkload) ReadBack(ctx context.Context, ids []int64, present []bool) error {
-	return a.Workload.(scenario.ReadBacker).ReadBack(ctx, ids, present)
-}
-
-// ReadVersions forwards to the workload's RegisterReader, if any.
-func (a *auditWorkload) ReadVersions(ctx context.Context, keys []int64, versions []int64) error {
-	rr, ok := a.Workload.(scenario.RegisterReader)
-	if !ok {
-		return fmt.Errorf("scenario %T: reading registers back: %w", a.Workload, errors.ErrUnsupported)
-	}
-	return rr.ReadVersions(ctx, keys, versions)
+	return as
 }
 
 // auditSession classifies each Do's error and logs the outcome of the
@@ -352,33 +286,8 @@ func (s *auditSession) Do(ctx context.Context) error {
 	return err
 }
 
-// auditThinker is an auditSession that keeps the session's think times.
-type auditThinker struct {
-	auditSession
-	th scenario.Thinker
-}
-
-// Think forwards to the session.
-func (s *auditThinker) Think() (time.Duration, bool) { return s.th.Think() }
-
-// auditComposer is an auditSession that keeps the session's composite
-// operations.
-type auditComposer struct {
-	auditSession
-	co scenario.Composer
-}
-
-// Composite forwards to the session.
-func (s *auditComposer) Composite() (int, scenario.Step) { return s.co.Composite() }
-
-// auditThinkComposer keeps both the think times and the composites.
-type auditThinkComposer struct {
-	auditThinker
-	co scenario.Composer
-}
-
-// Composite forwards to the session.
-func (s *auditThinkComposer) Composite() (int, scenario.Step) { return s.co.Composite() }
+// Unwrap returns the session the audit wraps.
+func (s *auditSession) Unwrap() scenario.Session { return s.Session }
 
 // close closes the history after a run that failed before its audit.
 func (a *auditRun) close() {

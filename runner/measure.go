@@ -65,7 +65,7 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 		return "", err
 	}
 	composite := map[string]bool{}
-	if c, ok := wl.(scenario.Composites); ok {
+	if c, ok := scenario.Capability[scenario.Composites](wl); ok {
 		for op := range c.Composites() {
 			composite[op] = true
 		}
@@ -87,8 +87,8 @@ func (p *Plan) measure(ctx context.Context, wl scenario.Workload, st *runState, 
 	defer stopProfile()
 
 	m.coll.Begin()
-	if ls, ok := wl.(scenario.LoadStarter); ok {
-		ls.LoadStarted(m.coll.StartTime())
+	if ls, ok := scenario.Capability[scenario.MeasureStarter](wl); ok {
+		ls.MeasureStarted(m.coll.StartTime())
 	}
 	loadStart := m.coll.StartTime().UTC()
 	doc.LoadStart = &loadStart
@@ -224,7 +224,7 @@ func (p *Plan) record(doc *results.Run, wl scenario.Workload, ops []string, m *m
 		}
 	}
 	var composites map[string]string
-	if c, ok := wl.(scenario.Composites); ok {
+	if c, ok := scenario.Capability[scenario.Composites](wl); ok {
 		composites = c.Composites()
 	}
 	for _, s := range summaries {
@@ -291,10 +291,10 @@ func (p *Plan) judge(ctx context.Context, wl scenario.Workload, doc *results.Run
 	if ctx.Err() != nil {
 		status = results.StatusInterrupted
 	}
-	if rp, ok := wl.(scenario.Reporter); ok {
+	if rp, ok := scenario.Capability[scenario.Reporter](wl); ok {
 		doc.ScenarioReport = rp.Report()
 	}
-	if chk, ok := wl.(scenario.Checker); ok && status == results.StatusOK {
+	if chk, ok := scenario.Capability[scenario.Checker](wl); ok && status == results.StatusOK {
 		if err := chk.Check(ctx); err != nil {
 			if !errors.Is(err, engine.ErrIntegrity) {
 				return "", results.WithCode(results.ExitUnfinished, fmt.Errorf("post-run check: %w", err))

@@ -97,13 +97,14 @@ func (f *Options) checkConflicts(model string, given map[string]bool) error {
 	return nil
 }
 
-// Observer follows a run: the load phase's progress, then every closed
+// Observer follows a run: the data load's progress (DataLoad*: the
+// loading of the scenario's data, not the load model), then every closed
 // interval (it is a metrics.Sink, called from the collector goroutine).
 type Observer interface {
 	metrics.Sink
-	LoadStarted(total int64)
-	Loaded(n int64)
-	LoadDone()
+	DataLoadStarted(total int64)
+	DataLoaded(n int64)
+	DataLoadDone()
 	RunStarted(opts load.Options, run *load.Run, coll *metrics.Collector)
 	RunDone()
 }
@@ -114,14 +115,14 @@ type Quiet struct{}
 // Interval does nothing.
 func (Quiet) Interval(*metrics.Interval) error { return nil }
 
-// LoadStarted does nothing.
-func (Quiet) LoadStarted(int64) {}
+// DataLoadStarted does nothing.
+func (Quiet) DataLoadStarted(int64) {}
 
-// Loaded does nothing.
-func (Quiet) Loaded(int64) {}
+// DataLoaded does nothing.
+func (Quiet) DataLoaded(int64) {}
 
-// LoadDone does nothing.
-func (Quiet) LoadDone() {}
+// DataLoadDone does nothing.
+func (Quiet) DataLoadDone() {}
 
 // RunStarted does nothing.
 func (Quiet) RunStarted(load.Options, *load.Run, *metrics.Collector) {}

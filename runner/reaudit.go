@@ -87,13 +87,13 @@ func Reaudit(ctx context.Context, dir string, r *results.Run, stderr io.Writer) 
 	// its history up to its last flush only
 	dead := r.Status == results.StatusIncomplete || r.Status == results.StatusRunning
 	a := &auditRun{path: path, seg: seg, laterRun: laterRun, incomplete: dead}
-	if rk, ok := wl.(scenario.RegisterKeyer); ok {
+	if rk, ok := scenario.Capability[scenario.RegisterKeyer](wl); ok {
 		a.keyOf = rk.RegisterKey
 	}
-	if rb, ok := wl.(scenario.ReadBacker); ok && !errors.Is(rb.ReadBack(ctx, nil, nil), errors.ErrUnsupported) {
+	if rb, ok := scenario.Capability[scenario.ReadBacker](wl); ok && !errors.Is(rb.ReadBack(ctx, nil, nil), errors.ErrUnsupported) {
 		a.rb = rb
 	}
-	if rr, ok := wl.(scenario.RegisterReader); ok && !errors.Is(rr.ReadVersions(ctx, nil, nil), errors.ErrUnsupported) {
+	if rr, ok := scenario.Capability[scenario.RegisterReader](wl); ok && !errors.Is(rr.ReadVersions(ctx, nil, nil), errors.ErrUnsupported) {
 		a.rr = rr
 	}
 	// the checks of an earlier audit are replaced by this one's

@@ -491,20 +491,13 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	if err := CheckServer(p.eng.Name(), f.Target, p.cluster != nil); err != nil {
 		return nil, err
 	}
-	if err := p.createDir(); err != nil {
-		return nil, err
-	}
-	doc := p.newDoc()
-	st := &runState{doc: doc, path: filepath.Join(p.dir, results.RunFile)}
-	if err := st.save(); err != nil {
+	doc, st, err := p.start(stderr)
+	if err != nil {
 		return doc, err
 	}
 	if obs == nil {
 		obs = Quiet{}
 	}
-	p.stderr = stderr
-	p.warnDeadNodes(doc, stderr)
-	p.announce(stderr)
 	// a run refused before it measured anything leaves no directory
 	finish := func(status string, err error) (*results.Run, error) {
 		doc, err := st.finish(status, err)
@@ -588,6 +581,23 @@ func (p *Plan) execute(ctx context.Context, obs Observer, stdout, stderr io.Writ
 	return finish(status, auditErr)
 }
 
+// start creates the results directory and its run.json (status
+// running), and says on stderr what runs where.
+func (p *Plan) start(stderr io.Writer) (*results.Run, *runState, error) {
+	if err := p.createDir(); err != nil {
+		return nil, nil, err
+	}
+	doc := p.newDoc()
+	st := &runState{doc: doc, path: filepath.Join(p.dir, results.RunFile)}
+	if err := st.save(); err != nil {
+		return doc, nil, err
+	}
+	p.stderr = stderr
+	p.warnDeadNodes(doc, stderr)
+	p.announce(stderr)
+	return doc, st, nil
+}
+
 // serverInfo records in run.json what the server says it is, or why it
 // could not say.
 func serverInfo(ctx context.Context, conn engine.Conn, doc *results.Run) {
@@ -641,10 +651,10 @@ func (p *Plan) loadData(ctx context.Context, wl scenario.Workload, obs Observer)
 		return nil, nil
 	}
 	start := time.Now()
-	obs.LoadStarted(n)
+	obs.DataLoadStarted(n)
 	var loaded atomic.Int64
-	err := wl.Load(ctx, runtime.GOMAXPROCS(0)*2, func(k int64) { loaded.Add(k); obs.Loaded(k) })
-	obs.LoadDone()
+	err := wl.Load(ctx, runtime.GOMAXPROCS(0)*2, func(k int64) { loaded.Add(k); obs.DataLoaded(k) })
+	obs.DataLoadDone()
 	secs := time.Since(start).Seconds()
 	lp := &results.LoadPhase{Items: loaded.Load(), Seconds: secs}
 	if secs > 0 {

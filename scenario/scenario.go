@@ -166,12 +166,12 @@ type Reporter interface {
 	Report() map[string]any
 }
 
-// LoadStarter is an optional capability of a Workload that counts by
+// MeasureStarter is an optional capability of a Workload that counts by
 // time (a web scenario's responses per second): the runner tells it when
 // the load began, t = 0 of series.csv and of the report's charts over
 // time, before the first session starts.
-type LoadStarter interface {
-	LoadStarted(t time.Time)
+type MeasureStarter interface {
+	MeasureStarted(t time.Time)
 }
 
 // WriteLog receives, from inside Session.Do, the items an operation is

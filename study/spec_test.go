@@ -17,8 +17,8 @@ import (
 	"github.com/scalelab/scalelab/examples"
 	"github.com/scalelab/scalelab/scenario/logs"
 	"github.com/scalelab/scalelab/scenario/mhealth"
-	"github.com/scalelab/scalelab/scenario/orders"
 	"github.com/scalelab/scalelab/scenario/records"
+	"github.com/scalelab/scalelab/scenario/search"
 	"github.com/scalelab/scalelab/scenario/social"
 )
 
@@ -28,7 +28,7 @@ func scenarioOps() map[string][]string {
 	return map[string][]string{
 		"logs":    logs.OperationNames(),
 		"mhealth": mhealth.OperationNames(),
-		"search":  orders.OperationNames(),
+		"search":  search.OperationNames(),
 		"records": records.OperationNames(),
 		"social":  social.OperationNames(),
 	}

@@ -3,6 +3,6 @@
 // self-describing results directory. See README.md.
 package main
 
-import "github.com/scalelab/scalelab/internal/cli"
+import "github.com/scalelab/scalelab/cli"
 
 func main() { cli.Exec() }

@@ -3,8 +3,8 @@ package memory
 import (
 	"context"
 
-	"github.com/scalelab/scalelab/cache/lru"
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/lru"
 )
 
 // kvSize bounds each namespace of the memory engine's key-value cache.
@@ -33,7 +33,7 @@ func (c *Conn) KV(ctx context.Context, namespace string, fresh bool) (engine.KV,
 	}
 	l, ok := c.kvs[namespace]
 	if !ok || fresh {
-		l = lru.New(kvSize)
+		l = lru.New(kvSize, engine.ErrNotFound)
 		c.kvs[namespace] = l
 	}
 	return l, nil

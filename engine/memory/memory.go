@@ -18,8 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/scalelab/scalelab/cache/lru"
 	"github.com/scalelab/scalelab/engine"
+	"github.com/scalelab/scalelab/lru"
 	"github.com/scalelab/scalelab/metrics"
 	"github.com/scalelab/scalelab/setting"
 )

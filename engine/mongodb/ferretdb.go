@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/scalelab/scalelab/cluster"
-	"github.com/scalelab/scalelab/engine/postgres"
 	"github.com/scalelab/scalelab/setting"
 )
 
@@ -85,12 +84,15 @@ func (ferretProvisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.
 	st.Target = "mongodb://" + addr + "/scalelab"
 	st.Auth = "none: FerretDB v1 has no authentication on its SQLite backend (use --backend postgres for PLAIN authentication against PostgreSQL)"
 	if backend == "postgresql" {
-		pgURL, err := startPostgres(ctx, st)
+		if postgresBackend == nil {
+			return fmt.Errorf("%w: ferretdb: the postgresql backend is not linked into this program (package stack/ferretdb)", cluster.ErrBadOption)
+		}
+		pgURL, user, err := postgresBackend(ctx, st)
 		if err != nil {
 			return err
 		}
 		cmd = append(cmd, "--postgresql-url", pgURL)
-		st.Target = "mongodb://" + postgres.ClusterUser + "@" + addr + "/scalelab?authMechanism=PLAIN"
+		st.Target = "mongodb://" + user + "@" + addr + "/scalelab?authMechanism=PLAIN"
 		st.Auth = "PLAIN: FerretDB passes the user and password (in the secret file) through to its PostgreSQL backend; use TLS in production, PLAIN sends the password in the clear"
 	} else {
 		cmd = append(cmd, "--dir", filepath.Join(st.Dir, "data"))
@@ -110,28 +112,20 @@ func (ferretProvisioner) Up(ctx context.Context, spec cluster.Spec, st *cluster.
 // ferretVersion is the FerretDB version the launcher module pins.
 const ferretVersion = "v1.24.2"
 
-// startPostgres starts the PostgreSQL server of the postgresql backend in
-// st.Dir/postgres and returns the URL FerretDB connects to (no password:
-// the clients' is used).
-func startPostgres(ctx context.Context, st *cluster.State) (string, error) {
-	pst := &cluster.State{Name: st.Name + "-pg", Engine: postgres.Name, Created: st.Created, Dir: filepath.Join(st.Dir, "postgres"), Params: map[string]string{}}
-	if err := os.MkdirAll(pst.Dir, 0o700); err != nil {
-		return "", fmt.Errorf("ferretdb postgres backend: %w", err)
-	}
-	err := (postgres.Provisioner{}).Up(ctx, cluster.Spec{Engine: postgres.Name, Name: pst.Name, Options: map[string]string{}}, pst)
-	st.Nodes = append(st.Nodes, pst.Nodes...)
-	if err != nil {
-		return "", fmt.Errorf("ferretdb postgres backend: %w", err)
-	}
-	for i := range st.Nodes {
-		// pg1, not the backend cluster's node1: FerretDB's own node is
-		// node1, and a fault names one node (--fault kill:pg1)
-		st.Nodes[i].Role, st.Nodes[i].Name = "postgres", "pg"+strconv.Itoa(i+1)
-	}
-	st.User, st.SecretFile = pst.User, pst.SecretFile
-	pg := pst.Nodes[0]
-	return fmt.Sprintf("postgres://%s:%d/%s", pg.Host, pg.Port, postgres.ClusterDB), nil
-}
+// PostgresBackend starts the PostgreSQL server that a ferretdb cluster
+// with the postgresql backend keeps its data in (in st.Dir, its nodes
+// added to st's, with st's user and secret file) and returns the URL
+// FerretDB connects to (no password: the clients' is passed through) and
+// the user clients log in as.
+type PostgresBackend func(ctx context.Context, st *cluster.State) (url, user string, err error)
+
+var postgresBackend PostgresBackend
+
+// RegisterPostgresBackend sets how the postgresql backend's server is
+// started. The wiring of FerretDB to the postgres engine's clusters lives
+// outside this package (stack/ferretdb), so that no engine imports
+// another; the command line links it in.
+func RegisterPostgresBackend(b PostgresBackend) { postgresBackend = b }
 
 // Status reports whether each process is alive and listening.
 func (ferretProvisioner) Status(_ context.Context, st *cluster.State) ([]cluster.NodeStatus, error) {

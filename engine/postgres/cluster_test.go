@@ -16,11 +16,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/scalelab/scalelab/cli"
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/engine/postgres"
-	"github.com/scalelab/scalelab/internal/cli"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/results/resultstest"
 	"github.com/scalelab/scalelab/setting"

@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalelab/scalelab/cli"
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/engine/search"
 	"github.com/scalelab/scalelab/engine/search/searchtest"
-	"github.com/scalelab/scalelab/internal/cli"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/setting"
 )

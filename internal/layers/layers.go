@@ -17,17 +17,39 @@ type Layer struct {
 // Table is the layers, lowest first.
 var Table = []Layer{
 	{"foundation", []string{"setting", "metrics", "segment", "registry", "results", "results/resultstest", "slo", "audit", "report", "merge",
-		"internal/testenv", "internal/testproc", "internal/layers", "internal/interrupt", "load/modelname", "wait", "bindcheck", "termtable",
+		"internal/testenv", "internal/testproc", "internal/layers", "internal/codeshape", "internal/interrupt", "lru", "wait", "bindcheck", "termtable",
 		"studies", "examples", "yamlerr"}},
 	{"machinery", []string{"cluster/...", "fault", "kube"}},
-	{"engine", []string{"engine/...", "cache/lru"}},
+	{"engine", []string{"engine/..."}},
+	{"stack", []string{"stack/..."}},
 	{"tier", []string{"cache", "app", "httpload", "apptier"}},
 	{"scenario", []string{"scenario/..."}},
 	{"load", []string{"load"}},
 	{"run", []string{"runner", "telemetry", "promsource/...", "liveexport"}},
 	{"experiment", []string{"experiment/..."}},
 	{"study", []string{"study"}},
-	{"command line", []string{"internal/cli", "cmd/..."}},
+	{"command line", []string{"cli", "cmd/..."}},
+}
+
+// EngineShared are the folders under engine/ that are no engine of their
+// own: what every engine's code and tests share. Every other folder under
+// engine/ is one engine (with its subpackages), which imports no other.
+var EngineShared = []string{"netdial", "recordstest", "kvtest", "enginetest"}
+
+// EngineOf returns the engine whose folder holds pkg (engine/postgres/pgtest:
+// postgres), or "" for a package of no single engine.
+func EngineOf(pkg string) string {
+	rest, ok := strings.CutPrefix(pkg, "engine/")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	for _, s := range EngineShared {
+		if name == s {
+			return ""
+		}
+	}
+	return name
 }
 
 // Of returns the index in Table of the layer of pkg (a path relative to

@@ -105,6 +105,9 @@ func violations(pkgs map[string]pkg, module string) []string {
 			if li := Of(r); li > l {
 				bad = append(bad, fmt.Sprintf("%s (layer %s) imports %s (layer %s, higher)", path, Table[l].Name, r, Table[li].Name))
 			}
+			if e, o := EngineOf(path), EngineOf(r); e != "" && o != "" && e != o {
+				bad = append(bad, fmt.Sprintf("%s (engine %s) imports %s (engine %s): no engine imports another", path, e, r, o))
+			}
 		}
 	}
 	return bad
@@ -143,16 +146,19 @@ func TestLayers(t *testing.T) {
 func TestViolationsFound(t *testing.T) {
 	const m = "example.com/m"
 	pkgs := map[string]pkg{
-		"engine/memory": {Imports: []string{m + "/cache", m + "/setting", "fmt"}},
-		"cache":         {Imports: []string{m + "/engine"}},
-		"newthing":      {},
+		"engine/memory":         {Imports: []string{m + "/cache", m + "/setting", "fmt"}},
+		"cache":                 {Imports: []string{m + "/engine"}},
+		"newthing":              {},
+		"engine/mongodb":        {Imports: []string{m + "/engine/postgres", m + "/engine/netdial"}},
+		"engine/enginetest/all": {Imports: []string{m + "/engine/postgres"}},
 	}
 	bad := violations(pkgs, m)
-	if len(bad) != 2 {
+	if len(bad) != 3 {
 		t.Fatalf("want 2 violations, got %q", bad)
 	}
 	joined := strings.Join(bad, "\n")
-	for _, want := range []string{"engine/memory (layer engine) imports cache (layer tier, higher)", "newthing is in no layer"} {
+	for _, want := range []string{"engine/memory (layer engine) imports cache (layer tier, higher)", "newthing is in no layer",
+		"engine/mongodb (engine mongodb) imports engine/postgres (engine postgres): no engine imports another"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("violations %q lack %q", bad, want)
 		}
@@ -163,9 +169,9 @@ func TestOf(t *testing.T) {
 	for _, c := range []struct {
 		pkg  string
 		want string
-	}{{"cache/lru", "engine"}, {"cache", "tier"}, {"engine/memory", "engine"}, {"scenario/ycsb", "scenario"},
+	}{{"lru", "foundation"}, {"cache", "tier"}, {"engine/memory", "engine"}, {"scenario/ycsb", "scenario"},
 		{"cluster/jvm", "machinery"}, {"cluster/cgroup", "machinery"}, {"cluster/netns", "machinery"},
-		{"cluster/linkemu", "machinery"}, {"cluster/sysuser", "machinery"}, {"cluster/clustertest", "machinery"}, {"internal/cli", "command line"}, {"cmd/scalelab", "command line"}} {
+		{"cluster/linkemu", "machinery"}, {"cluster/sysuser", "machinery"}, {"cluster/clustertest", "machinery"}, {"cli", "command line"}, {"cmd/scalelab", "command line"}} {
 		if l := Of(c.pkg); l < 0 || Table[l].Name != c.want {
 			t.Errorf("Of(%s) = %d, want layer %s", c.pkg, l, c.want)
 		}

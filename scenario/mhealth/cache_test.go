@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/scalelab/scalelab/cache"
-	"github.com/scalelab/scalelab/cache/lru"
 	"github.com/scalelab/scalelab/engine"
 	"github.com/scalelab/scalelab/engine/enginetest"
 	"github.com/scalelab/scalelab/engine/memory"
+	"github.com/scalelab/scalelab/lru"
 )
 
 // countingStore counts the store's reads under a cachedStore.
@@ -31,7 +31,7 @@ func TestCachedStore(t *testing.T) {
 	ctx := context.Background()
 	inner := &countingStore{store: &memoryStore{c: memory.New(memory.Faults{})}}
 	stats := cache.NewStats()
-	c := &cachedStore{store: inner, aside: testAside(lru.New(1<<20), stats, cache.WriteThrough)}
+	c := &cachedStore{store: inner, aside: testAside(lru.New(1<<20, engine.ErrNotFound), stats, cache.WriteThrough)}
 	if err := c.createPatient(ctx, Patient{ID: 7, Goals: DefaultGoals}); err != nil {
 		t.Fatal(err)
 	}

@@ -24,9 +24,9 @@ import (
 
 	"github.com/scalelab/scalelab/app"
 	"github.com/scalelab/scalelab/cache"
-	"github.com/scalelab/scalelab/cache/lru"
 	"github.com/scalelab/scalelab/cluster"
 	"github.com/scalelab/scalelab/httpload"
+	"github.com/scalelab/scalelab/lru"
 	"github.com/scalelab/scalelab/scenario"
 	"github.com/scalelab/scalelab/scenario/kit"
 	"github.com/scalelab/scalelab/setting"
@@ -421,7 +421,7 @@ type workload struct {
 var (
 	_ scenario.Workload       = (*workload)(nil)
 	_ scenario.Reporter       = (*workload)(nil)
-	_ scenario.LoadStarter    = (*workload)(nil)
+	_ scenario.MeasureStarter = (*workload)(nil)
 	_ scenario.RegisterReader = (*workload)(nil)
 )
 
@@ -452,8 +452,8 @@ func (w *workload) Load(ctx context.Context, _ int, progress func(n int64)) erro
 	return w.seed(ctx, string(hash), progress)
 }
 
-// LoadStarted makes the responses per second count from the load's start.
-func (w *workload) LoadStarted(t time.Time) { w.counter.SetStart(t) }
+// MeasureStarted makes the responses per second count from the load's start.
+func (w *workload) MeasureStarted(t time.Time) { w.counter.SetStart(t) }
 
 // NewSession returns a browser (a patient's or a provider's visit).
 func (w *workload) NewSession(id, seed uint64) scenario.Session { return newSession(w, id, seed) }

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scalelab/scalelab/cli"
 	"github.com/scalelab/scalelab/engine/postgres"
-	"github.com/scalelab/scalelab/internal/cli"
 	"github.com/scalelab/scalelab/internal/testenv"
 	"github.com/scalelab/scalelab/results"
 	"github.com/scalelab/scalelab/results/resultstest"

@@ -272,7 +272,7 @@ func TestSameValue(t *testing.T) {
 }
 
 // TestCacheShared runs ycsb through a real cache tier (Redis; memcached's
-// runs in internal/cli, as this test binary has no memcached provider for
+// runs in cli, as this test binary has no memcached provider for
 // the conformance suites): reads fill the tier's "ycsb" namespace,
 // updates drop keys, values stay right (ycsb.verify) and, one session at
 // a time, no read is stale; a second run on the same tier starts cold (a

@@ -50,8 +50,8 @@ func newProgress(w io.Writer, mode string) *progress {
 	return &progress{w: w, mode: mode}
 }
 
-// LoadStarted shows the load phase.
-func (p *progress) LoadStarted(total int64) {
+// DataLoadStarted shows the load phase.
+func (p *progress) DataLoadStarted(total int64) {
 	p.loadTotal = total
 	p.loadDone.Store(0)
 	p.begin("loading", func() (float64, string) {
@@ -61,10 +61,10 @@ func (p *progress) LoadStarted(total int64) {
 }
 
 // Loaded counts loaded items.
-func (p *progress) Loaded(n int64) { p.loadDone.Add(n) }
+func (p *progress) DataLoaded(n int64) { p.loadDone.Add(n) }
 
-// LoadDone ends the load display.
-func (p *progress) LoadDone() { p.end() }
+// DataLoadDone ends the load display.
+func (p *progress) DataLoadDone() { p.end() }
 
 // RunStarted shows the measured run.
 func (p *progress) RunStarted(opts load.Options, run *load.Run, coll *metrics.Collector) {

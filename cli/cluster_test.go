@@ -250,6 +250,6 @@ func TestClusterDocOptions(t *testing.T) {
 			}
 			return
 		}
-		t.Errorf("%s lists other cluster options than the provisioners declare; SCALELAB_UPDATE_DOCS=1 go test ./internal/cli -run TestClusterDocOptions rewrites it. Want:\n%s", file, want)
+		t.Errorf("%s lists other cluster options than the provisioners declare; SCALELAB_UPDATE_DOCS=1 go test ./cli -run TestClusterDocOptions rewrites it. Want:\n%s", file, want)
 	}
 }

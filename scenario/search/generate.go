@@ -1,4 +1,4 @@
-package orders
+package search
 
 import (
 	"encoding/json"

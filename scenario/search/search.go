@@ -1,4 +1,4 @@
-// Package orders is the "search" scenario: e-commerce orders in a search
+// Package search is the "search" scenario: e-commerce orders in a search
 // cluster under load, the third study in docs/studies.md. The sample orders (4,675 documents by
 // default: customer, products, category, prices, date, geo point) sit in
 // one index, and every user POSTs a match_all search to the cluster, as the
@@ -10,7 +10,7 @@
 // The scenario runs on the search engines only (opensearch and
 // elasticsearch); it has no user id, so <engine>.routing=user and
 // <engine>.index_layout=per_user are refused.
-package orders
+package search
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 package cli
 
-// Engines, scenarios and the app tier's provisioner register themselves from init; importing them here
+// Engines, scenarios, the app tier's provisioner and the stacks of several engines (FerretDB on PostgreSQL) register themselves from init; importing them here
 // is the only edit adding one needs outside its own package.
 import (
 	_ "github.com/scalelab/scalelab/apptier"
@@ -15,8 +15,9 @@ import (
 	_ "github.com/scalelab/scalelab/engine/sqlite"
 	_ "github.com/scalelab/scalelab/scenario/logs"
 	_ "github.com/scalelab/scalelab/scenario/mhealth"
-	_ "github.com/scalelab/scalelab/scenario/orders"
 	_ "github.com/scalelab/scalelab/scenario/records"
+	_ "github.com/scalelab/scalelab/scenario/search"
 	_ "github.com/scalelab/scalelab/scenario/social"
 	_ "github.com/scalelab/scalelab/scenario/ycsb"
+	_ "github.com/scalelab/scalelab/stack/ferretdb"
 )

@@ -1,6 +1,8 @@
 // Package lru is a bounded key-value cache in this process: least
 // recently used entries go first. It serves as the local cache of a
-// scenario (package cache) and as the memory engine's key-value cache.
+// scenario (package cache) and as the memory engine's key-value cache. It
+// imports nothing of scalelab's: its users give it the error a miss wraps
+// (c.miss), and its methods are those of engine.KV.
 package lru
 
 import (
@@ -9,8 +11,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/scalelab/scalelab/engine"
 )
 
 // entryOverhead is what an entry costs beside its key and value (the
@@ -27,6 +27,7 @@ type Cache struct {
 	lru     *list.List // front: most recently used
 	entries map[string]*list.Element
 	evicted int64
+	miss    error // what a miss wraps
 }
 
 type localEntry struct {
@@ -35,16 +36,15 @@ type localEntry struct {
 	expires time.Time // zero: never
 }
 
-var _ engine.KV = (*Cache)(nil)
-
-// New returns an empty cache of maxBytes.
-func New(maxBytes int64) *Cache {
-	return &Cache{max: maxBytes, lru: list.New(), entries: map[string]*list.Element{}}
+// New returns an empty cache of maxBytes whose misses (an absent or an
+// expired key) wrap miss.
+func New(maxBytes int64, miss error) *Cache {
+	return &Cache{max: maxBytes, lru: list.New(), entries: map[string]*list.Element{}, miss: miss}
 }
 
 func size(e *localEntry) int64 { return int64(len(e.key)+len(e.value)) + entryOverhead }
 
-// Get returns key's value (a copy), or ErrNotFound.
+// Get returns key's value (a copy), or an error wrapping the miss error.
 func (c *Cache) Get(ctx context.Context, key string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -53,12 +53,12 @@ func (c *Cache) Get(ctx context.Context, key string) ([]byte, error) {
 	defer c.mu.Unlock()
 	el, ok := c.entries[key]
 	if !ok {
-		return nil, fmt.Errorf("local cache %q: %w", key, engine.ErrNotFound)
+		return nil, fmt.Errorf("local cache %q: %w", key, c.miss)
 	}
 	e := el.Value.(*localEntry)
 	if !e.expires.IsZero() && time.Now().After(e.expires) {
 		c.remove(el)
-		return nil, fmt.Errorf("local cache %q: expired: %w", key, engine.ErrNotFound)
+		return nil, fmt.Errorf("local cache %q: expired: %w", key, c.miss)
 	}
 	c.lru.MoveToFront(el)
 	return append([]byte(nil), e.value...), nil

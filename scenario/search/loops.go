@@ -1,4 +1,4 @@
-package orders
+package search
 
 import "github.com/scalelab/scalelab/scenario"
 

@@ -10,7 +10,7 @@ import (
 // from all of GOMAXPROCS goroutines at once.
 func BenchmarkLRUGet(b *testing.B) {
 	ctx := context.Background()
-	c := New(1 << 20)
+	c := New(1<<20, errMiss)
 	v := make([]byte, 100)
 	keys := make([]string, 1000)
 	for i := range keys {
