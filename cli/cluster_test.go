@@ -224,7 +224,7 @@ func TestClusterUpBadOptions(t *testing.T) {
 // The cluster document lists every provisioner's options as they are
 // declared (SCALELAB_UPDATE_DOCS=1 rewrites the list).
 func TestClusterDocOptions(t *testing.T) {
-	const file = "../../docs/clusters.md"
+	const file = "../docs/clusters.md"
 	const begin, end = "<!-- cluster options: begin -->\n", "<!-- cluster options: end -->"
 	b, err := os.ReadFile(file)
 	if err != nil {

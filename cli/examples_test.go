@@ -98,9 +98,9 @@ func shellWords(s string) []string {
 // arguments: the examples a new user copies keep working.
 func TestDocExamplesParse(t *testing.T) {
 	t.Parallel()
-	files, _ := filepath.Glob("../../docs/*.md")
-	more, _ := filepath.Glob("../../docs/*/*.md")
-	files = append(append(files, "../../README.md"), more...)
+	files, _ := filepath.Glob("../docs/*.md")
+	more, _ := filepath.Glob("../docs/*/*.md")
+	files = append(append(files, "../README.md"), more...)
 	total := 0
 	for _, file := range files {
 		for line, words := range docCommands(t, file) {

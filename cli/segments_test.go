@@ -21,7 +21,7 @@ import (
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "scalelab")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/scalelab").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/scalelab").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	return bin

@@ -14,7 +14,7 @@ import (
 // table of combinations and the commands below it) fits the terminal
 // width of scalelab's tables.
 func TestValidateFitsWidth(t *testing.T) {
-	files, err := filepath.Glob("../../examples/*.yaml")
+	files, err := filepath.Glob("../examples/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no examples found: %v", err)
 	}
